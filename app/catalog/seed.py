@@ -1,0 +1,166 @@
+"""Load the YAML catalog into the database, idempotently.
+
+A second run with unchanged files changes nothing; an edited file updates its rows.
+Validation happens before the first write, and the caller's transaction makes the
+load all-or-nothing.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.catalog.repository import CatalogRepository
+from app.catalog.seed_schema import SeedCatalog, Sourced
+from app.models import (
+    Artifact,
+    Hardware,
+    LlmModel,
+    OfficialPairing,
+    Profile,
+    ReportedFigure,
+    Runtime,
+)
+
+
+@dataclass
+class SeedReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated or self.removed)
+
+    def summary(self) -> str:
+        if not self.changed:
+            return "catalog already up to date"
+        return (
+            f"{len(self.created)} created, {len(self.updated)} updated, "
+            f"{len(self.removed)} removed"
+        )
+
+
+def split_sourced(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Separate plain values from the basis of each sourced number."""
+    plain: dict[str, Any] = {}
+    basis: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, Sourced):
+            plain[name] = value.value
+            basis[name] = {"basis": value.basis, "note": value.note}
+        else:
+            plain[name] = value
+    return plain, basis
+
+
+def apply(row: Any, values: dict[str, Any]) -> bool:
+    """Set attributes that differ; report whether anything changed."""
+    changed = False
+    for name, value in values.items():
+        if getattr(row, name) != value:
+            setattr(row, name, value)
+            changed = True
+    return changed
+
+
+class CatalogSeeder:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.repo = CatalogRepository(session)
+        self.report = SeedReport()
+
+    def upsert(self, model_class: type, key: dict[str, Any], values: dict[str, Any]) -> Any:
+        label = f"{model_class.__tablename__}:{'/'.join(str(v) for v in key.values())}"
+        row = self.repo.find_by(model_class, **key)
+        if row is None:
+            row = model_class(**key, **values)
+            self.session.add(row)
+            self.report.created.append(label)
+        elif apply(row, values):
+            self.report.updated.append(label)
+        self.session.flush()
+        return row
+
+    def seed(self, catalog: SeedCatalog) -> SeedReport:
+        runtimes = {r.slug: self.seed_runtime(r) for r in catalog.runtimes}
+        hardware = {h.slug: self.seed_hardware(h) for h in catalog.hardware}
+        artifacts: dict[str, Artifact] = {}
+        for seed_model in catalog.models:
+            model = self.seed_model(seed_model)
+            for seed_artifact in seed_model.artifacts:
+                artifacts[seed_artifact.slug] = self.seed_artifact(model, seed_artifact)
+            self.seed_reported(model, seed_model.reported, hardware)
+        for seed_profile in catalog.profiles:
+            self.seed_profile(seed_profile)
+        self.seed_pairings(catalog, artifacts, runtimes)
+        return self.report
+
+    def seed_model(self, seed: Any) -> LlmModel:
+        fields = seed.model_dump(exclude={"slug", "artifacts", "reported", "moe"})
+        raw = {name: getattr(seed, name) for name in fields}
+        values, basis = split_sourced(raw)
+        values.update(is_moe=seed.moe, basis=basis)
+        return self.upsert(LlmModel, {"slug": seed.slug}, values)
+
+    def seed_artifact(self, model: LlmModel, seed: Any) -> Artifact:
+        raw = {name: getattr(seed, name) for name in seed.model_dump(exclude={"slug"})}
+        values, basis = split_sourced(raw)
+        values.update(model_id=model.id, basis=basis)
+        return self.upsert(Artifact, {"slug": seed.slug}, values)
+
+    def seed_runtime(self, seed: Any) -> Runtime:
+        values = seed.model_dump(exclude={"slug"})
+        return self.upsert(Runtime, {"slug": seed.slug}, values)
+
+    def seed_hardware(self, seed: Any) -> Hardware:
+        raw = {name: getattr(seed, name) for name in seed.model_dump(exclude={"slug"})}
+        values, basis = split_sourced(raw)
+        values["basis"] = basis
+        return self.upsert(Hardware, {"slug": seed.slug}, values)
+
+    def seed_profile(self, seed: Any) -> Profile:
+        data = seed.model_dump(exclude={"slug"})
+        values = {name: data.pop(name) for name in ("name", "summary", "sort")}
+        values["stop_conditions"] = data.pop("stop_conditions")
+        values["measurement_order"] = data.pop("measurement_order")
+        values["settings"] = data
+        return self.upsert(Profile, {"slug": seed.slug}, values)
+
+    def seed_reported(self, model: LlmModel, reported: list[Any], hardware: dict) -> None:
+        wanted = {
+            (hardware[r.hardware].id, r.metric): dict(low=r.low, high=r.high, source=r.source,
+                                                       note=r.note)
+            for r in reported
+        }
+        for row in self.repo.reported_figures(model.id):
+            key = (row.hardware_id, row.metric)
+            if key not in wanted:
+                self.session.delete(row)
+                self.report.removed.append(f"reported_figures:{model.slug}/{row.metric}")
+        for (hardware_id, metric), values in wanted.items():
+            self.upsert(
+                ReportedFigure,
+                {"model_id": model.id, "hardware_id": hardware_id, "metric": metric},
+                values,
+            )
+
+    def seed_pairings(self, catalog: SeedCatalog, artifacts: dict, runtimes: dict) -> None:
+        wanted = set()
+        for pair in catalog.verified_pairs:
+            key = {"artifact_id": artifacts[pair.artifact].id, "runtime_id": runtimes[pair.runtime].id}
+            wanted.add(tuple(key.values()))
+            values = dict(min_version=pair.min_version, max_version=pair.max_version,
+                          source_url=pair.source_url, note=pair.note)
+            self.upsert(OfficialPairing, key, values)
+        for row in self.repo.official_pairings():
+            if (row.artifact_id, row.runtime_id) not in wanted:
+                self.session.delete(row)
+                self.report.removed.append(f"official_pairings:{row.artifact_id}/{row.runtime_id}")
+        self.session.flush()
+
+
+def seed_catalog(session: Session, catalog: SeedCatalog) -> SeedReport:
+    """Bring the catalog tables in line with the seed files (the caller commits)."""
+    return CatalogSeeder(session).seed(catalog)

@@ -1,0 +1,54 @@
+"""Settings, read from the environment (and an optional .env file)."""
+
+from functools import lru_cache
+from ipaddress import ip_address
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
+
+
+class Settings(BaseSettings):
+    """Everything the app needs to start; one instance per app."""
+
+    model_config = SettingsConfigDict(env_prefix="SERVEBOOK_", env_file=".env", extra="ignore")
+
+    database_url: str = Field(
+        default=f"sqlite:///{DEFAULT_DATA_DIR / 'servebook.db'}",
+        validation_alias=AliasChoices("DATABASE_URL", "SERVEBOOK_DATABASE_URL"),
+    )
+    host: str = "127.0.0.1"
+    port: int = 8000
+    seed_dir: Path = PROJECT_ROOT / "seed_data"
+    secret_key: str = Field(default="", description="Signs CSRF tokens; generated per data dir if empty")
+    run_worker: bool = True
+    bench_allowed_hosts: list[str] = ["127.0.0.0/8", "::1", "localhost"]
+    max_upload_bytes: int = 5_000_000
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        if not self.is_sqlite or ":memory:" in self.database_url:
+            return None
+        return Path(self.database_url.split("///", 1)[1])
+
+
+def is_loopback(host: str) -> bool:
+    """True for hosts that only this machine can reach."""
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,73 @@
+"""Engine, declarative base and the per-request unit of work."""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy import JSON, DateTime, MetaData, create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+from app.config import Settings
+
+# Named constraints are what let SQLite batch migrations alter them later.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class TimestampMixin:
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets the web process and benchmark workers read while one writes.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def make_engine(settings: Settings) -> Engine:
+    """Create the engine; SQLite gets its folder, WAL and foreign keys."""
+    if settings.sqlite_path is not None:
+        settings.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+    connect_args = {"check_same_thread": False} if settings.is_sqlite else {}
+    engine = create_engine(settings.database_url, connect_args=connect_args)
+    if settings.is_sqlite:
+        event.listen(engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """One session per request: commit when the handler returns, roll back if it raises."""
+    factory: sessionmaker[Session] = request.state.sessionmaker
+    with factory() as session:
+        try:
+            yield session
+            session.commit()
+        except Exception:
+            session.rollback()
+            raise
+
+
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]

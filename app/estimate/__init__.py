@@ -1,0 +1,48 @@
+"""Pure estimator: will a model fit on some hardware, with which runtime, and how fast.
+
+Specs in, numbers with their basis out; no database, web or file access.
+
+Units: every *_gb value is decimal GB (1e9 bytes), as hardware memory labels and the
+catalog's usable figures are; exact sizes are bytes as int; speeds are tokens per second.
+"""
+
+from app.estimate.basis import Basis, Quantity, weakest
+from app.estimate.errors import EstimateError
+from app.estimate.estimator import Estimate, MemoryBreakdown, estimate, max_context
+from app.estimate.fit import Assessment, Route, RouteResult, Verdict, assess
+from app.estimate.kv import kv_cache_bytes
+from app.estimate.specs import (
+    ArtifactSpec,
+    BudgetRule,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+)
+from app.estimate.speed import SpeedRange
+from app.estimate.weights import weights_bytes
+
+__all__ = [
+    "ArtifactSpec",
+    "Assessment",
+    "Basis",
+    "BudgetRule",
+    "Estimate",
+    "EstimateError",
+    "HardwareSpec",
+    "MemoryBreakdown",
+    "ModelSpec",
+    "Plan",
+    "Quantity",
+    "Route",
+    "RouteResult",
+    "RuntimeSpec",
+    "SpeedRange",
+    "Verdict",
+    "assess",
+    "estimate",
+    "kv_cache_bytes",
+    "max_context",
+    "weakest",
+    "weights_bytes",
+]

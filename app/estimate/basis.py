@@ -1,0 +1,37 @@
+"""How far a number can be trusted, and numbers that carry that basis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Basis(StrEnum):
+    """Where a number comes from, strongest first."""
+
+    EXACT = "exact"
+    PUBLISHED = "published"
+    DERIVED = "derived"
+    ASSUMED = "assumed"
+
+
+_STRENGTH: dict[Basis, int] = {
+    Basis.EXACT: 3,
+    Basis.PUBLISHED: 2,
+    Basis.DERIVED: 1,
+    Basis.ASSUMED: 0,
+}
+
+
+def weakest(*bases: Basis | str) -> Basis:
+    """Return the weakest of the given bases (EXACT when none are given)."""
+    return min((Basis(basis) for basis in bases), key=_STRENGTH.__getitem__, default=Basis.EXACT)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with its basis and a short note on how it was obtained."""
+
+    value: float
+    basis: Basis
+    note: str = ""

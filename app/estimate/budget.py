@@ -1,0 +1,110 @@
+"""What a runtime keeps for itself on each GPU: its reserve and the prefill workspace."""
+
+from __future__ import annotations
+
+from app.estimate.basis import Basis, Quantity
+from app.estimate.errors import EstimateError
+from app.estimate.setup import Setup
+from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
+from app.estimate.units import GB, mib_to_gb
+
+NON_TORCH_GB = 0.27  # ~0.25 GiB of NCCL and cuBLAS workspaces outside PyTorch's allocator
+CUDA_GRAPHS_GB = 0.54  # ~0.5 GiB of captured CUDA graphs
+SGLANG_FLOOR_MIB = 10 * 1024  # SGLang never reserves less than 10 GiB on GPUs above 60 GB
+UNKNOWN_WORKSPACE_GB = 0.5
+
+# (GPU memory below this many GB, SGLang's default cuda_graph_max_bs)
+_SGLANG_GRAPH_BATCH = ((20, 8), (35, 24), (60, 32), (160, 256))
+
+
+def runtime_reserve(runtime: RuntimeSpec, hardware: HardwareSpec, setup: Setup) -> Quantity:
+    """Memory per GPU the runtime keeps out of the usable figure, in GB."""
+    rule = runtime.budget
+    if rule.kind == "vllm_fraction":
+        return _vllm_reserve(runtime, hardware, setup.cuda_graphs)
+    if rule.kind == "sglang_static":
+        return _sglang_reserve(hardware, setup)
+    if rule.kind == "fixed_margin":
+        return _fixed_reserve(runtime)
+    raise EstimateError("runtime", f"{runtime.slug}: unknown budget rule {rule.kind!r}")
+
+
+def withheld_gb(hardware: HardwareSpec) -> float:
+    """Memory per GPU the hardware's usable figure already leaves out."""
+    return hardware.memory_gb_per_gpu - hardware.usable_gb_per_gpu
+
+
+def _vllm_reserve(runtime: RuntimeSpec, hardware: HardwareSpec, cuda_graphs: bool) -> Quantity:
+    """vLLM leaves (1 - gpu_memory_utilization) of the GPU free, plus non-torch and graph memory."""
+    fraction = runtime.budget.fraction
+    if fraction is None or not 0 < fraction <= 1:
+        raise EstimateError("runtime", f"{runtime.slug}: vllm_fraction needs a fraction in (0, 1]")
+    left_free = (1 - fraction) * hardware.memory_gb_per_gpu
+    beyond_usable = max(0.0, left_free - withheld_gb(hardware))
+    graphs = CUDA_GRAPHS_GB if cuda_graphs else 0.0
+    note = (
+        f"gpu_memory_utilization {fraction:g} leaves {left_free:.2f} GB free "
+        f"({beyond_usable:.2f} GB beyond the usable figure) + {NON_TORCH_GB} GB non-torch"
+    )
+    note += f" + {CUDA_GRAPHS_GB} GB CUDA graphs" if cuda_graphs else ""
+    return Quantity(beyond_usable + NON_TORCH_GB + graphs, Basis.ASSUMED, note)
+
+
+def sglang_cuda_graph_batch(memory_gb: float) -> int:
+    """SGLang's default largest CUDA-graph batch for a GPU of this size."""
+    for below_gb, batch in _SGLANG_GRAPH_BATCH:
+        if memory_gb < below_gb:
+            return batch
+    return 512
+
+
+def sglang_reserved_mib(memory_gb: float, prefill_tokens: int, tensor_parallel: int) -> float:
+    """SGLang's reserved memory (MiB) when mem_fraction_static is not set."""
+    reserved = (
+        512
+        + 1.5 * max(prefill_tokens, 2048)
+        + 2 * sglang_cuda_graph_batch(memory_gb)
+        + 1024 * tensor_parallel / 8
+    )
+    return max(reserved, SGLANG_FLOOR_MIB) if memory_gb > 60 else reserved
+
+
+def _sglang_reserve(hardware: HardwareSpec, setup: Setup) -> Quantity:
+    """SGLang's reserve, less what the usable figure already leaves out."""
+    reserved_mib = sglang_reserved_mib(
+        hardware.memory_gb_per_gpu, setup.prefill_tokens, setup.tensor_parallel
+    )
+    reserve = max(0.0, mib_to_gb(reserved_mib) - withheld_gb(hardware))
+    note = (
+        f"SGLang reserves {reserved_mib:.0f} MiB ({mib_to_gb(reserved_mib):.2f} GB) "
+        "for activations, CUDA graphs and communication, less what usable leaves out"
+    )
+    return Quantity(reserve, Basis.ASSUMED, note)
+
+
+def _fixed_reserve(runtime: RuntimeSpec) -> Quantity:
+    """A fixed margin per GPU, as the runtime documents it."""
+    margin = runtime.budget.margin_gb
+    if margin < 0:
+        raise EstimateError("runtime", f"{runtime.slug}: margin_gb must not be negative")
+    return Quantity(margin, Basis.ASSUMED, f"fixed margin of {margin:g} GB")
+
+
+def prefill_workspace(model: ModelSpec, runtime: RuntimeSpec, setup: Setup) -> Quantity:
+    """Activation memory per GPU for one prefill chunk, in GB."""
+    if runtime.budget.kind == "sglang_static":
+        return Quantity(0.0, Basis.ASSUMED, "included in SGLang's reserve")
+    if model.hidden_size is None:
+        return Quantity(UNKNOWN_WORKSPACE_GB, Basis.ASSUMED, "hidden size unknown; 0.5 GB assumed")
+    per_token = activation_bytes_per_token(model, setup.tensor_parallel)
+    note = f"{setup.prefill_tokens} prefill tokens x {per_token:.0f} B of activations"
+    return Quantity(setup.prefill_tokens * per_token / GB, Basis.ASSUMED, note)
+
+
+def activation_bytes_per_token(model: ModelSpec, tensor_parallel: int) -> float:
+    """Peak 16-bit activation bytes of one prefill token on one GPU."""
+    # Four hidden-sized buffers (residual, norm, attention in and out) plus the MLP's gate and
+    # up projections. Logits are left out: the vocabulary is not part of the model data and
+    # runtimes compute them for the last token of a chunk only.
+    intermediate = model.intermediate_size or 4 * model.hidden_size
+    return model.hidden_size * 2 * 4 + intermediate / tensor_parallel * 2 * 2

@@ -1,0 +1,214 @@
+"""Memory per GPU, the largest context that fits, and speed, for one serving setup."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimate.basis import Basis, Quantity, weakest
+from app.estimate.budget import prefill_workspace, runtime_reserve
+from app.estimate.cautions import setup_warnings
+from app.estimate.kv import kv_basis, kv_cache_bytes, kv_growth_bytes_per_token
+from app.estimate.setup import Setup, resolve_setup
+from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.speed import SpeedRange, decode_range, prefill_range
+from app.estimate.units import bytes_to_gb
+from app.estimate.weights import active_params, active_weight_bytes, weights_bytes
+
+CONTEXT_STEP = 256
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Memory per GPU in decimal GB: what the setup needs against what it can get."""
+
+    weights: Quantity
+    kv_cache: Quantity
+    prefill_workspace: Quantity
+    runtime_reserve: Quantity
+    usable: Quantity
+
+    @property
+    def required(self) -> float:
+        """GB per GPU the setup needs."""
+        parts = (self.weights, self.kv_cache, self.prefill_workspace, self.runtime_reserve)
+        return sum(part.value for part in parts)
+
+    @property
+    def headroom(self) -> float:
+        """GB per GPU left over (negative when it does not fit)."""
+        return self.usable.value - self.required
+
+    @property
+    def fits(self) -> bool:
+        """Whether the setup fits in the usable memory of each GPU."""
+        return self.required <= self.usable.value
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Everything the estimator says about one model file on one runtime and hardware."""
+
+    weights_gb: Quantity
+    kv_bytes_per_token: int
+    kv_bytes_per_token_per_gpu: int
+    tensor_parallel: int
+    memory: MemoryBreakdown
+    max_context: int | None
+    decode_tokens_per_s: SpeedRange | None
+    prefill_tokens_per_s: SpeedRange | None
+    warnings: tuple[str, ...]
+    basis: Basis
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Checked inputs of one estimate, with the plan resolved and the weights sized."""
+
+    model: ModelSpec
+    artifact: ArtifactSpec
+    runtime: RuntimeSpec
+    hardware: HardwareSpec
+    setup: Setup
+    weights: Quantity
+
+
+def estimate(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> Estimate:
+    """Estimate memory per GPU, the largest fitting context and speed for a serving plan."""
+    job = _prepare(model, artifact, runtime, hardware, plan)
+    setup = job.setup
+    return Estimate(
+        weights_gb=Quantity(bytes_to_gb(job.weights.value), job.weights.basis, job.weights.note),
+        kv_bytes_per_token=_kv_growth(job, tensor_parallel=1),
+        kv_bytes_per_token_per_gpu=_kv_growth(job, setup.tensor_parallel),
+        tensor_parallel=setup.tensor_parallel,
+        memory=_memory_at(job, setup.context),
+        max_context=_largest_fitting_context(job),
+        decode_tokens_per_s=_decode(job),
+        prefill_tokens_per_s=prefill_range(active_params(model), hardware, setup.tensor_parallel),
+        warnings=setup_warnings(model, runtime, hardware, setup),
+        basis=_input_basis(job),
+    )
+
+
+def max_context(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> int | None:
+    """Largest context (a multiple of 256, up to native) that fits at the plan's concurrency."""
+    return _largest_fitting_context(_prepare(model, artifact, runtime, hardware, plan))
+
+
+def _prepare(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> _Job:
+    """Check the inputs, resolve the plan and size the weights."""
+    setup = resolve_setup(model, artifact, runtime, hardware, plan)
+    return _Job(model, artifact, runtime, hardware, setup, weights_bytes(model, artifact))
+
+
+def _memory_at(job: _Job, context: int) -> MemoryBreakdown:
+    """Memory per GPU at a context length and the plan's concurrency."""
+    return MemoryBreakdown(
+        weights=_weights_per_gpu(job),
+        kv_cache=_kv_per_gpu(job, context),
+        prefill_workspace=prefill_workspace(job.model, job.runtime, job.setup),
+        runtime_reserve=runtime_reserve(job.runtime, job.hardware, job.setup),
+        usable=_usable(job.hardware),
+    )
+
+
+def _weights_per_gpu(job: _Job) -> Quantity:
+    """The weights' share of each GPU under tensor parallelism."""
+    tensor_parallel = job.setup.tensor_parallel
+    split = f", split over {tensor_parallel} GPUs" if tensor_parallel > 1 else ""
+    value = bytes_to_gb(job.weights.value) / tensor_parallel
+    return Quantity(value, job.weights.basis, job.weights.note + split)
+
+
+def _kv_bytes_per_gpu(job: _Job, context: int) -> int:
+    """KV cache bytes on one GPU for all concurrent sequences."""
+    setup = job.setup
+    per_sequence = kv_cache_bytes(
+        job.model, context, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
+    )
+    return per_sequence * setup.concurrency
+
+
+def _kv_per_gpu(job: _Job, context: int) -> Quantity:
+    """The KV cache of each GPU, in GB."""
+    setup = job.setup
+    note = f"{setup.concurrency} x {context} tokens at {setup.kv_dtype}"
+    return Quantity(bytes_to_gb(_kv_bytes_per_gpu(job, context)), kv_basis(job.model), note)
+
+
+def _kv_growth(job: _Job, tensor_parallel: int) -> int:
+    """Per-token KV growth of one sequence at the plan's dtype."""
+    setup = job.setup
+    return kv_growth_bytes_per_token(
+        job.model, setup.kv_dtype, setup.caps_sliding_window, tensor_parallel
+    )
+
+
+def _usable(hardware: HardwareSpec) -> Quantity:
+    """What a runtime can get on each GPU; on unified memory the GPU's share, not all RAM."""
+    note = "GPU share of unified memory" if hardware.unified_memory else "usable memory per GPU"
+    return Quantity(hardware.usable_gb_per_gpu, hardware.basis_of("usable_gb_per_gpu"), note)
+
+
+def _fits_at(job: _Job, context: int) -> bool:
+    """Whether the plan fits at a context length."""
+    return _memory_at(job, context).fits
+
+
+def _largest_fitting_context(job: _Job) -> int | None:
+    """Binary search over multiples of 256; the KV cache only grows with context."""
+    steps = job.model.native_context // CONTEXT_STEP
+    if steps < 1 or not _fits_at(job, CONTEXT_STEP):
+        return None
+    low, high = 1, steps  # low always fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _fits_at(job, middle * CONTEXT_STEP):
+            low = middle
+        else:
+            high = middle - 1
+    return low * CONTEXT_STEP
+
+
+def _decode(job: _Job) -> SpeedRange | None:
+    """Decode speed per request at the plan's context and concurrency."""
+    tensor_parallel = job.setup.tensor_parallel
+    weights_read = active_weight_bytes(job.model, job.artifact, job.weights) / tensor_parallel
+    bytes_per_token = weights_read + _kv_bytes_per_gpu(job, job.setup.context)
+    return decode_range(bytes_per_token, job.hardware, job.model.is_moe, tensor_parallel)
+
+
+def _input_basis(job: _Job) -> Basis:
+    """Weakest basis of the data that went in; the estimator's own rules carry theirs."""
+    model, hardware = job.model, job.hardware
+    bases = [
+        job.weights.basis,
+        kv_basis(model),
+        model.basis_of("native_context"),
+        hardware.basis_of("usable_gb_per_gpu"),
+        hardware.basis_of("memory_gb_per_gpu"),
+    ]
+    if hardware.bandwidth_gb_s_per_gpu is not None:
+        bases.append(hardware.basis_of("bandwidth_gb_s_per_gpu"))
+    if hardware.bf16_tflops_per_gpu is not None:
+        bases.append(hardware.basis_of("bf16_tflops_per_gpu"))
+    bases.append(model.basis_of("params_active_b" if model.is_moe else "params_total_b"))
+    return weakest(*bases)

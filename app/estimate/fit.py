@@ -1,0 +1,262 @@
+"""Fit verdict: the best route (model file + runtime) for a model on a hardware configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.estimate.errors import EstimateError
+from app.estimate.estimator import Estimate, estimate
+from app.estimate.setup import check_runtime_runs
+from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+
+
+class Verdict(StrEnum):
+    """Whether and how a model can be served on a hardware configuration."""
+
+    FITS = "fits"
+    FITS_REDUCED_CONTEXT = "fits_reduced_context"
+    EXPERIMENTAL = "experimental"
+    EXCEEDS_MEMORY = "exceeds_memory"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A model file served by a runtime; verified when the pair is known to load and answer."""
+
+    artifact: ArtifactSpec
+    runtime: RuntimeSpec
+    verified: bool
+
+
+@dataclass(frozen=True)
+class RouteResult:
+    """One route's estimate at the assessed context, or why it could not be estimated."""
+
+    route: Route
+    estimate: Estimate | None
+    error: str | None
+    fits_at_context: bool
+    max_context: int | None
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The verdict, the route it rests on, and every route's result.
+
+    route and estimate are None only when no route could be estimated at all; the verdict is
+    then EXCEEDS_MEMORY and the reason says why (no runtime runs the format on the platform,
+    or the model data cannot support an estimate).
+    """
+
+    verdict: Verdict
+    route: Route | None
+    estimate: Estimate | None
+    context: int
+    max_context: int | None
+    reason: str
+    results: tuple[RouteResult, ...]
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What is being assessed: a model on hardware at a context and concurrency."""
+
+    model: ModelSpec
+    hardware: HardwareSpec
+    context: int
+    concurrency: int
+    min_context: int
+
+
+def assess(
+    model: ModelSpec,
+    hardware: HardwareSpec,
+    routes: Sequence[Route],
+    context: int,
+    concurrency: int = 1,
+    min_context: int = 4096,
+) -> Assessment:
+    """Choose a verdict from routes listed in the caller's order of preference."""
+    _check_request(context, concurrency, min_context)
+    target = min(context, model.native_context)
+    request = _Request(model, hardware, target, concurrency, min(min_context, target))
+    results = tuple(_try_route(request, route) for route in routes)
+    estimated = [result for result in results if result.estimate is not None]
+    if not estimated:
+        return _unestimated(request, routes, results)
+    for choose in _CHOOSERS:
+        chosen = choose(request, estimated, results)
+        if chosen is not None:
+            return chosen
+    return _exceeds(request, estimated, results)
+
+
+def _check_request(context: int, concurrency: int, min_context: int) -> None:
+    """Refuse counts below one."""
+    for name, value in (
+        ("context", context),
+        ("concurrency", concurrency),
+        ("min_context", min_context),
+    ):
+        if value < 1:
+            raise EstimateError(name, f"{name} must be at least 1, got {value}")
+
+
+def _plan_for(runtime: RuntimeSpec, request: _Request, context: int) -> Plan:
+    """The runtime's default plan; its first accepted KV dtype when it has no 'auto'."""
+    accepted = runtime.kv_dtypes
+    kv_dtype = "auto" if "auto" in accepted or not accepted else accepted[0]
+    return Plan(context=context, concurrency=request.concurrency, kv_dtype=kv_dtype)
+
+
+def _estimate_route(request: _Request, route: Route, context: int) -> Estimate:
+    """Estimate one route at a context."""
+    plan = _plan_for(route.runtime, request, context)
+    return estimate(request.model, route.artifact, route.runtime, request.hardware, plan)
+
+
+def _try_route(request: _Request, route: Route) -> RouteResult:
+    """Estimate a route at the requested context, recording why it failed if it did."""
+    try:
+        found = _estimate_route(request, route, request.context)
+    except EstimateError as error:
+        return RouteResult(route, None, str(error), False, None)
+    return RouteResult(route, found, None, found.memory.fits, found.max_context)
+
+
+def _choose_fits(
+    request: _Request,
+    estimated: list[RouteResult],
+    results: tuple[RouteResult, ...],
+) -> Assessment | None:
+    """The first verified route that fits at the requested context."""
+    fitting = [r for r in estimated if r.route.verified and r.fits_at_context]
+    if not fitting:
+        return None
+    best = fitting[0]
+    reason = (
+        f"fits {request.context} tokens with {best.estimate.memory.headroom:.1f} GB "
+        "per GPU to spare"
+    )
+    return _assessment(Verdict.FITS, best, request.context, reason, results)
+
+
+def _choose_reduced(
+    request: _Request,
+    estimated: list[RouteResult],
+    results: tuple[RouteResult, ...],
+) -> Assessment | None:
+    """The verified route with the longest context that still reaches the minimum."""
+    best = _longest_context([r for r in estimated if r.route.verified], request.min_context)
+    if best is None:
+        return None
+    reason = f"fits up to {best.max_context} tokens, not the {request.context} requested"
+    return _reduced_assessment(request, Verdict.FITS_REDUCED_CONTEXT, best, reason, results)
+
+
+def _choose_experimental(
+    request: _Request,
+    estimated: list[RouteResult],
+    results: tuple[RouteResult, ...],
+) -> Assessment | None:
+    """An unverified route: the first that fits at context, else the longest-context one."""
+    unverified = [r for r in estimated if not r.route.verified]
+    fitting = [r for r in unverified if r.fits_at_context]
+    if fitting:
+        best = fitting[0]
+        return _assessment(
+            Verdict.EXPERIMENTAL, best, request.context, _unverified_reason(best), results
+        )
+    best = _longest_context(unverified, request.min_context)
+    if best is None:
+        return None
+    reason = f"{_unverified_reason(best)}; fits up to {best.max_context} tokens"
+    return _reduced_assessment(request, Verdict.EXPERIMENTAL, best, reason, results)
+
+
+_CHOOSERS: tuple[Callable[..., Assessment | None], ...] = (
+    _choose_fits,
+    _choose_reduced,
+    _choose_experimental,
+)
+
+
+def _longest_context(candidates: list[RouteResult], min_context: int) -> RouteResult | None:
+    """The candidate with the longest fitting context at or above the minimum; first on ties."""
+    reaching = [r for r in candidates if r.max_context is not None and r.max_context >= min_context]
+    return max(reaching, key=lambda r: r.max_context, default=None)
+
+
+def _unverified_reason(result: RouteResult) -> str:
+    """Why an unverified route is only experimental."""
+    if result.route.artifact.official:
+        return "runtime pairing needs verification"
+    return "compressed runtime needs verification"
+
+
+def _exceeds(
+    request: _Request,
+    estimated: list[RouteResult],
+    results: tuple[RouteResult, ...],
+) -> Assessment:
+    """Nothing fits: report the route that came closest."""
+    closest = max(estimated, key=lambda r: r.estimate.memory.headroom)
+    memory = closest.estimate.memory
+    reason = f"needs {memory.required:.0f} GB per GPU, {memory.usable.value:.0f} GB usable"
+    if closest.max_context is not None:
+        reason += (
+            f"; fits only {closest.max_context} tokens, below the {request.min_context} minimum"
+        )
+    return _assessment(Verdict.EXCEEDS_MEMORY, closest, request.context, reason, results)
+
+
+def _unestimated(
+    request: _Request,
+    routes: Sequence[Route],
+    results: tuple[RouteResult, ...],
+) -> Assessment:
+    """No route could be estimated: none runs here, or the model data falls short."""
+    compatible = [r for r in results if _runs_here(r.route, request.hardware)]
+    if compatible:
+        reason = f"cannot estimate: {compatible[0].error}"
+    else:
+        formats = " or ".join(sorted({route.artifact.format for route in routes})) or "this model"
+        reason = f"no runtime in the catalog runs {formats} on {request.hardware.platform}"
+    return Assessment(Verdict.EXCEEDS_MEMORY, None, None, request.context, None, reason, results)
+
+
+def _runs_here(route: Route, hardware: HardwareSpec) -> bool:
+    """Whether the route's runtime runs on the hardware and loads its file."""
+    try:
+        check_runtime_runs(route.runtime, hardware, route.artifact)
+    except EstimateError:
+        return False
+    return True
+
+
+def _reduced_assessment(
+    request: _Request,
+    verdict: Verdict,
+    best: RouteResult,
+    reason: str,
+    results: tuple[RouteResult, ...],
+) -> Assessment:
+    """An assessment at the route's largest fitting context, estimated again at that context."""
+    at_reduced = _estimate_route(request, best.route, best.max_context)
+    reduced = RouteResult(best.route, at_reduced, None, True, best.max_context)
+    return _assessment(verdict, reduced, best.max_context, reason, results)
+
+
+def _assessment(
+    verdict: Verdict,
+    chosen: RouteResult,
+    context: int,
+    reason: str,
+    results: tuple[RouteResult, ...],
+) -> Assessment:
+    """Build the assessment for a chosen route."""
+    return Assessment(
+        verdict, chosen.route, chosen.estimate, context, chosen.max_context, reason, results
+    )

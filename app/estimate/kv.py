@@ -1,0 +1,156 @@
+"""KV cache size per sequence and per GPU, by attention kind."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from app.estimate.basis import Basis, weakest
+from app.estimate.errors import EstimateError
+from app.estimate.specs import ModelSpec
+
+# Bytes per cached element; llama.cpp block formats include their per-block scales.
+KV_DTYPE_BYTES: dict[str, Fraction] = {
+    "auto": Fraction(2),
+    "bf16": Fraction(2),
+    "fp16": Fraction(2),
+    "fp8": Fraction(1),
+    "fp8_e4m3": Fraction(1),
+    "fp8_e5m2": Fraction(1),
+    "q8_0": Fraction(17, 16),
+    "q4_0": Fraction(9, 16),
+}
+
+_REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "gqa": ("num_layers", "num_kv_heads", "head_dim"),
+    "mla": ("num_layers", "kv_lora_rank", "qk_rope_head_dim"),
+    "hybrid_linear": (
+        "num_layers",
+        "num_kv_heads",
+        "head_dim",
+        "full_attention_layers",
+        "linear_state_bytes_per_seq",
+    ),
+}
+
+
+_POSITIVE_FIELDS = frozenset({"num_layers", "num_kv_heads", "head_dim", "sliding_window"})
+
+
+def kv_dtype_bytes(kv_dtype: str) -> Fraction:
+    """Bytes per cached element for a KV cache dtype."""
+    if kv_dtype not in KV_DTYPE_BYTES:
+        known = ", ".join(KV_DTYPE_BYTES)
+        raise EstimateError("kv_dtype", f"unknown KV cache dtype {kv_dtype!r}; known: {known}")
+    return KV_DTYPE_BYTES[kv_dtype]
+
+
+def kv_fields(model: ModelSpec) -> tuple[str, ...]:
+    """The model fields the KV cache size depends on."""
+    sliding = ("sliding_window", "sliding_window_layers") if model.sliding_window_layers else ()
+    return _REQUIRED_FIELDS.get(model.attention, ()) + sliding
+
+
+def check_attention_data(model: ModelSpec) -> None:
+    """Refuse a model whose attention data cannot size its KV cache."""
+    if model.attention not in _REQUIRED_FIELDS:
+        kinds = ", ".join(_REQUIRED_FIELDS)
+        raise EstimateError(
+            "model", f"{model.slug}: unknown attention {model.attention!r}; known: {kinds}"
+        )
+    missing = [name for name in kv_fields(model) if getattr(model, name) is None]
+    if missing:
+        raise EstimateError(
+            "model", f"{model.slug}: cannot size the KV cache without {', '.join(missing)}"
+        )
+    _check_layer_counts(model)
+
+
+def _check_layer_counts(model: ModelSpec) -> None:
+    """Refuse sizes and layer counts that contradict each other."""
+    for name in kv_fields(model):
+        lowest = 1 if name in _POSITIVE_FIELDS else 0
+        if getattr(model, name) < lowest:
+            raise EstimateError("model", f"{model.slug}: {name} must be at least {lowest}")
+    if model.full_attention_layers is not None and model.full_attention_layers > model.num_layers:
+        raise EstimateError("model", f"{model.slug}: more full-attention layers than layers")
+    if model.sliding_window_layers > cached_layers(model):
+        raise EstimateError("model", f"{model.slug}: more sliding-window layers than KV layers")
+
+
+def kv_basis(model: ModelSpec) -> Basis:
+    """Basis of a KV size: arithmetic on the model fields it uses."""
+    return weakest(Basis.DERIVED, *(model.basis_of(name) for name in kv_fields(model)))
+
+
+def cached_layers(model: ModelSpec) -> int:
+    """Layers that keep a per-token KV cache (linear-attention layers keep a fixed state)."""
+    if model.attention == "hybrid_linear":
+        return model.full_attention_layers or 0
+    return model.num_layers or 0
+
+
+def elements_per_token_per_layer(model: ModelSpec, tensor_parallel: int) -> int:
+    """Cached elements per token in one layer on one GPU."""
+    if model.attention == "mla":
+        # The compressed latent is replicated on every rank, never split.
+        return model.kv_lora_rank + model.qk_rope_head_dim
+    kv_heads_per_gpu = -(-model.num_kv_heads // tensor_parallel)
+    return 2 * kv_heads_per_gpu * model.head_dim
+
+
+def growing_layers(model: ModelSpec, caps_sliding_window: bool) -> int:
+    """Layers whose cache keeps growing with context."""
+    capped = model.sliding_window_layers if caps_sliding_window else 0
+    return cached_layers(model) - capped
+
+
+def kv_growth_bytes_per_token(
+    model: ModelSpec,
+    kv_dtype: str = "auto",
+    caps_sliding_window: bool = True,
+    tensor_parallel: int = 1,
+) -> int:
+    """Bytes the cache of one sequence grows by per token, past any sliding window, on one GPU."""
+    check_attention_data(model)
+    per_layer = elements_per_token_per_layer(model, tensor_parallel)
+    elements = per_layer * growing_layers(model, caps_sliding_window)
+    return math.ceil(elements * kv_dtype_bytes(kv_dtype))
+
+
+def kv_cache_bytes(
+    model: ModelSpec,
+    context: int,
+    kv_dtype: str = "auto",
+    caps_sliding_window: bool = True,
+    tensor_parallel: int = 1,
+) -> int:
+    """KV cache bytes of one sequence on one GPU at a context length."""
+    check_attention_data(model)
+    _check_positive("context", context)
+    _check_positive("tensor_parallel", tensor_parallel)
+    elements = _cached_elements(model, context, caps_sliding_window, tensor_parallel)
+    cached = math.ceil(elements * kv_dtype_bytes(kv_dtype))
+    return cached + linear_state_bytes(model, tensor_parallel)
+
+
+def _cached_elements(model: ModelSpec, context: int, caps: bool, tensor_parallel: int) -> int:
+    """Cached elements of one sequence on one GPU."""
+    per_layer = elements_per_token_per_layer(model, tensor_parallel)
+    sliding = model.sliding_window_layers
+    sliding_tokens = min(context, model.sliding_window) if caps and sliding else context
+    full = cached_layers(model) - sliding
+    return per_layer * (full * context + sliding * sliding_tokens)
+
+
+def linear_state_bytes(model: ModelSpec, tensor_parallel: int) -> int:
+    """Fixed per-sequence state of linear-attention layers on one GPU."""
+    if model.attention != "hybrid_linear":
+        return 0
+    return -(-model.linear_state_bytes_per_seq // tensor_parallel)
+
+
+def _check_positive(field: str, value: int) -> None:
+    """Refuse a count below one."""
+    if value < 1:
+        raise EstimateError(field, f"{field} must be at least 1, got {value}")

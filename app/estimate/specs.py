@@ -1,0 +1,116 @@
+"""What goes into an estimate: the model, its file, the runtime, the hardware and the plan."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from app.estimate.basis import Basis
+
+# The catalog seed names some hardware figures differently from the fields below.
+_HARDWARE_BASIS_ALIASES: dict[str, str] = {
+    "memory_gb_per_gpu": "memory_gb",
+    "usable_gb_per_gpu": "usable_memory_gb",
+    "bandwidth_gb_s_per_gpu": "memory_bandwidth_gb_s",
+    "bf16_tflops_per_gpu": "bf16_dense_tflops",
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Architecture facts of a model that drive its memory and speed."""
+
+    slug: str
+    params_total_b: float
+    params_active_b: float
+    is_moe: bool
+    native_context: int
+    num_layers: int | None = None
+    num_attention_heads: int | None = None
+    num_kv_heads: int | None = None
+    head_dim: int | None = None
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    attention: str = "gqa"  # "gqa" (incl. MHA) | "mla" | "hybrid_linear"
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0
+    full_attention_layers: int | None = None
+    linear_state_bytes_per_seq: int | None = None
+    basis: Mapping[str, Basis] = field(default_factory=dict, hash=False)
+
+    def basis_of(self, field_name: str) -> Basis:
+        """Basis of one field; published unless the catalog says otherwise."""
+        return Basis(self.basis.get(field_name, Basis.PUBLISHED))
+
+
+@dataclass(frozen=True)
+class ArtifactSpec:
+    """One set of weights of a model: official checkpoint or community quantization."""
+
+    slug: str
+    format: str  # "safetensors" | "gguf" | "mlx"
+    quant: str
+    bits_per_weight: float  # effective whole-file bits per weight
+    size_bytes: int | None = None
+    size_basis: Basis = Basis.EXACT
+    official: bool = False
+
+
+@dataclass(frozen=True)
+class BudgetRule:
+    """How a runtime decides how much GPU memory it leaves for itself."""
+
+    kind: str  # "vllm_fraction" | "sglang_static" | "fixed_margin"
+    fraction: float | None = None
+    margin_gb: float = 0.0
+
+
+@dataclass(frozen=True)
+class RuntimeSpec:
+    """A serving runtime: where it runs, what it loads and how it budgets memory."""
+
+    slug: str
+    platforms: frozenset[str]
+    formats: frozenset[str]
+    budget: BudgetRule
+    tensor_parallel: bool = False
+    kv_dtypes: tuple[str, ...] = ("auto",)
+    caps_sliding_window: bool = True
+    cuda_graphs: bool = False
+    default_prefill_tokens: int = 2048
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """A hardware configuration: one device type times a count, per-GPU figures."""
+
+    slug: str
+    platform: str
+    unified_memory: bool
+    gpu_count: int
+    memory_gb_per_gpu: float
+    usable_gb_per_gpu: float
+    bandwidth_gb_s_per_gpu: float | None
+    bf16_tflops_per_gpu: float | None = None
+    interconnect: str = "none"  # "nvlink" | "nvswitch" | "xgmi" | "pcie" | "none"
+    basis: Mapping[str, Basis] = field(default_factory=dict, hash=False)
+
+    def basis_of(self, field_name: str) -> Basis:
+        """Basis of one figure, by field name or the seed's name for it; published by default."""
+        alias = _HARDWARE_BASIS_ALIASES.get(field_name, field_name)
+        found = self.basis.get(field_name, self.basis.get(alias, Basis.PUBLISHED))
+        return Basis(found)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How the model is to be served; None fields take the runtime's or hardware's default."""
+
+    context: int
+    concurrency: int = 1
+    kv_dtype: str = "auto"
+    prefill_tokens: int | None = None
+    tensor_parallel: int | None = None
+    cuda_graphs: bool | None = None

@@ -1,0 +1,43 @@
+"""Weight bytes: exact file size when recorded, else parameters x effective bits per weight."""
+
+from __future__ import annotations
+
+from app.estimate.basis import Basis, Quantity, weakest
+from app.estimate.errors import EstimateError
+from app.estimate.specs import ArtifactSpec, ModelSpec
+
+
+def weights_bytes(model: ModelSpec, artifact: ArtifactSpec) -> Quantity:
+    """Bytes of the whole model in memory; an MoE model loads all its experts."""
+    if artifact.size_bytes is not None:
+        return _recorded_size(artifact)
+    size = params_bytes(model.params_total_b, artifact)
+    basis = weakest(Basis.DERIVED, model.basis_of("params_total_b"))
+    note = f"{model.params_total_b:g}B params x {artifact.bits_per_weight:g} bits per weight"
+    return Quantity(size, basis, note)
+
+
+def _recorded_size(artifact: ArtifactSpec) -> Quantity:
+    """The artifact's recorded file size."""
+    if artifact.size_bytes <= 0:
+        raise EstimateError("artifact", f"{artifact.slug}: size_bytes must be positive")
+    return Quantity(float(artifact.size_bytes), artifact.size_basis, "recorded file size")
+
+
+def params_bytes(params_b: float, artifact: ArtifactSpec) -> float:
+    """Bytes of a number of parameters (billions) stored at the artifact's bits per weight."""
+    if artifact.bits_per_weight <= 0:
+        raise EstimateError("artifact", f"{artifact.slug}: bits_per_weight must be positive")
+    return params_b * 1e9 * artifact.bits_per_weight / 8
+
+
+def active_weight_bytes(model: ModelSpec, artifact: ArtifactSpec, weights: Quantity) -> float:
+    """Weight bytes read per decoded token: the active experts of an MoE, all of a dense model."""
+    if model.is_moe:
+        return params_bytes(model.params_active_b, artifact)
+    return weights.value
+
+
+def active_params(model: ModelSpec) -> float:
+    """Parameters (not billions) that take part in each token's forward pass."""
+    return (model.params_active_b if model.is_moe else model.params_total_b) * 1e9

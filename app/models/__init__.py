@@ -1,0 +1,26 @@
+"""All ORM tables, imported together so Alembic sees every one."""
+
+from app.models.api_token import ApiToken
+from app.models.artifact import Artifact
+from app.models.hardware import Hardware
+from app.models.llm_model import LlmModel
+from app.models.measurement import Measurement
+from app.models.profile import Profile
+from app.models.record import Record, RecordEvent
+from app.models.reported_figure import ReportedFigure
+from app.models.runtime import Runtime
+from app.models.official_pairing import OfficialPairing
+
+__all__ = [
+    "ApiToken",
+    "Artifact",
+    "Hardware",
+    "LlmModel",
+    "Measurement",
+    "OfficialPairing",
+    "Profile",
+    "Record",
+    "RecordEvent",
+    "ReportedFigure",
+    "Runtime",
+]

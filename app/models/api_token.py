@@ -1,0 +1,22 @@
+from datetime import datetime
+
+from sqlalchemy import CheckConstraint, DateTime, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db import Base, TimestampMixin
+
+
+class ApiToken(TimestampMixin, Base):
+    """An access token; only the sha256 of the secret is kept, never the secret itself."""
+
+    __tablename__ = "api_tokens"
+    __table_args__ = (
+        CheckConstraint("role IN ('submitter', 'maintainer')", name="role_known"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    role: Mapped[str] = mapped_column(String(20))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,65 @@
+"""Which (model file, runtime) pairs are verified, and by what evidence.
+
+The status is computed from evidence, never set by hand: an official source in the
+catalog, or accepted reproduction records that loaded and answered.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from app.catalog.repository import CatalogRepository
+
+
+@dataclass
+class PairEvidence:
+    official_url: str | None = None
+    official_versions: tuple[str | None, str | None] = (None, None)
+    record_ids: list[int] = field(default_factory=list)
+    record_versions: list[str] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return self.official_url is not None or bool(self.record_ids)
+
+    @property
+    def source(self) -> str:
+        if self.official_url:
+            return "official"
+        return "records" if self.record_ids else "none"
+
+    def version_range(self) -> str:
+        """Human text for the runtime versions the evidence covers."""
+        if self.official_url:
+            low, high = self.official_versions
+            if low and high:
+                return f"{low} – {high}"
+            return f">= {low}" if low else "any version"
+        return ", ".join(sorted(set(self.record_versions)))
+
+
+class VerifiedPairs:
+    """Evidence per (artifact id, runtime id) for one set of artifacts."""
+
+    def __init__(self, evidence: dict[tuple[int, int], PairEvidence]) -> None:
+        self._evidence = evidence
+
+    @classmethod
+    def load(cls, repo: CatalogRepository, artifact_ids: Iterable[int]) -> "VerifiedPairs":
+        ids = list(artifact_ids)
+        evidence: dict[tuple[int, int], PairEvidence] = defaultdict(PairEvidence)
+        for pairing in repo.official_pairings(ids):
+            entry = evidence[(pairing.artifact_id, pairing.runtime_id)]
+            entry.official_url = pairing.source_url
+            entry.official_versions = (pairing.min_version, pairing.max_version)
+        for artifact_id, runtime_id, version, record_id in repo.accepted_ok_pairs(ids):
+            entry = evidence[(artifact_id, runtime_id)]
+            entry.record_ids.append(record_id)
+            entry.record_versions.append(version)
+        return cls(dict(evidence))
+
+    def evidence(self, artifact_id: int, runtime_id: int) -> PairEvidence:
+        return self._evidence.get((artifact_id, runtime_id), PairEvidence())
+
+    def is_verified(self, artifact_id: int, runtime_id: int) -> bool:
+        return self.evidence(artifact_id, runtime_id).verified
