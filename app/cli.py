@@ -57,10 +57,7 @@ def serve(host: str | None, port: int | None) -> None:
     settings = get_settings()
     host = host or settings.host
     if not is_loopback(host):
-        raise click.ClickException(
-            f"Refusing to serve on {host}: only loopback addresses are allowed until access "
-            "tokens are configured."
-        )
+        require_tokens_to_expose(settings, host)
     uvicorn.run("app.main:create_app", factory=True, host=host, port=port or settings.port)
 
 
@@ -150,3 +147,44 @@ def format_estimate(result: dict) -> str:
     ]
     lines += [f"  warning          {w}" for w in result["warnings"]]
     return "\n".join(lines)
+
+
+def register_benchmark_commands() -> None:
+    from app.benchmarks.cli import bench, worker
+
+    main.add_command(bench)
+    main.add_command(worker)
+
+
+register_benchmark_commands()
+
+
+
+def require_tokens_to_expose(settings: Settings, host: str) -> None:
+    """Beyond loopback, refuse to start without an access token; the app then sees the host."""
+    import os
+
+    from app.security import ExposedWithoutTokens, check_exposure
+
+    exposed = settings.model_copy(update={"host": host})
+    with session_scope(exposed) as session:
+        try:
+            check_exposure(exposed, session)
+        except ExposedWithoutTokens as error:
+            raise click.ClickException(str(error)) from None
+    os.environ["SERVEBOOK_HOST"] = host
+    get_settings.cache_clear()
+
+
+def register_record_commands() -> None:
+    from app.records.cli import import_command, token
+
+    main.add_command(import_command)
+    main.add_command(token)
+
+
+register_record_commands()
+
+
+if __name__ == "__main__":
+    main()

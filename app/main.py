@@ -8,6 +8,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from app.benchmarks.routes import api_router as benchmark_api
+from app.benchmarks.routes import router as benchmark_pages
+from app.benchmarks.worker import InProcessWorker
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
@@ -17,7 +20,20 @@ from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
 from app.records.routes import router as records_pages
+from app.records.validation import RecordInvalid
+from app.security import (
+    AuthRequired,
+    BodyLimitMiddleware,
+    CsrfCookieMiddleware,
+    auth_required_response,
+    auth_router,
+    check_exposure,
+    load_secret_key,
+    register_template_globals,
+)
 from app.web import templates
+
+register_template_globals(templates.env)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -27,10 +43,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         engine = make_engine(settings)
-        yield {"settings": settings, "engine": engine, "sessionmaker": make_sessionmaker(engine)}
+        sessions = make_sessionmaker(engine)
+        with sessions() as session:
+            check_exposure(settings, session)
+        worker = None
+        if settings.run_worker:
+            worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
+        yield {"settings": settings, "engine": engine, "sessionmaker": sessions}
+        if worker is not None:
+            worker.stop()
         engine.dispose()
 
     app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan)
+    app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
     app.include_router(catalog_pages)
     app.include_router(catalog_api)
@@ -38,7 +63,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(recipes_api)
     app.include_router(records_pages)
     app.include_router(records_api)
+    app.include_router(benchmark_pages)
+    app.include_router(benchmark_api)
+    app.include_router(auth_router)
     app.add_exception_handler(ServebookError, _render_error)
+    app.add_exception_handler(RecordInvalid, _render_invalid)
+    app.add_exception_handler(AuthRequired, auth_required_response)
+    app.add_middleware(CsrfCookieMiddleware)
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
+    app.state.settings = settings
+    app.state.secret_key = load_secret_key(settings)
     return app
 
 
@@ -55,3 +89,12 @@ async def _render_error(request: Request, exc: Exception) -> Response:
     return templates.TemplateResponse(
         request, "error.html", {"message": exc.message}, status_code=exc.status_code
     )
+
+
+async def _render_invalid(request: Request, exc: Exception) -> Response:
+    """Every field error at once, as the record API documents it."""
+    assert isinstance(exc, RecordInvalid)
+    if wants_json(request):
+        errors = [error.model_dump() for error in exc.errors]
+        return JSONResponse({"errors": errors}, status_code=422)
+    return await _render_error(request, exc)

@@ -2,6 +2,7 @@
 
 from app.models.api_token import ApiToken
 from app.models.artifact import Artifact
+from app.models.bench_job import BenchJob
 from app.models.hardware import Hardware
 from app.models.llm_model import LlmModel
 from app.models.measurement import Measurement
@@ -14,6 +15,7 @@ from app.models.official_pairing import OfficialPairing
 __all__ = [
     "ApiToken",
     "Artifact",
+    "BenchJob",
     "Hardware",
     "LlmModel",
     "Measurement",

@@ -1,11 +1,13 @@
 """JSON shape of a profile detail page."""
 
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import Request
 
 from app.estimate import Quantity
 from app.recipes.service import ProfileDetail
+from app.records.evidence import evidence_out
 
 
 def quantity_out(quantity: Quantity) -> dict[str, Any]:
@@ -47,6 +49,9 @@ def detail_out(request: Request, detail: ProfileDetail) -> dict[str, Any]:
         "measurement_order": detail.profile.measurement_order,
         "warnings": detail.warnings,
         "record_url": str(request.url_for("records:new").include_query_params(**record_prefill(detail))),
+        "token_generation": asdict(detail.row.token_generation)
+        if detail.row.token_generation else None,
+        "records": evidence_out(request, detail.records),
     }
 
 

@@ -15,6 +15,7 @@ from app.recipes import commands as command_builders
 from app.recipes.applied import AppliedValues, resolve
 from app.recipes.commands import HOST, PORT, Command
 from app.recipes.verification import PairEvidence
+from app.records.evidence import DetailEvidence, load_detail_evidence
 
 RUNNABLE = (Verdict.FITS, Verdict.FITS_REDUCED_CONTEXT)
 
@@ -32,6 +33,7 @@ class ProfileDetail:
     evidence: PairEvidence | None
     reason: str
     warnings: list[str] = field(default_factory=list)
+    records: DetailEvidence | None = None
 
     @property
     def route(self) -> RouteChoice | None:
@@ -95,11 +97,11 @@ class DetailService:
         detail = ProfileDetail(model, hardware, profile, list(evidence.profiles), row, None, None,
                                [], None, row.assessment.reason)
         if row.route is None:
-            return detail
+            return attach_records(self.catalog.repo.session, detail)
         balanced = next((p for p in evidence.profiles if p.slug == "balanced"), profile)
         detail.evidence = evidence.verified.evidence(row.route.artifact.id, row.route.runtime.id)
         self.apply_route(detail, balanced, evidence.runtimes, evidence.verified)
-        return detail
+        return attach_records(self.catalog.repo.session, detail)
 
     def apply_route(self, detail: ProfileDetail, balanced: Profile, runtimes, verified) -> None:
         route = detail.route
@@ -142,3 +144,12 @@ def not_runnable_reason(detail: ProfileDetail) -> str:
                 "official source and no accepted reproduction record. The memory estimate is "
                 "shown; submit a record once you have tried it.")
     return detail.row.assessment.reason
+
+
+def attach_records(session: Session, detail: ProfileDetail) -> ProfileDetail:
+    """The accepted evidence behind this page: records, last known-good, estimate error."""
+    route = (detail.route.artifact, detail.route.runtime) if detail.route else None
+    context = detail.applied.context if detail.applied else None
+    detail.records = load_detail_evidence(session, detail.model, detail.hardware, detail.profile,
+                                          route, detail.estimate, context)
+    return detail

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = 'd4dc4dc862cf'
 down_revision: str | None = '0001'
 branch_labels: str | Sequence[str] | None = None
@@ -27,7 +26,8 @@ def upgrade() -> None:
     sa.Column('last_used_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('revoked_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
-    sa.CheckConstraint("role IN ('submitter', 'maintainer')", name=op.f('ck_api_tokens_role_known')),
+    sa.CheckConstraint("role IN ('submitter', 'maintainer')",
+                       name=op.f('ck_api_tokens_role_known')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_api_tokens')),
     sa.UniqueConstraint('token_hash', name=op.f('uq_api_tokens_token_hash'))
     )

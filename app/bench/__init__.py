@@ -1,0 +1,39 @@
+"""Benchmark client for OpenAI-compatible LLM servers.
+
+``run_benchmark(plan)`` runs smoke, warm-up, per-length repeats, a concurrency ramp and a
+needle test against ``plan.base_url`` and returns a JSON-serialisable ``BenchResult``.
+"""
+
+from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.bench.probes import (
+    CompositeProbe,
+    MemoryProbe,
+    NotMeasuredProbe,
+    NvmlProbe,
+    PrometheusProbe,
+)
+from app.bench.procedure import (
+    ProgressCallback,
+    check_plan_hosts,
+    run_benchmark,
+    run_benchmark_sync,
+)
+from app.bench.result import BenchPlan, BenchResult, MemoryReading, RequestSample
+
+__all__ = [
+    "BenchPlan",
+    "BenchResult",
+    "CompositeProbe",
+    "HostNotAllowedError",
+    "MemoryProbe",
+    "MemoryReading",
+    "NotMeasuredProbe",
+    "NvmlProbe",
+    "ProgressCallback",
+    "PrometheusProbe",
+    "RequestSample",
+    "check_plan_hosts",
+    "check_url_allowed",
+    "run_benchmark",
+    "run_benchmark_sync",
+]

@@ -1,0 +1,416 @@
+"""Peak memory probes sampled in the background while a benchmark step runs.
+
+- :class:`PrometheusProbe` scrapes a ``/metrics`` endpoint: the engine's KV-cache gauges
+  (vLLM, SGLang, llama.cpp server) and, from a DCGM exporter, per-GPU framebuffer use.
+- :class:`NvmlProbe` reads per-GPU used memory through NVML (``pynvml`` from nvidia-ml-py),
+  only when it imports and initialises.
+- :class:`NotMeasuredProbe` reports no number and says why; nothing is ever made up.
+
+Engines preallocate GPU memory (vLLM ``gpu_memory_utilization``, SGLang
+``mem_fraction_static``), so device "used" memory is flat under load; the KV-cache usage
+peak is the figure that moves with context and concurrency, and both are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import math
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Protocol
+
+import httpx
+
+from app.bench.result import GpuMemoryPeak, MemoryReading, SeriesPeak
+
+# Names are compared with ':' folded to '_', as some scrape pipelines rewrite them.
+KV_USAGE_RATIO_METRICS = (
+    "vllm:kv_cache_usage_perc",  # vLLM v1; a 0..1 fraction despite the name
+    "vllm:gpu_cache_usage_perc",  # older vLLM name of the same gauge
+    "sglang:token_usage",  # SGLang token pool (KV) usage, 0..1
+    "llamacpp:kv_cache_usage_ratio",  # llama.cpp server --metrics (dropped in newer builds)
+)
+KV_TOKENS_METRICS = (
+    "sglang:num_used_tokens",
+    "llamacpp:kv_cache_tokens",
+)
+GPU_USED_MIB_METRICS = ("DCGM_FI_DEV_FB_USED",)
+GPU_FREE_MIB_METRICS = ("DCGM_FI_DEV_FB_FREE",)
+GPU_TOTAL_MIB_METRICS = ("DCGM_FI_DEV_FB_TOTAL",)
+_MIB = 1024 * 1024
+MAX_KEPT_ERRORS = 5
+
+
+def _fold(name: str) -> str:
+    return name.replace(":", "_")
+
+
+_WANTED = {
+    _fold(name): name
+    for name in (
+        *KV_USAGE_RATIO_METRICS,
+        *KV_TOKENS_METRICS,
+        *GPU_USED_MIB_METRICS,
+        *GPU_FREE_MIB_METRICS,
+        *GPU_TOTAL_MIB_METRICS,
+    )
+}
+_WANTED_PREFIXES = tuple({*_WANTED, *_WANTED.values()})
+
+
+@dataclass(frozen=True)
+class PromSample:
+    name: str
+    labels: dict[str, str]
+    value: float
+
+
+_SAMPLE_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
+_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def parse_prometheus_text(text: str, only: tuple[str, ...] | None = None) -> list[PromSample]:
+    """Samples of the text exposition format; ``only`` keeps lines starting with those names."""
+    samples: list[PromSample] = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if only is not None and not line.startswith(only):
+            continue
+        match = _SAMPLE_LINE.match(line)
+        if match is None:
+            continue
+        try:
+            value = float(match.group(3))
+        except ValueError:
+            continue
+        labels = {key: _unescape(raw) for key, raw in _LABEL.findall(match.group(2) or "")}
+        samples.append(PromSample(match.group(1), labels, value))
+    return samples
+
+
+def _unescape(raw: str) -> str:
+    return raw.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+
+
+@dataclass
+class Snapshot:
+    """One reading of a source: GPU used/total bytes, KV gauges per series, names seen."""
+
+    gpu_used: dict[str, int] = field(default_factory=dict)
+    gpu_total: dict[str, int] = field(default_factory=dict)
+    gpu_names: dict[str, str] = field(default_factory=dict)
+    kv_usage: dict[tuple[str, tuple[tuple[str, str], ...]], float] = field(default_factory=dict)
+    kv_tokens: float | None = None
+    names_seen: set[str] = field(default_factory=set)
+
+
+@dataclass
+class PeakTracker:
+    """Keeps the maxima over the snapshots of one step."""
+
+    source: str
+    samples: int = 0
+    gpu_peak: dict[str, int] = field(default_factory=dict)
+    gpu_total: dict[str, int] = field(default_factory=dict)
+    gpu_names: dict[str, str] = field(default_factory=dict)
+    kv_peak: dict[tuple[str, tuple[tuple[str, str], ...]], float] = field(default_factory=dict)
+    kv_tokens_peak: float | None = None
+    names_seen: set[str] = field(default_factory=set)
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, snapshot: Snapshot) -> None:
+        self.samples += 1
+        for gpu, used in snapshot.gpu_used.items():
+            self.gpu_peak[gpu] = max(used, self.gpu_peak.get(gpu, used))
+        self.gpu_total.update(snapshot.gpu_total)
+        self.gpu_names.update(snapshot.gpu_names)
+        for series, value in snapshot.kv_usage.items():
+            self.kv_peak[series] = max(value, self.kv_peak.get(series, value))
+        if snapshot.kv_tokens is not None:
+            self.kv_tokens_peak = max(snapshot.kv_tokens, self.kv_tokens_peak or snapshot.kv_tokens)
+        self.names_seen |= snapshot.names_seen
+
+    def add_error(self, message: str) -> None:
+        if len(self.errors) < MAX_KEPT_ERRORS:
+            self.errors.append(message)
+
+    def reading(self) -> MemoryReading:
+        gpus = [
+            GpuMemoryPeak(
+                gpu=gpu,
+                name=self.gpu_names.get(gpu),
+                peak_used_bytes=used,
+                total_bytes=self.gpu_total.get(gpu),
+                source=self.source,
+            )
+            for gpu, used in sorted(self.gpu_peak.items())
+        ]
+        series = [
+            SeriesPeak(metric=metric, labels=dict(labels), peak=peak)
+            for (metric, labels), peak in sorted(self.kv_peak.items())
+        ]
+        measured = bool(gpus or series or self.kv_tokens_peak is not None)
+        reason = None
+        if not measured:
+            reason = (
+                self.errors[0]
+                if self.errors
+                else f"{self.source}: no memory or KV-cache metric found"
+            )
+        return MemoryReading(
+            measured=measured,
+            sources=[self.source] if measured else [],
+            not_measured_reason=reason,
+            gpus=gpus,
+            kv_cache_usage_peak=max(self.kv_peak.values()) if self.kv_peak else None,
+            kv_cache_usage_series=series,
+            kv_cache_tokens_peak=self.kv_tokens_peak,
+            metric_names_seen=sorted(self.names_seen),
+            samples=self.samples,
+            errors=list(self.errors),
+        )
+
+
+class MemoryProbe(Protocol):
+    """Samples in the background for the duration of ``async with probe.window() as w``."""
+
+    name: str
+
+    def window(self) -> contextlib.AbstractAsyncContextManager[ProbeWindow]: ...
+
+
+@dataclass
+class ProbeWindow:
+    """Filled in when the window closes."""
+
+    reading: MemoryReading | None = None
+
+
+class SamplingProbe:
+    """Base for probes that take snapshots on an interval; subclasses implement ``snapshot``."""
+
+    name = "sampling"
+
+    def __init__(self, interval_s: float = 0.25) -> None:
+        self.interval_s = interval_s
+
+    async def snapshot(self) -> Snapshot:
+        raise NotImplementedError
+
+    @contextlib.asynccontextmanager
+    async def window(self) -> AsyncIterator[ProbeWindow]:
+        tracker = PeakTracker(self.name)
+        window = ProbeWindow()
+        await self._sample_into(tracker)
+        sampler = asyncio.create_task(self._sample_forever(tracker))
+        try:
+            yield window
+        finally:
+            sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sampler
+            await self._sample_into(tracker)
+            window.reading = tracker.reading()
+
+    async def _sample_forever(self, tracker: PeakTracker) -> None:
+        while True:
+            await asyncio.sleep(self.interval_s)
+            await self._sample_into(tracker)
+
+    async def _sample_into(self, tracker: PeakTracker) -> None:
+        try:
+            tracker.add(await self.snapshot())
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a failed scrape must never fail the benchmark
+            tracker.add_error(f"{self.name}: {type(exc).__name__}: {exc}")
+
+
+class PrometheusProbe(SamplingProbe):
+    name = "prometheus"
+
+    def __init__(self, url: str, http: httpx.AsyncClient, interval_s: float = 0.25) -> None:
+        super().__init__(interval_s)
+        self.url = url
+        self.http = http
+
+    async def snapshot(self) -> Snapshot:
+        response = await self.http.get(self.url, headers={"Accept": "text/plain"})
+        response.raise_for_status()
+        return snapshot_from_metrics(response.text)
+
+
+def snapshot_from_metrics(text: str) -> Snapshot:
+    snapshot = Snapshot()
+    free: dict[str, int] = {}
+    for sample in parse_prometheus_text(text, only=_WANTED_PREFIXES):
+        canonical = _WANTED.get(_fold(sample.name))
+        if canonical is None or math.isnan(sample.value) or math.isinf(sample.value):
+            continue
+        snapshot.names_seen.add(sample.name)
+        if canonical in KV_USAGE_RATIO_METRICS:
+            key = (canonical, tuple(sorted(sample.labels.items())))
+            snapshot.kv_usage[key] = sample.value
+        elif canonical in KV_TOKENS_METRICS:
+            # Tensor-parallel ranks each report the same pool: the max, not the sum.
+            snapshot.kv_tokens = max(sample.value, snapshot.kv_tokens or sample.value)
+        else:
+            _take_gpu_metric(snapshot, free, canonical, sample)
+    for gpu, used in snapshot.gpu_used.items():
+        if gpu not in snapshot.gpu_total and gpu in free:
+            snapshot.gpu_total[gpu] = used + free[gpu]
+    return snapshot
+
+
+def _take_gpu_metric(
+    snapshot: Snapshot, free: dict[str, int], canonical: str, sample: PromSample
+) -> None:
+    gpu = sample.labels.get("gpu") or sample.labels.get("UUID") or "0"
+    if sample.labels.get("modelName"):
+        snapshot.gpu_names[gpu] = sample.labels["modelName"]
+    size = int(sample.value * _MIB)
+    if canonical in GPU_USED_MIB_METRICS:
+        snapshot.gpu_used[gpu] = size
+    elif canonical in GPU_TOTAL_MIB_METRICS:
+        snapshot.gpu_total[gpu] = size
+    else:
+        free[gpu] = size
+
+
+class NvmlProbe(SamplingProbe):
+    """Per-GPU used memory from NVML; NVML calls block, so they run in a worker thread."""
+
+    name = "nvml"
+
+    def __init__(self, nvml: ModuleType, interval_s: float = 0.25) -> None:
+        super().__init__(interval_s)
+        self.nvml = nvml
+
+    @classmethod
+    def create(cls, interval_s: float = 0.25) -> NvmlProbe | str:
+        """The probe, or the reason it cannot run (module missing, no driver, no GPU)."""
+        try:
+            nvml = importlib.import_module("pynvml")
+        except ImportError:
+            return "pynvml (nvidia-ml-py) is not installed"
+        try:
+            nvml.nvmlInit()
+            count = nvml.nvmlDeviceGetCount()
+        except Exception as exc:  # pynvml raises its own NVMLError family
+            return f"NVML unavailable: {exc}"
+        if count == 0:
+            return "NVML reports no GPU"
+        return cls(nvml, interval_s)
+
+    async def snapshot(self) -> Snapshot:
+        return await asyncio.to_thread(self._read_devices)
+
+    def _read_devices(self) -> Snapshot:
+        snapshot = Snapshot()
+        for index in range(self.nvml.nvmlDeviceGetCount()):
+            handle = self.nvml.nvmlDeviceGetHandleByIndex(index)
+            memory = self.nvml.nvmlDeviceGetMemoryInfo(handle)
+            gpu = str(index)
+            snapshot.gpu_used[gpu] = int(memory.used)
+            snapshot.gpu_total[gpu] = int(memory.total)
+            name = self.nvml.nvmlDeviceGetName(handle)
+            snapshot.gpu_names[gpu] = name.decode() if isinstance(name, bytes) else str(name)
+        snapshot.names_seen.add("nvmlDeviceGetMemoryInfo")
+        return snapshot
+
+
+class NotMeasuredProbe:
+    """Reports that memory was not measured, and why."""
+
+    name = "not_measured"
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    @contextlib.asynccontextmanager
+    async def window(self) -> AsyncIterator[ProbeWindow]:
+        window = ProbeWindow()
+        try:
+            yield window
+        finally:
+            window.reading = MemoryReading(measured=False, not_measured_reason=self.reason)
+
+
+class CompositeProbe:
+    """Runs several probes over the same window and merges what they saw."""
+
+    name = "composite"
+
+    def __init__(self, probes: Sequence[MemoryProbe]) -> None:
+        self.probes = list(probes)
+
+    @contextlib.asynccontextmanager
+    async def window(self) -> AsyncIterator[ProbeWindow]:
+        window = ProbeWindow()
+        async with contextlib.AsyncExitStack() as stack:
+            inner = [await stack.enter_async_context(probe.window()) for probe in self.probes]
+            try:
+                yield window
+            finally:
+                await stack.aclose()
+                window.reading = merge_readings([part.reading for part in inner if part.reading])
+
+
+def merge_readings(readings: Sequence[MemoryReading]) -> MemoryReading:
+    measured = [reading for reading in readings if reading.measured]
+    if not measured:
+        reasons = [
+            reading.not_measured_reason for reading in readings if reading.not_measured_reason
+        ]
+        return MemoryReading(
+            measured=False,
+            not_measured_reason="; ".join(reasons) or "no probe",
+            errors=[error for reading in readings for error in reading.errors],
+        )
+    kv_peaks = [r.kv_cache_usage_peak for r in measured if r.kv_cache_usage_peak is not None]
+    kv_tokens = [r.kv_cache_tokens_peak for r in measured if r.kv_cache_tokens_peak is not None]
+    return MemoryReading(
+        measured=True,
+        sources=[source for reading in measured for source in reading.sources],
+        gpus=[gpu for reading in measured for gpu in reading.gpus],
+        kv_cache_usage_peak=max(kv_peaks) if kv_peaks else None,
+        kv_cache_usage_series=[
+            series for reading in measured for series in reading.kv_cache_usage_series
+        ],
+        kv_cache_tokens_peak=max(kv_tokens) if kv_tokens else None,
+        metric_names_seen=sorted(
+            {name for reading in measured for name in reading.metric_names_seen}
+        ),
+        samples=max(reading.samples for reading in measured),
+        errors=[error for reading in readings for error in reading.errors],
+    )
+
+
+def default_probe(
+    *, metrics_url: str | None, http: httpx.AsyncClient, local_server: bool, interval_s: float
+) -> MemoryProbe:
+    """Prometheus when a URL is given, NVML when the server runs on this machine and NVML works."""
+    probes: list[MemoryProbe] = []
+    reasons: list[str] = []
+    if metrics_url:
+        probes.append(PrometheusProbe(metrics_url, http, interval_s))
+    else:
+        reasons.append("no metrics_url given")
+    if local_server:
+        nvml = NvmlProbe.create(interval_s)
+        if isinstance(nvml, NvmlProbe):
+            probes.append(nvml)
+        else:
+            reasons.append(nvml)
+    else:
+        reasons.append("NVML skipped: the server is not on this machine")
+    if not probes:
+        return NotMeasuredProbe("; ".join(reasons))
+    if len(probes) == 1:
+        return probes[0]
+    return CompositeProbe(probes)

@@ -1,0 +1,276 @@
+"""Pydantic models of a benchmark plan and its result; all of them JSON-serialisable.
+
+Units are in the field names (``_ms``, ``_tps``, ``_bytes``). Times of one request are
+offsets from the moment the request was handed to the socket, measured with
+``time.perf_counter_ns``; ``send_offset_ms`` places a request on the run's own timeline
+(``BenchResult.started_at`` anchors that timeline to wall-clock time).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+
+from app.bench.metrics import Distribution
+
+TokenCountSource = Literal["usage", "chunks"]
+Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
+StepStatus = Literal["ok", "failed", "skipped"]
+ErrorKind = Literal[
+    "connect",  # no TCP connection (refused, unreachable)
+    "timeout",  # connect timeout or the request's overall deadline passed
+    "http",  # non-2xx status; message from the JSON body when there is one
+    "stream_error",  # an error object inside a 200 stream
+    "connection_cut",  # the connection closed mid-stream
+    "protocol",  # malformed HTTP or SSE payload
+    "no_output",  # the stream ended cleanly without a single token
+]
+
+SCHEMA_VERSION = 1
+
+
+class BenchPlan(BaseModel):
+    """What to measure and where. ``api_key`` is sent as a Bearer token, never serialised."""
+
+    base_url: str = Field(
+        description="server root or its /v1 prefix, e.g. http://127.0.0.1:8000/v1"
+    )
+    model: str
+    api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    lengths: list[int] = Field(
+        default_factory=lambda: [1024], description="context lengths, tokens"
+    )
+    repeat: int = Field(default=3, ge=1)
+    max_tokens: int = Field(default=128, ge=1, description="output tokens asked per request")
+    concurrency_levels: list[int] = Field(default_factory=lambda: [1, 2, 4, 8])
+    concurrency_length: int | None = Field(
+        default=None, description="context length for the ramp; default the smallest length"
+    )
+    requests_per_stream: int = Field(
+        default=2, ge=1, description="requests each stream sends per level"
+    )
+    ttft_limit_ms: float | None = Field(default=None, gt=0)
+    needle: bool | Literal["auto"] = "auto"
+    needle_min_length: int = Field(
+        default=16 * 1024, description="'auto' runs the needle above this"
+    )
+    needle_depths: list[float] = Field(default_factory=lambda: [0.1, 0.5, 0.9])
+    request_timeout_s: float = Field(default=600.0, gt=0, description="whole-request deadline")
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    metrics_url: str | None = Field(default=None, description="a Prometheus /metrics URL to sample")
+    probe_interval_s: float = Field(default=0.25, gt=0)
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="hosts allowed besides loopback (127.0.0.0/8, ::1, localhost)",
+    )
+    truncation_tolerance: float = Field(
+        default=0.1,
+        ge=0,
+        lt=1,
+        description="flag truncation when reported prompt tokens fall short by more",
+    )
+    seed: int = 0
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="extra JSON fields for every request, e.g. ignore_eos"
+    )
+
+    @field_validator("lengths", "concurrency_levels")
+    @classmethod
+    def _positive_ascending(cls, values: list[int]) -> list[int]:
+        if not values or any(value < 1 for value in values):
+            raise ValueError("needs at least one value, all positive")
+        return sorted(set(values))
+
+    @field_validator("needle_depths")
+    @classmethod
+    def _fractions(cls, values: list[float]) -> list[float]:
+        if not values or any(not 0.0 <= value <= 1.0 for value in values):
+            raise ValueError("depths are fractions within [0, 1]")
+        return values
+
+    @model_validator(mode="after")
+    def _lengths_leave_room_for_output(self) -> BenchPlan:
+        if min(self.lengths) <= self.max_tokens:
+            raise ValueError(
+                "every length must exceed max_tokens (the prompt gets length - max_tokens)"
+            )
+        return self
+
+    def needle_lengths(self) -> list[int]:
+        if self.needle is True:
+            return list(self.lengths)
+        if self.needle == "auto":
+            return [length for length in self.lengths if length > self.needle_min_length]
+        return []
+
+    def ramp_length(self) -> int:
+        return self.concurrency_length or min(self.lengths)
+
+
+class RequestError(BaseModel):
+    kind: ErrorKind
+    message: str
+    http_status: int | None = None
+
+
+class RequestSample(BaseModel):
+    """One streamed request, with the raw timings that every statistic is computed from."""
+
+    ok: bool
+    error: RequestError | None = None
+    send_offset_ms: float = Field(
+        default=0.0, description="when the request was written, on the run's clock"
+    )
+    client_wait_ms: float | None = Field(
+        default=None, description="waiting for a connection before sending; not part of TTFT"
+    )
+    prompt_tokens_target: int | None = None
+    prompt_tokens: int | None = Field(default=None, description="as reported by the server")
+    output_tokens: int | None = None
+    token_count_source: TokenCountSource | None = None
+    finish_reason: str | None = None
+    headers_ms: float | None = None
+    first_chunk_ms: float | None = Field(default=None, description="first SSE event of any kind")
+    ttft_ms: float | None = Field(
+        default=None, description="first content, reasoning or tool-call delta"
+    )
+    first_content_ms: float | None = Field(default=None, description="first non-reasoning content")
+    e2e_ms: float | None = Field(default=None, description="send to last token-bearing chunk")
+    end_ms: float | None = Field(default=None, description="send to end of stream")
+    decode_tps: float | None = None
+    tpot_ms: float | None = None
+    token_chunks: int = 0
+    chunk_offsets_ms: list[float] = Field(default_factory=list)
+    itl_ms: list[float] = Field(
+        default_factory=list, description="gaps between token-bearing chunks"
+    )
+    sse_comments: int = 0
+    answer: str = ""
+    reasoning: str = ""
+
+    @property
+    def streamed(self) -> bool:
+        return self.token_chunks > 1
+
+
+class GpuMemoryPeak(BaseModel):
+    gpu: str = Field(description="index or UUID as the source names it")
+    name: str | None = None
+    peak_used_bytes: int
+    total_bytes: int | None = None
+    source: str
+
+
+class SeriesPeak(BaseModel):
+    metric: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    peak: float
+
+
+class MemoryReading(BaseModel):
+    """Peaks seen while one step ran; ``measured`` false means no number, with the reason."""
+
+    measured: bool
+    sources: list[str] = Field(default_factory=list)
+    not_measured_reason: str | None = None
+    gpus: list[GpuMemoryPeak] = Field(default_factory=list)
+    kv_cache_usage_peak: float | None = Field(
+        default=None, description="fraction 0..1, max over series"
+    )
+    kv_cache_usage_series: list[SeriesPeak] = Field(default_factory=list)
+    kv_cache_tokens_peak: float | None = None
+    metric_names_seen: list[str] = Field(default_factory=list)
+    samples: int = 0
+    errors: list[str] = Field(default_factory=list)
+
+
+class StepRecord(BaseModel):
+    name: str
+    status: StepStatus
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+class SmokeResult(BaseModel):
+    ok: bool
+    streamed: bool = False
+    sample: RequestSample
+    note: str | None = None
+
+
+class LengthResult(BaseModel):
+    length: int
+    status: StepStatus
+    error: str | None = None
+    prompt_tokens_target: int
+    prompt_tokens_reported: int | None = None
+    truncated: bool | None = Field(
+        default=None, description="None when the server reports no count"
+    )
+    ttft_ms: float | None = Field(default=None, description="median of the repeats")
+    decode_tps: float | None = None
+    tpot_ms: float | None = None
+    e2e_ms: float | None = None
+    output_tokens: float | None = None
+    samples: list[RequestSample] = Field(default_factory=list)
+    memory: MemoryReading | None = None
+
+
+class ConcurrencyLevel(BaseModel):
+    concurrency: int
+    requests: int
+    errors: int
+    duration_s: float
+    output_tps: float | None = Field(default=None, description="all output tokens / level duration")
+    request_rate: float | None = None
+    ttft_ms: Distribution
+    tpot_ms: Distribution
+    e2e_ms: Distribution
+    decode_tps: Distribution
+    over_ttft_limit: bool = False
+    first_error: str | None = None
+    samples: list[RequestSample] = Field(default_factory=list)
+    memory: MemoryReading | None = None
+
+
+class ConcurrencyRamp(BaseModel):
+    length: int
+    prompt_tokens_target: int
+    levels: list[ConcurrencyLevel] = Field(default_factory=list)
+    stopped_reason: str | None = None
+
+
+class NeedleCell(BaseModel):
+    length: int
+    depth: float
+    passkey: str
+    found: bool
+    truncated: bool | None = None
+    sample: RequestSample
+
+
+class NeedleLength(BaseModel):
+    length: int
+    accuracy: float | None
+    cells: list[NeedleCell] = Field(default_factory=list)
+    memory: MemoryReading | None = None
+
+
+class BenchResult(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    plan: BenchPlan
+    started_at: datetime
+    finished_at: datetime
+    duration_s: float
+    outcome: Outcome
+    outcome_error: str | None = Field(default=None, description="the server's own error text")
+    token_count_source: TokenCountSource | Literal["mixed"] | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    smoke: SmokeResult | None = None
+    warmup: RequestSample | None = None
+    lengths: list[LengthResult] = Field(default_factory=list)
+    concurrency: ConcurrencyRamp | None = None
+    needle: list[NeedleLength] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)

@@ -1,0 +1,176 @@
+"""`servebook bench` (run now, in this terminal) and `servebook worker` (run queued jobs)."""
+
+import threading
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from app.bench.hosts import HostNotAllowedError
+from app.bench.procedure import run_benchmark_sync
+from app.bench.result import BenchPlan, BenchResult
+from app.benchmarks.to_record import record_from_result
+from app.benchmarks.worker import API_KEY_ENV, Worker
+from app.config import get_settings
+
+
+def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        return [int(part) for part in value.replace(" ", "").split(",") if part]
+    except ValueError as error:
+        raise click.BadParameter("give comma-separated whole numbers, e.g. 1024,4096") from error
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def summary(result: BenchResult) -> list[Table]:
+    """Readable tables: per length, the concurrency ramp, the needle."""
+    lengths = Table(title=f"Single request · outcome: {result.outcome}")
+    for column in ("context", "TTFT ms", "decode tok/s", "TPOT ms", "peak GB/GPU", "truncated"):
+        lengths.add_column(column, justify="right")
+    for length in result.lengths:
+        peak = length.memory and length.memory.gpus and max(
+            g.peak_used_bytes for g in length.memory.gpus) / 1e9
+        lengths.add_row(f"{length.length:,}", fmt(length.ttft_ms), fmt(length.decode_tps),
+                        fmt(length.tpot_ms), fmt(peak or None, 2) if peak else "not measured",
+                        str(length.truncated) if length.truncated is not None else "unknown")
+    tables = [lengths]
+    if result.concurrency and result.concurrency.levels:
+        ramp = Table(title=f"Concurrency ramp at {result.concurrency.length:,} tokens")
+        for column in ("streams", "output tok/s", "TTFT p50", "TTFT p90", "TPOT p50",
+                       "TPOT p90", "errors"):
+            ramp.add_column(column, justify="right")
+        for level in result.concurrency.levels:
+            ramp.add_row(str(level.concurrency), fmt(level.output_tps), fmt(level.ttft_ms.p50),
+                         fmt(level.ttft_ms.p90), fmt(level.tpot_ms.p50), fmt(level.tpot_ms.p90),
+                         str(level.errors))
+        tables.append(ramp)
+    if result.needle:
+        needle = Table(title="Needle")
+        needle.add_column("context", justify="right")
+        needle.add_column("accuracy", justify="right")
+        for row in result.needle:
+            needle.add_row(f"{row.length:,}", fmt(row.accuracy * 100 if row.accuracy is not None
+                                                 else None, 0) + " %")
+        tables.append(needle)
+    return tables
+
+
+@click.command()
+@click.option("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+@click.option("--model", "served_model", required=True, help="model name the server serves")
+@click.option("--lengths", callback=int_list, default="1024,4096", show_default=True)
+@click.option("--concurrency", callback=int_list, default="1,2,4,8", show_default=True)
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 50))
+@click.option("--max-tokens", default=128, show_default=True, type=click.IntRange(1, 8192))
+@click.option("--needle/--no-needle", default=None, help="default: only above 16K")
+@click.option("--ttft-limit-ms", type=float, default=None, help="stop the ramp above this p90")
+@click.option("--metrics-url", default=None, help="Prometheus /metrics of the server")
+@click.option("--timeout", "request_timeout_s", default=600.0, show_default=True)
+@click.option("--connect-timeout", "connect_timeout_s", default=10.0, show_default=True)
+@click.option("--api-key", envvar=API_KEY_ENV, default=None, help=f"or ${API_KEY_ENV}")
+@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--record", is_flag=True, help="store the result as a pending record")
+@click.option("--catalog-model", default=None, help="catalog model slug (with --record)")
+@click.option("--artifact", default=None)
+@click.option("--runtime", default=None)
+@click.option("--runtime-version", default=None)
+@click.option("--hardware", default=None)
+@click.option("--profile", default=None)
+@click.option("--command-line", "command", default="", help="the server's launch command")
+def bench(served_model: str, json_path: Path | None, record: bool, **options: object) -> None:
+    """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle."""
+    target_keys = ("catalog_model", "artifact", "runtime", "runtime_version", "hardware",
+                   "profile", "command")
+    target = {key: options.pop(key) for key in target_keys}
+    if record:
+        missing = [k for k in target_keys[:5] if not target[k]]
+        if missing:
+            raise click.UsageError("--record needs " + ", ".join(f"--{m.replace('_', '-')}"
+                                                                 for m in missing))
+    plan = build_plan(served_model, options)
+    result = run_with_progress(plan)
+    console = Console()
+    for table in summary(result):
+        console.print(table)
+    if json_path:
+        json_path.write_text(result.model_dump_json(indent=2))
+        console.print(f"result written to {json_path}")
+    if record:
+        store_record(console, result, target)
+
+
+def build_plan(served_model: str, options: dict) -> BenchPlan:
+    needle = options.pop("needle")
+    values = {
+        "base_url": options["base_url"], "model": served_model, "lengths": options["lengths"],
+        "concurrency_levels": options["concurrency"], "repeat": options["repeat"],
+        "max_tokens": options["max_tokens"], "needle": "auto" if needle is None else needle,
+        "ttft_limit_ms": options["ttft_limit_ms"], "metrics_url": options["metrics_url"],
+        "request_timeout_s": options["request_timeout_s"],
+        "connect_timeout_s": options["connect_timeout_s"], "api_key": options["api_key"],
+        "allowed_hosts": get_settings().bench_allowed_hosts,
+    }
+    try:
+        return BenchPlan.model_validate(values)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+
+
+def run_with_progress(plan: BenchPlan) -> BenchResult:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, transient=False) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def report(step: str, done: int, total: int) -> None:
+            progress.update(task, description=step, completed=done, total=total)
+
+        try:
+            return run_benchmark_sync(plan, on_progress=report)
+        except HostNotAllowedError as error:
+            raise click.ClickException(str(error)) from error
+
+
+def store_record(console: Console, result: BenchResult, target: dict) -> None:
+    from app.cli import session_scope
+    from app.errors import ServebookError
+    from app.records.service import submit_record
+
+    raw = record_from_result(result, {**target, "model": target["catalog_model"]})
+    try:
+        with session_scope(get_settings()) as session:
+            submission = submit_record(session, raw, provenance="bench", submitted_by="local",
+                                       provenance_detail={"tool": "servebook bench"})
+            record_id = submission.record.id
+    except ServebookError as error:
+        raise click.ClickException(f"record refused: {error.message}") from error
+    console.print(f"stored as pending record #{record_id}")
+
+
+@click.command()
+@click.option("--lease", "lease_s", default=60.0, show_default=True, help="seconds")
+@click.option("--poll", "poll_s", default=1.0, show_default=True, help="seconds")
+@click.option("--once", is_flag=True, help="run at most one job, then exit")
+def worker(lease_s: float, poll_s: float, once: bool) -> None:
+    """Run queued benchmark jobs from the shared database (several may run at once)."""
+    from app.db import make_engine, make_sessionmaker
+
+    engine = make_engine(get_settings())
+    runner = Worker(make_sessionmaker(engine), lease_s=lease_s, poll_s=poll_s)
+    click.echo(f"worker {runner.name} polling for benchmark jobs")
+    try:
+        if once:
+            runner.run_once()
+        else:
+            runner.run_forever(threading.Event())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.dispose()

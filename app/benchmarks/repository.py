@@ -1,0 +1,52 @@
+"""Queries for benchmark jobs. Claims are compare-and-set updates, so two workers never
+run the same job at once, on SQLite and PostgreSQL alike."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from app.models import BenchJob
+
+
+def claimable(now: datetime):  # noqa: ANN201 - a SQL expression
+    """Queued jobs, and running ones whose worker stopped renewing its lease."""
+    return or_(
+        BenchJob.status == "queued",
+        (BenchJob.status == "running") & (BenchJob.lease_expires_at < now),
+    )
+
+
+class JobRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def add(self, job: BenchJob) -> BenchJob:
+        self.session.add(job)
+        self.session.flush()
+        return job
+
+    def get(self, job_id: int) -> BenchJob | None:
+        statement = select(BenchJob).where(BenchJob.id == job_id).options(
+            selectinload(BenchJob.record)
+        )
+        return self.session.scalars(statement).one_or_none()
+
+    def recent(self, limit: int = 20) -> Sequence[BenchJob]:
+        statement = select(BenchJob).order_by(BenchJob.id.desc()).limit(limit)
+        return self.session.scalars(statement).all()
+
+    def next_claimable(self, now: datetime) -> BenchJob | None:
+        statement = select(BenchJob).where(claimable(now)).order_by(BenchJob.id).limit(1)
+        return self.session.scalars(statement).one_or_none()
+
+    def compare_and_set(self, job_id: int, guard: Any, **values: Any) -> bool:
+        """Update one job only while `guard` still holds; True when this call won."""
+        statement = update(BenchJob).where(BenchJob.id == job_id, guard).values(**values)
+        result = self.session.execute(statement.execution_options(synchronize_session=False))
+        return result.rowcount == 1
+
+    def held_by(self, worker_id: str):  # noqa: ANN201 - a SQL expression
+        return (BenchJob.status == "running") & (BenchJob.worker_id == worker_id)

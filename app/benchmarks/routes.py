@@ -1,0 +1,91 @@
+"""The "Run a benchmark" page, job status (polled by htmx) and the jobs API."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Request
+from fastapi.responses import JSONResponse, Response
+
+from app.benchmarks.schemas import JobIn
+from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, parse_job, recent_jobs
+from app.catalog.service import CatalogService
+from app.db import SessionDep
+from app.security import SubmitterDep, verify_csrf
+from app.web import redirect, render
+
+router = APIRouter(tags=["pages"])
+api_router = APIRouter(prefix="/api", tags=["benchmarks"])
+
+PREFILL = ("model", "hardware", "artifact", "runtime", "profile", "base_url", "served_model",
+           "runtime_version", "command")
+
+
+def page_context(request: Request, session, values: dict[str, Any],  # noqa: ANN001
+                 errors: dict[str, str]) -> dict[str, Any]:
+    catalog = CatalogService(session)
+    return {"values": values, "errors": errors, "jobs": recent_jobs(session),
+            "models": catalog.list_models(), "hardware": catalog.list_hardware(),
+            "runtimes": catalog.list_runtimes(), "defaults": JobIn.model_fields}
+
+
+def remember_key(request: Request, job_id: int, data: JobIn) -> None:
+    # The in-process worker reads keys from memory; they are never written anywhere.
+    if data.api_key is not None:
+        request.app.state.bench_api_keys[job_id] = data.api_key.get_secret_value()
+
+
+@router.get("/benchmarks", name="benchmarks:index")
+def index(request: Request, session: SessionDep) -> Response:
+    """Run a benchmark: the form, pre-filled from a detail page, and recent jobs."""
+    values = {k: v for k, v in request.query_params.items() if k in PREFILL}
+    return render(request, "benchmarks/index.html", page_context(request, session, values, {}))
+
+
+@router.post("/benchmarks", name="benchmarks:create", dependencies=[Depends(verify_csrf)])
+async def create(request: Request, session: SessionDep, principal: SubmitterDep) -> Response:
+    """Queue a job; invalid input re-renders the form with every error beside its field."""
+    form = dict(await request.form())
+    form.pop("csrf_token", None)
+    form["needle"] = form.get("needle") in ("on", "true", "1")
+    try:
+        data = parse_job(form)
+        job = enqueue(session, data, request.state.settings, principal.name)
+    except JobInvalid as error:
+        errors = {e.field.split(".")[0]: e.message for e in error.errors}
+        form.pop("api_key", None)
+        context = page_context(request, session, form, errors)
+        return render(request, "benchmarks/index.html", context, block="job_form")
+    remember_key(request, job.id, data)
+    return redirect(request, str(request.url_for("benchmarks:detail", job_id=job.id)))
+
+
+@router.get("/benchmarks/{job_id}", name="benchmarks:detail")
+def detail(request: Request, job_id: int, session: SessionDep) -> Response:
+    """A job's live progress; htmx polls the status block until the job is done."""
+    job = get_job(session, job_id)
+    return render(request, "benchmarks/detail.html", {"job": job}, block="job_status")
+
+
+@api_router.post("/benchmarks", name="api:benchmarks_create", status_code=202)
+def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
+               body: Annotated[dict[str, Any], Body()]) -> Response:
+    """Queue a benchmark job; answers 202 with its id and status URL, or 422 with every error."""
+    try:
+        data = parse_job(body)
+        job = enqueue(session, data, request.state.settings, principal.name)
+    except JobInvalid as error:
+        return JSONResponse({"errors": [e.model_dump() for e in error.errors]}, status_code=422)
+    remember_key(request, job.id, data)
+    return JSONResponse(api_job(request, job), status_code=202)
+
+
+@api_router.get("/benchmarks/{job_id}", name="api:benchmarks_detail")
+def detail_api(request: Request, job_id: int, session: SessionDep) -> dict[str, Any]:
+    """A job's status, progress and, once done, its record."""
+    return api_job(request, get_job(session, job_id))
+
+
+def api_job(request: Request, job) -> dict[str, Any]:  # noqa: ANN001
+    url = str(request.url_for("api:benchmarks_detail", job_id=job.id))
+    record_url = (str(request.url_for("records:detail", record_id=job.record_id))
+                  if job.record_id else None)
+    return job_out(job, url, record_url)

@@ -1,0 +1,74 @@
+"""What a person asks the benchmark client to do, from the page or the API."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+def int_list(value: Any) -> Any:
+    """Accept "1024, 8192" from a form as well as a JSON list."""
+    if isinstance(value, str):
+        parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
+        return [int(p) if p.isdigit() else p for p in parts]
+    return value
+
+
+class JobIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # The server to measure.
+    base_url: str = Field(min_length=8, max_length=300,
+                          description="e.g. http://127.0.0.1:8000/v1")
+    served_model: str = Field(min_length=1, max_length=200, description="model name the server serves")
+    api_key: SecretStr | None = Field(default=None, description="sent to the server; never stored")
+    metrics_url: str | None = Field(default=None, max_length=300)
+    # The plan.
+    lengths: list[int] = Field(default=[1024, 4096], min_length=1, max_length=12)
+    concurrency: list[int] = Field(default=[1, 2, 4, 8], min_length=1, max_length=12)
+    repeat: int = Field(default=3, ge=1, le=20)
+    max_tokens: int = Field(default=128, ge=8, le=4096)
+    needle: bool = False
+    ttft_limit_ms: float | None = Field(default=None, gt=0)
+    request_timeout_s: float = Field(default=600, gt=0, le=7200)
+    # What the record will be about (catalog slugs).
+    model: str = Field(min_length=1, max_length=100)
+    artifact: str = Field(min_length=1, max_length=120)
+    runtime: str = Field(min_length=1, max_length=50)
+    runtime_version: str = Field(min_length=1, max_length=100)
+    hardware: str = Field(min_length=1, max_length=100)
+    profile: str | None = Field(default=None, max_length=50)
+    command: str = Field(default="", max_length=20_000)
+
+    _lists = field_validator("lengths", "concurrency", mode="before")(int_list)
+
+    @field_validator("api_key", "metrics_url", "profile", "ttft_limit_ms", mode="before")
+    @classmethod
+    def blank_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("lengths", "concurrency")
+    @classmethod
+    def positive(cls, values: list[int]) -> list[int]:
+        if any(v < 1 for v in values):
+            raise ValueError("every value must be at least 1")
+        return sorted(set(values))
+
+    def plan(self, allowed_hosts: list[str]) -> dict[str, Any]:
+        """The benchmark plan as stored with the job (no API key)."""
+        return {
+            "base_url": self.base_url,
+            "model": self.served_model,
+            "lengths": self.lengths,
+            "repeat": self.repeat,
+            "max_tokens": self.max_tokens,
+            "concurrency_levels": self.concurrency,
+            "needle": True if self.needle else "auto",
+            "ttft_limit_ms": self.ttft_limit_ms,
+            "request_timeout_s": self.request_timeout_s,
+            "metrics_url": self.metrics_url,
+            "allowed_hosts": allowed_hosts,
+        }
+
+    def target(self) -> dict[str, Any]:
+        return self.model_dump(include={"model", "artifact", "runtime", "runtime_version",
+                                        "hardware", "profile", "command"})

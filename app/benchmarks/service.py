@@ -1,0 +1,100 @@
+"""Queue benchmark jobs and describe them; the worker does the running."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.bench.result import BenchPlan
+from app.benchmarks.repository import JobRepository
+from app.benchmarks.schemas import JobIn
+from app.catalog.repository import CatalogRepository
+from app.config import Settings
+from app.errors import NotFound, ServebookError
+from app.models import BenchJob
+from app.records.repository import RecordRepository
+from app.records.schemas import FieldError
+from app.records.validation import RecordInvalid, schema_errors, validate_record
+
+PLAN_FIELDS = {"base_url": "base_url", "model": "served_model", "lengths": "lengths",
+               "concurrency_levels": "concurrency", "max_tokens": "max_tokens",
+               "metrics_url": "metrics_url"}
+
+
+class JobInvalid(ServebookError):
+    status_code = 422
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
+        self.errors = errors
+
+
+def parse_job(raw: dict[str, Any]) -> JobIn:
+    try:
+        return JobIn.model_validate(raw)
+    except ValidationError as error:
+        raise JobInvalid(schema_errors(error)) from error
+
+
+def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[FieldError]]:
+    plan = data.plan(settings.bench_allowed_hosts)
+    errors: list[FieldError] = []
+    for field, url in (("base_url", data.base_url), ("metrics_url", data.metrics_url)):
+        if url:
+            try:
+                check_url_allowed(url, settings.bench_allowed_hosts)
+            except HostNotAllowedError as error:
+                errors.append(FieldError(field=field, message=str(error)))
+    if min(data.lengths) <= data.max_tokens:
+        errors.append(FieldError(field="lengths", message="every context length must exceed the "
+                                 f"output tokens per request ({data.max_tokens})"))
+        return plan, errors
+    try:
+        BenchPlan.model_validate(plan)
+    except ValidationError as error:
+        for item in schema_errors(error):
+            field = PLAN_FIELDS.get(item.field.split(".")[0], "plan")
+            errors.append(FieldError(field=field, message=item.message))
+    return plan, errors
+
+
+def check_target(session: Session, data: JobIn) -> list[FieldError]:
+    """The record the job will produce must name real catalog rows."""
+    probe = {**data.target(), "outcome": "ok", "measurements": []}
+    try:
+        validate_record(CatalogRepository(session), RecordRepository(session), probe)
+    except RecordInvalid as error:
+        return error.errors
+    return []
+
+
+def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str) -> BenchJob:
+    """Validate everything a worker will need, then queue the job (the caller commits)."""
+    plan, errors = check_plan(data, settings)
+    errors += check_target(session, data)
+    if errors:
+        raise JobInvalid(errors)
+    job = BenchJob(plan=plan, target=data.target(), needs_api_key=data.api_key is not None,
+                   submitted_by=submitted_by, progress={"step": "queued", "done": 0, "total": 1})
+    return JobRepository(session).add(job)
+
+
+def get_job(session: Session, job_id: int) -> BenchJob:
+    job = JobRepository(session).get(job_id)
+    if job is None:
+        raise NotFound(f"No benchmark job {job_id}.")
+    return job
+
+
+def recent_jobs(session: Session) -> Sequence[BenchJob]:
+    return JobRepository(session).recent()
+
+
+def job_out(job: BenchJob, url: str, record_url: str | None) -> dict[str, Any]:
+    return {
+        "id": job.id, "status": job.status, "url": url, "progress": job.progress,
+        "attempts": job.attempts, "error": job.error or None, "record_id": job.record_id,
+        "record_url": record_url, "plan": job.plan, "target": job.target,
+    }

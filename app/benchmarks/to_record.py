@@ -1,0 +1,129 @@
+"""Turn a benchmark result into a reproduction record (one path for CLI and worker)."""
+
+from typing import Any
+
+from app.bench.metrics import median
+from app.bench.result import (
+    BenchResult,
+    ConcurrencyLevel,
+    LengthResult,
+    MemoryReading,
+    NeedleLength,
+)
+
+
+def peak_gb(memory: MemoryReading | None) -> tuple[float | None, str | None]:
+    """Highest per-GPU peak in GB, and where it came from; never a made-up number."""
+    if memory is None or not memory.measured or not memory.gpus:
+        return None, "not measured"
+    peak = max(gpu.peak_used_bytes for gpu in memory.gpus) / 1e9
+    return round(peak, 3), ",".join(memory.sources) or "probe"
+
+
+def memory_details(memory: MemoryReading | None) -> dict[str, Any]:
+    if memory is None:
+        return {}
+    return {"memory": memory.model_dump(mode="json", exclude={"metric_names_seen"})}
+
+
+def length_point(length: LengthResult) -> dict[str, Any] | None:
+    ok = [s for s in length.samples if s.ok]
+    if not ok or length.ttft_ms is None:
+        return None
+    peak, source = peak_gb(length.memory)
+    itl = median([gap for s in ok for gap in s.itl_ms])
+    return {
+        "context_length": length.length,
+        "concurrency": 1,
+        "repetitions": len(ok),
+        "ttft_ms": length.ttft_ms,
+        "decode_tokens_per_s": length.decode_tps,
+        "itl_ms": itl,
+        "e2e_latency_ms": length.e2e_ms,
+        "peak_memory_gb_per_gpu": peak,
+        "kv_cache_usage_peak": length.memory.kv_cache_usage_peak if length.memory else None,
+        "token_count_source": ok[0].token_count_source,
+        "memory_source": source,
+        "samples": {
+            "ttft_ms": [s.ttft_ms for s in ok if s.ttft_ms is not None],
+            "decode_tokens_per_s": [s.decode_tps for s in ok if s.decode_tps is not None],
+            "e2e_latency_ms": [s.e2e_ms for s in ok if s.e2e_ms is not None],
+        },
+        "details": {"prompt_tokens_reported": length.prompt_tokens_reported,
+                    "truncated": length.truncated, **memory_details(length.memory)},
+    }
+
+
+def level_point(length: int, level: ConcurrencyLevel) -> dict[str, Any] | None:
+    if level.ttft_ms.p50 is None:
+        return None
+    peak, source = peak_gb(level.memory)
+    return {
+        "context_length": length,
+        "concurrency": level.concurrency,
+        "repetitions": level.requests - level.errors,
+        "ttft_ms": level.ttft_ms.p50,
+        "decode_tokens_per_s": level.decode_tps.p50,
+        "itl_ms": level.tpot_ms.p50,
+        "e2e_latency_ms": level.e2e_ms.p50,
+        "throughput_tokens_per_s": level.output_tps,
+        "peak_memory_gb_per_gpu": peak,
+        "memory_source": source,
+        "details": {
+            "errors": level.errors,
+            "ttft_ms": level.ttft_ms.model_dump(),
+            "tpot_ms": level.tpot_ms.model_dump(),
+            "e2e_ms": level.e2e_ms.model_dump(),
+            "over_ttft_limit": level.over_ttft_limit,
+        },
+    }
+
+
+def needle_point(needle: NeedleLength) -> dict[str, Any] | None:
+    if needle.accuracy is None:
+        return None
+    peak, source = peak_gb(needle.memory)
+    return {
+        "context_length": needle.length,
+        "concurrency": 1,
+        "repetitions": len(needle.cells),
+        "needle_accuracy": needle.accuracy,
+        "peak_memory_gb_per_gpu": peak,
+        "memory_source": source,
+        "details": {"needle": [
+            {"depth": cell.depth, "found": cell.found, "truncated": cell.truncated}
+            for cell in needle.cells
+        ]},
+    }
+
+
+def measurements(result: BenchResult) -> list[dict[str, Any]]:
+    points = [length_point(length) for length in result.lengths]
+    if result.concurrency:
+        points += [level_point(result.concurrency.length, level)
+                   for level in result.concurrency.levels if level.concurrency > 1]
+    points += [needle_point(needle) for needle in result.needle]
+    return [point for point in points if point is not None]
+
+
+def record_from_result(result: BenchResult, target: dict[str, Any]) -> dict[str, Any]:
+    """A RecordIn-shaped dict: what was run (target) plus what was measured (result)."""
+    notes = [f"Measured by the servebook benchmark client against {result.plan.base_url}."]
+    if result.outcome_error:
+        notes.append(f"Server error: {result.outcome_error}")
+    notes += result.notes
+    return {
+        "model": target["model"],
+        "artifact": target["artifact"],
+        "runtime": target["runtime"],
+        "runtime_version": target["runtime_version"],
+        "hardware": target["hardware"],
+        "gpu_count": target.get("gpu_count"),
+        "profile": target.get("profile") or None,
+        "command": target.get("command", ""),
+        "applied_values": target.get("applied_values", {}),
+        "environment": target.get("environment", {}),
+        "outcome": result.outcome,
+        "notes": "\n".join(notes)[:20_000],
+        "measurements": measurements(result),
+    }

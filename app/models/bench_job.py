@@ -1,0 +1,48 @@
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base, TimestampMixin
+
+if TYPE_CHECKING:
+    from app.models.record import Record
+
+
+class BenchJob(TimestampMixin, Base):
+    """A queued run of the benchmark client; a worker claims it under a lease.
+
+    The target server's API key is never stored here.
+    """
+
+    __tablename__ = "bench_jobs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('queued', 'running', 'succeeded', 'failed')", name="status_known"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    plan: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # What the resulting record is about (catalog slugs, runtime version, command).
+    target: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    needs_api_key: Mapped[bool] = mapped_column(default=False)
+    progress: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    attempts: Mapped[int] = mapped_column(default=0)
+    max_attempts: Mapped[int] = mapped_column(default=2)
+    worker_id: Mapped[str | None] = mapped_column(String(100))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    error: Mapped[str] = mapped_column(Text, default="")
+    submitted_by: Mapped[str] = mapped_column(String(100), default="local")
+    record_id: Mapped[int | None] = mapped_column(ForeignKey("records.id"))
+    result: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+
+    record: Mapped["Record | None"] = relationship(lazy="raise")
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("succeeded", "failed")

@@ -1,0 +1,80 @@
+"""Console commands for records and access tokens: `servebook import`, `servebook token`."""
+
+from pathlib import Path
+
+import click
+
+from app.config import get_settings
+from app.records.importers import FORMATS
+from app.records.imports import import_record
+from app.records.schemas import OUTCOMES
+from app.records.service import IdempotencyConflict
+from app.records.validation import RecordInvalid
+from app.security import ROLES, create_token
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--model", required=True, help="Model slug.")
+@click.option("--hardware", required=True, help="Hardware slug.")
+@click.option("--artifact", required=True, help="Model file (artifact) slug.")
+@click.option("--runtime", required=True, help="Runtime slug.")
+@click.option("--runtime-version", default=None, help="Default: what the file states, if any.")
+@click.option("--profile", default=None, help="Profile slug.")
+@click.option("--gpu-count", type=click.IntRange(min=1), default=None)
+@click.option("--outcome", type=click.Choice(OUTCOMES), default="ok", show_default=True)
+@click.option("--command", "command_line", default="", help="The server command as run.")
+@click.option("--notes", default="")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
+              help="Default: detected from the file.")
+@click.option("--submitted-by", default="local", show_default=True)
+def import_command(file: Path, model: str, hardware: str, artifact: str, runtime: str,
+                   runtime_version: str | None, profile: str | None, gpu_count: int | None,
+                   outcome: str, command_line: str, notes: str, fmt: str | None,
+                   submitted_by: str) -> None:
+    """Import a vLLM, GuideLLM or llama-bench result FILE as a pending record."""
+    from app.cli import session_scope
+
+    settings = get_settings()
+    if file.stat().st_size > settings.max_upload_bytes:
+        raise click.ClickException(f"{file} is larger than the {settings.max_upload_bytes:,}-byte "
+                                   "limit (SERVEBOOK_MAX_UPLOAD_BYTES).")
+    meta = {"model": model, "hardware": hardware, "artifact": artifact, "runtime": runtime,
+            "runtime_version": runtime_version, "profile": profile, "gpu_count": gpu_count,
+            "outcome": outcome, "command": command_line, "notes": notes}
+    meta = {key: value for key, value in meta.items() if value not in (None, "")}
+    try:
+        with session_scope(settings) as session:
+            record = import_record(session, file.read_bytes(), meta, submitted_by=submitted_by,
+                                   fmt=fmt, filename=file.name, source="cli").record
+            summary = (record.id, record.review_state, len(record.measurements),
+                       record.provenance_detail["tool"], record.provenance_detail["sha256"],
+                       [flag["message"] for flag in record.flags])
+    except RecordInvalid as invalid:
+        lines = [f"  {error.field}: {error.message}" for error in invalid.errors]
+        raise click.ClickException("the record was not stored:\n" + "\n".join(lines)) from None
+    except IdempotencyConflict as conflict:
+        raise click.ClickException(conflict.message) from None
+    record_id, state, points, tool, digest, flags = summary
+    click.echo(f"record {record_id} stored ({state}): {points} measurements from {tool}, "
+               f"sha256 {digest}")
+    for message in flags:
+        click.echo(f"  flagged: {message}")
+
+
+@click.group("token")
+def token() -> None:
+    """Access tokens for serving beyond loopback."""
+
+
+@token.command("create")
+@click.option("--role", type=click.Choice(ROLES), required=True)
+@click.option("--name", required=True, help="Who holds it, e.g. a person or a CI job.")
+def token_create(role: str, name: str) -> None:
+    """Create a token and print it once; only its sha256 is stored."""
+    from app.cli import session_scope
+
+    with session_scope(get_settings()) as session:
+        secret = create_token(session, name, role)  # type: ignore[arg-type]
+    click.echo(f"{role} token for {name} (shown only now, store it safely):", err=True)
+    click.echo(secret)

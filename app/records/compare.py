@@ -1,0 +1,82 @@
+"""Two records side by side, every difference marked."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.models import Measurement, Record
+from app.records.schemas import METRICS
+
+METRIC_LABELS = {
+    "ttft_ms": "TTFT (ms)",
+    "decode_tokens_per_s": "decode (tok/s)",
+    "itl_ms": "ITL (ms)",
+    "e2e_latency_ms": "end-to-end (ms)",
+    "throughput_tokens_per_s": "throughput (tok/s)",
+    "peak_memory_gb_per_gpu": "peak memory (GB/GPU)",
+    "kv_cache_usage_peak": "KV cache peak",
+    "needle_accuracy": "needle accuracy",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    a: Any
+    b: Any
+
+    @property
+    def differs(self) -> bool:
+        return self.a != self.b
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Record
+    b: Record
+    sections: list[tuple[str, list[Row]]]
+
+    @property
+    def differences(self) -> int:
+        return sum(row.differs for _, rows in self.sections for row in rows)
+
+
+def setup_rows(a: Record, b: Record) -> list[Row]:
+    def view(r: Record) -> list[Any]:
+        return [r.model.slug, r.artifact.slug, r.runtime.slug, r.runtime_version,
+                r.hardware.slug, r.gpu_count, r.profile.slug if r.profile else None,
+                r.outcome, r.review_state, r.command]
+    labels = ["model", "model file", "runtime", "runtime version", "hardware", "GPUs",
+              "profile", "outcome", "review state", "command"]
+    return [Row(label, x, y) for label, x, y in zip(labels, view(a), view(b), strict=True)]
+
+
+def mapping_rows(a: dict[str, Any], b: dict[str, Any]) -> list[Row]:
+    return [Row(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b))]
+
+
+def point_key(m: Measurement) -> tuple[int, int]:
+    return m.context_length, m.concurrency
+
+
+def result_rows(a: Record, b: Record) -> list[Row]:
+    points_a = {point_key(m): m for m in a.measurements}
+    points_b = {point_key(m): m for m in b.measurements}
+    rows: list[Row] = []
+    for length, concurrency in sorted(set(points_a) | set(points_b)):
+        left, right = points_a.get((length, concurrency)), points_b.get((length, concurrency))
+        for metric in METRICS:
+            x = getattr(left, metric) if left else None
+            y = getattr(right, metric) if right else None
+            if x is not None or y is not None:
+                label = f"{METRIC_LABELS[metric]} at {length:,} tokens x {concurrency}"
+                rows.append(Row(label, x, y))
+    return rows
+
+
+def compare_records(a: Record, b: Record) -> Comparison:
+    return Comparison(a, b, [
+        ("Setup", setup_rows(a, b)),
+        ("Applied values", mapping_rows(a.applied_values, b.applied_values)),
+        ("Environment", mapping_rows(a.environment, b.environment)),
+        ("Results", result_rows(a, b)),
+    ])

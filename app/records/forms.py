@@ -1,0 +1,151 @@
+"""The record form: what the person typed, turned into the schema's shape and back.
+
+Field names follow the error paths (``measurements.2.ttft_ms``, ``environment.os``), so
+an error lands beside the input it is about and every typed value is shown again.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.records.schemas import FieldError
+
+SCALARS = ("model", "artifact", "runtime", "runtime_version", "hardware", "gpu_count", "profile",
+           "command", "outcome", "notes")
+ENVIRONMENT = ("driver", "os", "runtime_build")
+ROW_FIELDS = ("context_length", "concurrency", "ttft_ms", "decode_tokens_per_s", "itl_ms",
+              "e2e_latency_ms", "throughput_tokens_per_s", "peak_memory_gb_per_gpu",
+              "needle_accuracy", "repetitions")
+ROW_LABELS = {
+    "context_length": "Context (tokens)",
+    "concurrency": "Concurrency",
+    "ttft_ms": "TTFT (ms)",
+    "decode_tokens_per_s": "Decode (tok/s)",
+    "itl_ms": "ITL (ms)",
+    "e2e_latency_ms": "End-to-end (ms)",
+    "throughput_tokens_per_s": "Throughput (tok/s)",
+    "peak_memory_gb_per_gpu": "Peak memory (GB/GPU)",
+    "needle_accuracy": "Needle accuracy (0–1)",
+    "repetitions": "Repetitions",
+}
+DEFAULT_ROWS = 3
+MAX_ROWS = 200
+ROW_NAME = re.compile(r"^measurements\.(\d+)\.(\w+)$")
+ASSIGNMENT = re.compile(r"^\s*([^=:\s][^=:]*?)\s*[=:]\s*(.*)$")
+
+
+@dataclass
+class FormState:
+    """What the page shows: typed values, the rows, and errors keyed by input name."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    rows: list[dict[str, str]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+
+    def error(self, name: str) -> str | None:
+        return self.errors.get(name)
+
+
+@dataclass
+class ParsedForm:
+    raw: dict[str, Any]
+    state: FormState
+    row_of: list[int]  # position in raw["measurements"] -> row index on the form
+    errors: list[FieldError]
+
+
+def text_fields(form: Mapping[str, Any]) -> dict[str, str]:
+    return {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def typed_rows(fields: Mapping[str, str]) -> list[dict[str, str]]:
+    rows: dict[int, dict[str, str]] = {}
+    for name, value in fields.items():
+        match = ROW_NAME.match(name)
+        if match and int(match[1]) < MAX_ROWS and match[2] in ROW_FIELDS:
+            rows.setdefault(int(match[1]), {})[match[2]] = value
+    count = max(rows, default=-1) + 1
+    return [rows.get(index, {}) for index in range(max(count, DEFAULT_ROWS))]
+
+
+def parse_applied_values(text: str) -> tuple[dict[str, Any], list[FieldError]]:
+    """A JSON object, or one `name = value` (or `name: value`) per line."""
+    text = text.strip()
+    if not text:
+        return {}, []
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as error:
+            return {}, [FieldError(field="applied_values", message=f"invalid JSON: {error.msg}")]
+        if isinstance(value, dict):
+            return value, []
+        return {}, [FieldError(field="applied_values", message="give a JSON object")]
+    values: dict[str, Any] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = ASSIGNMENT.match(line)
+        if match is None:
+            return {}, [FieldError(field="applied_values",
+                                   message=f"line {number}: write it as name = value")]
+        values[match[1]] = scalar(match[2].strip())
+    return values, []
+
+
+def scalar(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def parse_form(form: Mapping[str, Any]) -> ParsedForm:
+    """The schema's raw input, plus the state to re-render the form with."""
+    fields = text_fields(form)
+    state = FormState(values=fields, rows=typed_rows(fields))
+    raw: dict[str, Any] = {k: fields[k].strip() for k in SCALARS if fields.get(k, "").strip()}
+    environment = {k: fields[f"environment.{k}"].strip() for k in ENVIRONMENT
+                   if fields.get(f"environment.{k}", "").strip()}
+    raw["environment"] = environment
+    raw["applied_values"], errors = parse_applied_values(fields.get("applied_values", ""))
+    measurements, row_of = [], []
+    for index, row in enumerate(state.rows):
+        given = {k: v.strip() for k, v in row.items() if v.strip()}
+        if given:
+            measurements.append(given)
+            row_of.append(index)
+    raw["measurements"] = measurements
+    return ParsedForm(raw, state, row_of, errors)
+
+
+def show_errors(parsed: ParsedForm, errors: list[FieldError]) -> FormState:
+    """Put each error beside its input; positions in the list map back to form rows."""
+    state = parsed.state
+    for error in errors:
+        name = form_name(error.field, parsed.row_of)
+        if name is None:
+            state.general.append(f"{error.field}: {error.message}")
+        else:
+            state.errors.setdefault(name, error.message)
+    return state
+
+
+def form_name(path: str, row_of: list[int]) -> str | None:
+    parts = path.split(".")
+    if parts[0] == "measurements" and len(parts) >= 2 and parts[1].isdigit():
+        position = int(parts[1])
+        if position >= len(row_of):
+            return None
+        row = row_of[position]
+        if len(parts) == 2:
+            return f"measurements.{row}"
+        return f"measurements.{row}.{parts[2]}" if parts[2] in ROW_FIELDS else None
+    if parts[0] == "environment" and len(parts) == 2 and parts[1] in ENVIRONMENT:
+        return path
+    if parts[0] in (*SCALARS, "applied_values", "file", "idempotency_key") and len(parts) == 1:
+        return path
+    return None

@@ -1,0 +1,65 @@
+"""Result files of other benchmark tools, read into record measurements."""
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from app.records.importers import guidellm, llama_bench, vllm
+from app.records.importers.base import ImportedRun, ImportFormatError
+
+FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any], ImportedRun]]] = {
+    "vllm": (vllm.looks_like, vllm.parse),
+    "guidellm": (guidellm.looks_like, guidellm.parse),
+    "llama-bench": (llama_bench.looks_like, llama_bench.parse),
+}
+FORMAT_LABELS = {
+    "vllm": "vLLM bench serve --save-result JSON",
+    "guidellm": "GuideLLM JSON report",
+    "llama-bench": "llama-bench -o json",
+}
+
+__all__ = ["FORMATS", "FORMAT_LABELS", "ImportFormatError", "ImportedRun", "read_result",
+           "sha256_hex"]
+
+
+def sha256_hex(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def load_json(content: bytes) -> Any:
+    """One JSON document, or JSON lines (vLLM's --append-result)."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ImportFormatError("the file is not UTF-8 text") from error
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as whole:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 1:
+            try:
+                return [json.loads(line) for line in lines]
+            except json.JSONDecodeError:
+                pass
+        raise ImportFormatError(f"the file is not JSON (line {whole.lineno}: {whole.msg})") \
+            from whole
+
+
+def detect(document: Any) -> str:
+    for name, (looks_like, _parse) in FORMATS.items():
+        if looks_like(document):
+            return name
+    raise ImportFormatError("unrecognised result file; supported: " + "; ".join(
+        FORMAT_LABELS.values()))
+
+
+def read_result(content: bytes, fmt: str | None = None) -> ImportedRun:
+    """Parse a result file, detecting its format unless one is named."""
+    if not content.strip():
+        raise ImportFormatError("the file is empty")
+    document = load_json(content)
+    name = fmt or detect(document)
+    if name not in FORMATS:
+        raise ImportFormatError(f"unknown format '{name}'; choose one of: {', '.join(FORMATS)}")
+    return FORMATS[name][1](document)

@@ -1,0 +1,40 @@
+"""What the record pages list and pre-fill; the queries stay in the repositories."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.catalog.repository import CatalogRepository
+from app.models import Record
+from app.records.repository import RecordRepository, models_with_artifacts
+
+PREFILL = ("model", "hardware", "artifact", "runtime", "profile")
+
+
+class RecordPages:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.catalog = CatalogRepository(session)
+        self.records = RecordRepository(session)
+
+    def choices(self) -> dict[str, Any]:
+        """Everything the selects offer."""
+        return {
+            "models": models_with_artifacts(self.session),
+            "hardware": self.catalog.list_hardware(),
+            "runtimes": self.catalog.list_runtimes(),
+            "profiles": self.catalog.list_profiles(),
+        }
+
+    def prefill(self, query: Mapping[str, str]) -> dict[str, str]:
+        values = {name: query[name] for name in PREFILL if query.get(name)}
+        values.setdefault("outcome", "ok")
+        hardware = self.catalog.get_hardware(values["hardware"]) if "hardware" in values else None
+        if hardware is not None:
+            values["gpu_count"] = str(hardware.gpu_count)
+        return values
+
+    def search(self, model: str | None, hardware: str | None,
+               state: str | None) -> Sequence[Record]:
+        return self.records.search(model, hardware, state)

@@ -1,0 +1,115 @@
+"""Every record query lives here; relationships load explicitly."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import event, inspect, select, update
+from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.sql import Select
+
+from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, RecordEvent
+
+FULL = (
+    selectinload(Record.model),
+    selectinload(Record.artifact),
+    selectinload(Record.runtime),
+    selectinload(Record.hardware),
+    selectinload(Record.profile),
+    selectinload(Record.measurements),
+    selectinload(Record.events),
+)
+
+
+class RecordRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get(self, record_id: int) -> Record | None:
+        statement = select(Record).where(Record.id == record_id).options(*FULL)
+        return self.session.scalars(statement).one_or_none()
+
+    def get_many(self, record_ids: Sequence[int]) -> dict[int, Record]:
+        statement = select(Record).where(Record.id.in_(list(record_ids))).options(*FULL)
+        return {record.id: record for record in self.session.scalars(statement)}
+
+    def by_idempotency_key(self, key: str) -> Record | None:
+        statement = select(Record).where(Record.idempotency_key == key).options(*FULL)
+        return self.session.scalars(statement).one_or_none()
+
+    def add(self, record: Record) -> Record:
+        self.session.add(record)
+        self.session.flush()
+        return record
+
+    def add_all(self, rows: Sequence[Measurement | RecordEvent]) -> None:
+        self.session.add_all(rows)
+        self.session.flush()
+
+    def move_state(self, record_id: int, from_state: str, to_state: str) -> bool:
+        """Move the review state only if nobody moved it first."""
+        statement = (
+            update(Record)
+            .where(Record.id == record_id, Record.review_state == from_state)
+            .values(review_state=to_state)
+            .execution_options(synchronize_session=False)
+        )
+        return self.session.execute(statement).rowcount == 1
+
+    def search(
+        self,
+        model: str | None = None,
+        hardware: str | None = None,
+        state: str | None = None,
+        limit: int = 1000,
+    ) -> Sequence[Record]:
+        """Newest first, optionally narrowed by model slug, hardware slug and review state."""
+        statement = select(Record).options(*FULL).order_by(Record.id.desc()).limit(limit)
+        statement = self._filtered(statement, model, hardware, state)
+        return self.session.scalars(statement).all()
+
+    def _filtered(self, statement: Select[Any], model: str | None, hardware: str | None,
+                  state: str | None) -> Select[Any]:
+        if model:
+            statement = statement.join(LlmModel, LlmModel.id == Record.model_id).where(
+                LlmModel.slug == model)
+        if hardware:
+            statement = statement.join(Hardware, Hardware.id == Record.hardware_id).where(
+                Hardware.slug == hardware)
+        if state:
+            statement = statement.where(Record.review_state == state)
+        return statement
+
+    def for_model_hardware(self, model_id: int, hardware_id: int) -> Sequence[Record]:
+        statement = (
+            select(Record)
+            .where(Record.model_id == model_id, Record.hardware_id == hardware_id)
+            .options(*FULL)
+            .order_by(Record.id.desc())
+        )
+        return self.session.scalars(statement).all()
+
+    def artifact_owner(self, slug: str) -> Artifact | None:
+        statement = select(Artifact).where(Artifact.slug == slug).options(
+            selectinload(Artifact.model))
+        return self.session.scalars(statement).one_or_none()
+
+    def profiles(self) -> Sequence[Profile]:
+        return self.session.scalars(select(Profile).order_by(Profile.sort, Profile.name)).all()
+
+
+WRITE_ONCE = frozenset(c.key for c in Record.__table__.columns) - {"review_state"}
+
+
+@event.listens_for(Record, "before_update")
+def _records_are_write_once(_mapper: Any, _connection: Any, record: Record) -> None:
+    """Only the review state may move (and it moves through RecordRepository.move_state)."""
+    state = inspect(record)
+    changed = [key for key in WRITE_ONCE if state.attrs[key].history.has_changes()]
+    if changed:
+        raise ValueError(f"records are write-once; refusing to change {', '.join(sorted(changed))}")
+
+
+def models_with_artifacts(session: Session) -> Sequence[LlmModel]:
+    statement = select(LlmModel).options(selectinload(LlmModel.artifacts)).order_by(
+        LlmModel.family, LlmModel.name)
+    return session.scalars(statement).all()

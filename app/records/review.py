@@ -1,0 +1,61 @@
+"""Review: the only change a record ever sees, each step appended to its history."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
+
+from app.db import utcnow
+from app.errors import Conflict
+from app.models import Record, RecordEvent
+from app.records.repository import RecordRepository
+from app.records.schemas import FieldError, ReviewIn
+from app.records.service import get_record
+from app.records.validation import RecordInvalid, schema_errors
+
+TRANSITIONS: dict[tuple[str, str], str] = {
+    ("pending", "accept"): "accepted",
+    ("pending", "reject"): "rejected",
+    ("accepted", "retract"): "retracted",
+}
+REASON_REQUIRED = frozenset({"reject", "retract"})
+
+
+def allowed_actions(state: str) -> list[str]:
+    return [action for (source, action) in TRANSITIONS if source == state]
+
+
+def parse_review(raw: Mapping[str, Any] | ReviewIn) -> ReviewIn:
+    if isinstance(raw, ReviewIn):
+        review = raw
+    else:
+        try:
+            review = ReviewIn.model_validate(raw)
+        except ValidationError as error:
+            raise RecordInvalid(schema_errors(error)) from error
+    if review.action in REASON_REQUIRED and not review.reason.strip():
+        raise RecordInvalid([FieldError(field="reason",
+                                        message=f"say why you {review.action} this record")])
+    return review
+
+
+def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn,
+                  actor: str) -> Record:
+    """Accept, reject or retract; anything else is a conflict with the record's state."""
+    review = parse_review(raw)
+    records = RecordRepository(session)
+    record = get_record(session, record_id)
+    source = record.review_state
+    target = TRANSITIONS.get((source, review.action))
+    if target is None:
+        allowed = allowed_actions(source)
+        raise Conflict(f"Record {record_id} is {source}; it cannot be {review.action}ed. "
+                       + (f"Allowed: {', '.join(allowed)}." if allowed else
+                          "No further review is possible."))
+    if not records.move_state(record_id, source, target):
+        raise Conflict(f"Record {record_id} was reviewed by someone else just now; reload it.")
+    records.add_all([RecordEvent(record_id=record_id, action=target, reason=review.reason.strip(),
+                                 actor=actor, created_at=utcnow())])
+    session.expire(record)
+    return get_record(session, record_id)

@@ -1,0 +1,306 @@
+"""Reproduction records: pages, htmx fragments and the JSON API.
+
+Invalid forms re-render the form block with the errors beside the inputs: status 200 for
+htmx (htmx 2 does not swap 4xx responses), 422 for a plain form post.
+"""
+
+import json
+import uuid
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy.orm import Session
+from starlette.datastructures import FormData, UploadFile
+
+from app.db import SessionDep
+from app.errors import ServebookError
+from app.models import Record
+from app.records.compare import compare_records
+from app.records.export import CSV_DOC, record_out, to_csv
+from app.records.forms import (
+    DEFAULT_ROWS,
+    ROW_FIELDS,
+    ROW_LABELS,
+    FormState,
+    ParsedForm,
+    parse_form,
+    show_errors,
+)
+from app.records.importers import FORMAT_LABELS
+from app.records.imports import import_record
+from app.records.pages import RecordPages
+from app.records.review import allowed_actions, review_record
+from app.records.schemas import (
+    OUTCOME_LABELS,
+    OUTCOMES,
+    ErrorsOut,
+    FieldError,
+    RecordCreated,
+    RecordIn,
+    ReviewState,
+)
+from app.records.service import IdempotencyConflict, Submission, get_record, submit_record
+from app.records.validation import RecordInvalid
+from app.security import (
+    CsrfDep,
+    FormDep,
+    MaintainerDep,
+    OptionalPrincipal,
+    Principal,
+    SubmitterDep,
+)
+from app.web import is_htmx, redirect, render
+
+router = APIRouter(tags=["pages"])
+api_router = APIRouter(prefix="/api", tags=["records"])
+
+
+class RecordFilters(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    model: str | None = Field(default=None, max_length=100)
+    hardware: str | None = Field(default=None, max_length=100)
+    state: ReviewState | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def blank_is_none(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+
+FiltersDep = Annotated[RecordFilters, Query()]
+
+
+async def json_body(request: Request) -> Any:
+    """The raw JSON document; the record schema validates it so every error is listed."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise UnsupportedMedia("Send the record as JSON (Content-Type: application/json).")
+    try:
+        return json.loads(await request.body())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RecordInvalid([FieldError(field="body", message=f"invalid JSON: {error}")]) \
+            from error
+
+
+class UnsupportedMedia(ServebookError):
+    status_code = 415
+
+
+BodyDep = Annotated[Any, Depends(json_body)]
+
+
+def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONResponse:
+    return JSONResponse({"errors": [e.model_dump() for e in errors]}, status_code=status_code)
+
+
+def as_object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise RecordInvalid([FieldError(field="body", message="send one JSON object")])
+    return body
+
+
+# ---------------------------------------------------------------- pages
+
+
+@router.get("/records", name="records:index")
+def index(request: Request, session: SessionDep, filters: FiltersDep) -> Response:
+    """Every record, newest first, with filters and a compare picker."""
+    pages = RecordPages(session)
+    records = pages.search(filters.model, filters.hardware, filters.state)
+    query = {**filters.model_dump(mode="json", exclude_none=True), "format": "csv"}
+    csv_url = request.url_for("api:records_list").include_query_params(**query)
+    context = {"records": records, "filters": filters, "csv_url": csv_url, **pages.choices()}
+    return render(request, "records/index.html", context, block="records_table")
+
+
+@router.get("/records/new", name="records:new")
+def new_record(request: Request, session: SessionDep, principal: OptionalPrincipal) -> Response:
+    """The record form, pre-filled from the query string (model, hardware, artifact, ...)."""
+    pages = RecordPages(session)
+    state = FormState(values=pages.prefill(request.query_params))
+    state.rows = [{} for _ in range(DEFAULT_ROWS)]
+    return render(request, "records/new.html", form_context(pages, state, principal))
+
+
+@router.get("/records/new/row", name="records:new_row")
+def new_row(request: Request, index: Annotated[int, Query(ge=0, le=199)]) -> Response:
+    """One more empty measurement row (htmx appends it to the table)."""
+    context = {"index": index, "row": {}, "state": FormState(), "row_fields": ROW_FIELDS,
+               "row_labels": ROW_LABELS}
+    return render(request, "records/_measurement_row.html", context)
+
+
+@router.post("/records", name="records:create", dependencies=[CsrfDep])
+def create(request: Request, session: SessionDep, principal: SubmitterDep,
+           form: FormDep) -> Response:
+    """Submit the form (with or without a result file to import)."""
+    parsed = parse_form(form)
+    key = str(form.get("idempotency_key") or "") or None
+    upload = form.get("result_file")
+    try:
+        submission = submit_form(session, parsed, upload, form, principal.name, key)
+    except RecordInvalid as invalid:
+        state = show_errors(parsed, invalid.errors)
+        return form_response(request, session, state, principal)
+    except IdempotencyConflict as conflict:
+        parsed.state.general.append(conflict.message)
+        return form_response(request, session, parsed.state, principal, status_code=409)
+    url = str(request.url_for("records:detail", record_id=submission.record.id))
+    return redirect(request, url)
+
+
+def submit_form(session: Session, parsed: ParsedForm, upload: object, form: FormData,
+                submitter: str, key: str | None) -> Submission:
+    if isinstance(upload, UploadFile) and upload.filename:
+        content = upload.file.read()
+        fmt = str(form.get("result_format") or "") or None
+        meta = {k: v for k, v in parsed.raw.items() if k != "measurements"}
+        return import_record(session, content, meta, submitted_by=submitter, fmt=fmt,
+                             filename=upload.filename, idempotency_key=key,
+                             extra_errors=parsed.errors)
+    return submit_record(session, parsed.raw, provenance="form", submitted_by=submitter,
+                         idempotency_key=key, extra_errors=parsed.errors)
+
+
+def form_context(pages: RecordPages, state: FormState,
+                 principal: Principal | None) -> dict[str, Any]:
+    return {"state": state, "form_key": state.values.get("idempotency_key") or uuid.uuid4().hex,
+            "outcomes": OUTCOMES, "outcome_labels": OUTCOME_LABELS, "formats": FORMAT_LABELS,
+            "row_fields": ROW_FIELDS, "row_labels": ROW_LABELS, "principal": principal,
+            **pages.choices()}
+
+
+def form_response(request: Request, session: Session, state: FormState,
+                  principal: Principal | None, status_code: int = 422) -> Response:
+    context = form_context(RecordPages(session), state, principal)
+    status = 200 if is_htmx(request) else status_code
+    return render(request, "records/new.html", context, block="record_form", status_code=status)
+
+
+@router.get("/records/compare", name="records:compare")
+def compare(request: Request, session: SessionDep, a: Annotated[int, Query(ge=1)],
+            b: Annotated[int, Query(ge=1)]) -> Response:
+    """Two records side by side, with the differences highlighted."""
+    comparison = compare_records(get_record(session, a), get_record(session, b))
+    return render(request, "records/compare.html", {"comparison": comparison})
+
+
+@router.get("/records/{record_id}", name="records:detail")
+def detail(request: Request, record_id: int, session: SessionDep,
+           principal: OptionalPrincipal) -> Response:
+    """A record: provenance, measurements, flags, history, and review for maintainers."""
+    record = get_record(session, record_id)
+    return render(request, "records/detail.html", detail_context(record, principal, {}))
+
+
+def detail_context(record: Record, principal: Principal | None, errors: dict[str, str],
+                   typed: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"record": record, "principal": principal, "actions": allowed_actions(
+        record.review_state), "review_errors": errors, "typed": typed or {},
+        "outcome_labels": OUTCOME_LABELS}
+
+
+@router.post("/records/{record_id}/review", name="records:review", dependencies=[CsrfDep])
+def review(request: Request, record_id: int, session: SessionDep, principal: MaintainerDep,
+           form: FormDep) -> Response:
+    """Accept, reject or retract from the record page."""
+    raw = {"action": str(form.get("action", "")), "reason": str(form.get("reason", ""))}
+    try:
+        review_record(session, record_id, raw, principal.name)
+    except RecordInvalid as invalid:
+        record = get_record(session, record_id)
+        errors = {e.field: e.message for e in invalid.errors}
+        context = detail_context(record, principal, errors, raw)
+        status = 200 if is_htmx(request) else 422
+        return render(request, "records/detail.html", context, block="review", status_code=status)
+    return redirect(request, str(request.url_for("records:detail", record_id=record_id)))
+
+
+# ---------------------------------------------------------------- JSON API
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The record schema with its $defs inlined, for the OpenAPI request body."""
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return resolve(defs[ref.removeprefix("#/$defs/")])
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)
+
+
+RECORD_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": inline_refs(RecordIn.model_json_schema())}}}}
+
+
+@api_router.post(
+    "/records", name="api:records_create", status_code=201, response_model=RecordCreated,
+    openapi_extra=RECORD_BODY,
+    responses={200: {"model": RecordCreated, "description": "a retry with the same "
+                     "Idempotency-Key: the first record, nothing new stored"},
+               409: {"description": "the Idempotency-Key was used with a different body"},
+               413: {"description": "body over SERVEBOOK_MAX_UPLOAD_BYTES"},
+               415: {"description": "not JSON"},
+               422: {"model": ErrorsOut, "description": "every field error at once"}},
+)
+def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
+               body: BodyDep) -> Response:
+    """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
+    key = request.headers.get("idempotency-key") or None
+    try:
+        submission = submit_record(session, as_object(body), provenance="api",
+                                   submitted_by=principal.name, idempotency_key=key)
+    except RecordInvalid as invalid:
+        return errors_response(invalid.errors)
+    except IdempotencyConflict as conflict:
+        return JSONResponse({"detail": conflict.message, "record_id": conflict.record_id},
+                            status_code=409)
+    record = submission.record
+    out = RecordCreated(id=record.id, review_state=record.review_state,  # type: ignore[arg-type]
+                        url=str(request.url_for("records:detail", record_id=record.id)),
+                        flags=record.flags)
+    return JSONResponse(out.model_dump(), status_code=201 if submission.created else 200)
+
+
+@api_router.get("/records", name="api:records_list", description=CSV_DOC,
+                responses={200: {"content": {"text/csv": {}}}})
+def list_api(request: Request, session: SessionDep, filters: FiltersDep,
+             format: Literal["json", "csv"] | None = None) -> Response:
+    """Export records, filtered by model, hardware and review state; JSON or CSV."""
+    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
+    wants_csv = format == "csv" or (format is None and "text/csv" in
+                                     request.headers.get("accept", ""))
+    if wants_csv:
+        return Response(to_csv(records), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="records.csv"'})
+    return JSONResponse({"count": len(records),
+                         "records": [record_out(request, r) for r in records]})
+
+
+@api_router.get("/records/{record_id}", name="api:records_get")
+def get_api(request: Request, record_id: int, session: SessionDep) -> dict[str, Any]:
+    """One record with its measurements, flags and history."""
+    return record_out(request, get_record(session, record_id))
+
+
+@api_router.post("/records/{record_id}/review", name="api:records_review",
+                 responses={409: {"description": "the transition is not allowed"},
+                            422: {"model": ErrorsOut}})
+def review_api(request: Request, record_id: int, session: SessionDep, principal: MaintainerDep,
+               body: BodyDep) -> Response:
+    """Accept, reject or retract a record (`{"action": ..., "reason": ...}`)."""
+    try:
+        record = review_record(session, record_id, as_object(body), principal.name)
+    except RecordInvalid as invalid:
+        return errors_response(invalid.errors)
+    return JSONResponse(record_out(request, record))
+

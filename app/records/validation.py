@@ -1,0 +1,175 @@
+"""One validation path for every submission: the schema, then the catalog, all errors at once."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.catalog.repository import CatalogRepository
+from app.errors import ServebookError
+from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
+from app.records.repository import RecordRepository
+from app.records.schemas import FieldError, RecordIn
+
+
+class RecordInvalid(ServebookError):
+    status_code = 422
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The catalog rows a valid record points at."""
+
+    model: LlmModel
+    artifact: Artifact
+    runtime: Runtime
+    hardware: Hardware
+    profile: Profile | None
+    gpu_count: int
+
+
+def schema_errors(error: ValidationError) -> list[FieldError]:
+    """Pydantic errors as dotted field paths, e.g. measurements.0.ttft_ms."""
+    return [
+        FieldError(field=".".join(str(part) for part in item["loc"]) or "record",
+                   message=item["msg"].removeprefix("Value error, "))
+        for item in error.errors()
+    ]
+
+
+def choices(slugs: list[str]) -> str:
+    return ", ".join(slugs) if slugs else "none in the catalog"
+
+
+def text(raw: Mapping[str, Any], name: str) -> str | None:
+    value = raw.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+class ReferenceCheck:
+    """Looks up the slugs a submission names and says what is wrong with each."""
+
+    def __init__(self, catalog: CatalogRepository, records: RecordRepository) -> None:
+        self.catalog = catalog
+        self.records = records
+        self.errors: list[FieldError] = []
+
+    def fail(self, field: str, message: str) -> None:
+        self.errors.append(FieldError(field=field, message=message))
+
+    def model(self, slug: str | None) -> LlmModel | None:
+        if slug is None:
+            return None
+        model = self.catalog.get_model(slug)
+        if model is None:
+            known = [m.slug for m in self.catalog.list_models()]
+            self.fail("model", f"unknown model '{slug}'; choose one of: {choices(known)}")
+        return model
+
+    def artifact(self, slug: str | None, model: LlmModel | None) -> Artifact | None:
+        if slug is None:
+            return None
+        if model is not None:
+            found = next((a for a in model.artifacts if a.slug == slug), None)
+            if found is None:
+                self.fail("artifact", self.foreign_artifact_message(slug, model))
+            return found
+        artifact = self.records.artifact_owner(slug)
+        if artifact is None:
+            self.fail("artifact", f"unknown artifact '{slug}'")
+        return artifact
+
+    def foreign_artifact_message(self, slug: str, model: LlmModel) -> str:
+        owner = self.records.artifact_owner(slug)
+        valid = choices([a.slug for a in model.artifacts])
+        if owner is not None:
+            return (f"artifact '{slug}' is a file of {owner.model.slug}, not of {model.slug}; "
+                    f"choose one of: {valid}")
+        return f"unknown artifact '{slug}' for {model.slug}; choose one of: {valid}"
+
+    def runtime(self, slug: str | None, artifact: Artifact | None) -> Runtime | None:
+        if slug is None:
+            return None
+        runtimes = list(self.catalog.list_runtimes())
+        runtime = next((r for r in runtimes if r.slug == slug), None)
+        if runtime is None:
+            self.fail("runtime", f"unknown runtime '{slug}'; choose one of: "
+                                 f"{choices([r.slug for r in runtimes])}")
+        elif artifact is not None and artifact.format not in runtime.formats:
+            loaders = [r.slug for r in runtimes if artifact.format in r.formats]
+            self.fail("runtime", f"{runtime.name} loads {', '.join(runtime.formats)}, not "
+                                 f"{artifact.format} ({artifact.slug}); runtimes that load "
+                                 f"{artifact.format}: {choices(loaders)}")
+        return runtime
+
+    def hardware(self, slug: str | None) -> Hardware | None:
+        if slug is None:
+            return None
+        hardware = self.catalog.get_hardware(slug)
+        if hardware is None:
+            known = [h.slug for h in self.catalog.list_hardware()]
+            self.fail("hardware", f"unknown hardware '{slug}'; choose one of: {choices(known)}")
+        return hardware
+
+    def profile(self, slug: str | None) -> Profile | None:
+        if slug is None:
+            return None
+        profiles = list(self.catalog.list_profiles())
+        profile = next((p for p in profiles if p.slug == slug), None)
+        if profile is None:
+            self.fail("profile", f"unknown profile '{slug}'; choose one of: "
+                                 f"{choices([p.slug for p in profiles])}")
+        return profile
+
+    def gpu_count(self, value: Any, hardware: Hardware | None) -> int | None:
+        if hardware is None:
+            return None
+        if value is None:
+            return hardware.gpu_count
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value)
+        if isinstance(value, int) and not 1 <= value <= hardware.gpu_count:
+            self.fail("gpu_count", f"must be between 1 and {hardware.gpu_count}, the GPUs of "
+                                   f"{hardware.name}")
+        return value if isinstance(value, int) else None
+
+
+def check_references(catalog: CatalogRepository, records: RecordRepository,
+                     raw: Mapping[str, Any]) -> tuple[Resolved | None, list[FieldError]]:
+    """Resolve every slug that was given; a bad one is reported with the valid choices."""
+    check = ReferenceCheck(catalog, records)
+    model = check.model(text(raw, "model"))
+    artifact = check.artifact(text(raw, "artifact"), model)
+    runtime = check.runtime(text(raw, "runtime"), artifact)
+    hardware = check.hardware(text(raw, "hardware"))
+    profile = check.profile(text(raw, "profile"))
+    gpu_count = check.gpu_count(raw.get("gpu_count"), hardware)
+    parts = (model, artifact, runtime, hardware, gpu_count)
+    if check.errors or any(part is None for part in parts):
+        return None, check.errors
+    assert model and artifact and runtime and hardware and gpu_count
+    return Resolved(model, artifact, runtime, hardware, profile, gpu_count), []
+
+
+def validate_record(catalog: CatalogRepository, records: RecordRepository,
+                    raw: Mapping[str, Any] | RecordIn,
+                    extra_errors: list[FieldError] | None = None) -> tuple[RecordIn, Resolved]:
+    """The record and its catalog rows, or RecordInvalid listing every problem found."""
+    errors = list(extra_errors or [])
+    data: RecordIn | None = raw if isinstance(raw, RecordIn) else None
+    if data is None:
+        try:
+            data = RecordIn.model_validate(raw)
+        except ValidationError as error:
+            errors += schema_errors(error)
+    lookup = data.model_dump() if data is not None else raw
+    resolved, reference_errors = check_references(catalog, records, lookup)
+    errors += reference_errors
+    if errors or data is None or resolved is None:
+        raise RecordInvalid(errors or [FieldError(field="record", message="incomplete record")])
+    return data, resolved

@@ -1,0 +1,262 @@
+"""How much load one benchmark-client process sustains, and how exact its TTFT stays.
+
+Run from the repository root:  .venv/bin/python tests/perf/bench_client_overhead.py [--quick]
+
+The fake OpenAI-compatible server runs in its own process (its own core on a 2-core
+machine), the client in this one, both on 127.0.0.1. Three measurements:
+
+1. Flat out: N streams, the server sending tokens with no delay; output tokens/s and the
+   CPU seconds each side spent, which says whether the client is the bottleneck.
+2. Paced: N streams at a fixed 10 ms inter-token gap; achieved vs ideal tokens/s and how far
+   the measured gaps drift from 10 ms. The client keeps up while tokens/s stays near ideal.
+3. TTFT error: N streams started at once against a known 100 ms first-token delay; measured
+   TTFT minus 100 ms, next to how late the server itself wrote the first token.
+
+Target: TTFT error under 2 ms (p50) at 64 concurrent streams.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
+
+import httpx  # noqa: E402
+
+from app.bench.metrics import percentile  # noqa: E402
+from app.bench.result import RequestSample  # noqa: E402
+from app.bench.stream import (  # noqa: E402
+    ChatEndpoint,
+    StreamClients,
+    chat_completions_url,
+    make_http_client,
+    stream_chat,
+)
+
+MESSAGES = [{"role": "user", "content": "one two three four"}]
+TTFT_TARGET_MS = 2.0
+
+
+@dataclass
+class FakeServerProcess:
+    process: subprocess.Popen[str]
+    root_url: str
+
+    @classmethod
+    def start(cls) -> FakeServerProcess:
+        script = ROOT / "tests" / "bench" / "fake_openai_server.py"
+        process = subprocess.Popen(
+            [sys.executable, str(script), "--port", "0"], stdout=subprocess.PIPE, text=True
+        )
+        assert process.stdout is not None
+        line = process.stdout.readline().strip()
+        if not line.startswith("PORT "):
+            process.kill()
+            raise RuntimeError(f"fake server did not start: {line!r}")
+        return cls(process, f"http://127.0.0.1:{line.split()[1]}")
+
+    def stats(self, reset: bool = False) -> dict[str, float]:
+        path = "/stats/reset" if reset else "/stats"
+        return httpx.get(self.root_url + path, trust_env=False).json()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@contextlib.asynccontextmanager
+async def stream_endpoints(
+    server: FakeServerProcess, model: str, streams: int
+) -> AsyncIterator[list[ChatEndpoint]]:
+    """One endpoint per stream, each with its own client, as the concurrency ramp does."""
+    clients = StreamClients(
+        lambda: make_http_client(api_key=None, connect_timeout_s=10, request_timeout_s=120)
+    )
+    url = chat_completions_url(server.root_url)
+    try:
+        yield [
+            ChatEndpoint(http=clients.get(index), url=url, model=model, request_timeout_s=120)
+            for index in range(streams)
+        ]
+    finally:
+        await clients.aclose()
+
+
+async def streams_until(
+    endpoints: list[ChatEndpoint], seconds: float, max_tokens: int
+) -> tuple[list[RequestSample], float]:
+    deadline = time.perf_counter() + seconds
+    samples: list[RequestSample] = []
+
+    async def one_stream(endpoint: ChatEndpoint) -> None:
+        while time.perf_counter() < deadline:
+            samples.append(await stream_chat(endpoint, MESSAGES, max_tokens))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one_stream(endpoint) for endpoint in endpoints))
+    return samples, time.perf_counter() - started
+
+
+async def flat_out(server: FakeServerProcess, streams: int, seconds: float) -> dict[str, float]:
+    async with stream_endpoints(server, "fake?ttft_ms=0&itl_ms=0&tokens=200", streams) as endpoints:
+        await streams_until(endpoints, 0.3, 200)  # open the connections
+        server_cpu = server.stats()["cpu_s"]
+        client_cpu = time.process_time()
+        samples, wall = await streams_until(endpoints, seconds, 200)
+        client_cpu = time.process_time() - client_cpu
+        server_cpu = server.stats()["cpu_s"] - server_cpu
+    ok = [sample for sample in samples if sample.ok]
+    tokens = sum(sample.output_tokens or 0 for sample in ok)
+    return {
+        "streams": streams,
+        "requests": len(samples),
+        "errors": len(samples) - len(ok),
+        "tokens_per_s": tokens / wall,
+        "client_cpu_pct": 100 * client_cpu / wall,
+        "server_cpu_pct": 100 * server_cpu / wall,
+    }
+
+
+async def paced(server: FakeServerProcess, streams: int, seconds: float) -> dict[str, float]:
+    itl_ms, tokens = 10.0, 100
+    model = f"fake?ttft_ms=5&itl_ms={itl_ms:g}&tokens={tokens}"
+    async with stream_endpoints(server, model, streams) as endpoints:
+        await streams_until(endpoints, 0.01, 4)
+        client_cpu = time.process_time()
+        samples, wall = await streams_until(endpoints, seconds, tokens)
+        client_cpu = time.process_time() - client_cpu
+    ok = [sample for sample in samples if sample.ok]
+    gaps = [gap - itl_ms for sample in ok for gap in sample.itl_ms]
+    produced = sum(sample.output_tokens or 0 for sample in ok)
+    return {
+        "streams": streams,
+        "errors": len(samples) - len(ok),
+        "tokens_per_s": produced / wall,
+        "ideal_per_s": streams * 1000 / itl_ms,
+        "gap_err_p50_ms": percentile(gaps, 0.5) or 0.0,
+        "gap_err_p99_ms": percentile(gaps, 0.99) or 0.0,
+        "client_cpu_pct": 100 * client_cpu / wall,
+    }
+
+
+async def ttft_error(server: FakeServerProcess, streams: int, rounds: int) -> dict[str, float]:
+    """Measured TTFT against the server's own clock, both CLOCK_MONOTONIC.
+
+    ``client error`` = measured TTFT - (server wrote first token - client wrote request):
+    what the client adds by stamping late. ``server delay`` = the latter minus the injected
+    100 ms: a single-process fake server reading 256 requests at once queues them too.
+    """
+    injected_ms = 100.0
+    model = f"fake?ttft_ms={injected_ms:g}&itl_ms=20&tokens=16"
+    measured: list[tuple[str, ChatEndpoint, RequestSample]] = []
+    async with stream_endpoints(server, model, streams) as endpoints:
+        await asyncio.gather(*(stream_chat(endpoint, MESSAGES, 4) for endpoint in endpoints))
+        server.stats(reset=True)
+        for turn in range(rounds):
+            rids = [f"{turn}-{index}" for index in range(streams)]
+            for endpoint, rid in zip(endpoints, rids, strict=True):
+                endpoint.model = f"{model}&rid={rid}"
+            batch = await asyncio.gather(
+                *(stream_chat(endpoint, MESSAGES, 16) for endpoint in endpoints)
+            )
+            measured += list(zip(rids, endpoints, batch, strict=True))
+    written = server.stats()["first_token_written_ns"]
+    client_errors: list[float] = []
+    server_delays: list[float] = []
+    for rid, endpoint, sample in measured:
+        if sample.ttft_ms is None or rid not in written:
+            continue
+        sent_ns = endpoint.origin_ns + sample.send_offset_ms * 1e6
+        true_ttft_ms = (written[rid] - sent_ns) / 1e6
+        client_errors.append(sample.ttft_ms - true_ttft_ms)
+        server_delays.append(true_ttft_ms - injected_ms)
+    return {
+        "streams": streams,
+        "samples": len(client_errors),
+        "client_err_p50_ms": percentile(client_errors, 0.5) or 0.0,
+        "client_err_p90_ms": percentile(client_errors, 0.9) or 0.0,
+        "client_err_p99_ms": percentile(client_errors, 0.99) or 0.0,
+        "client_err_max_ms": max(client_errors),
+        "server_delay_p50_ms": percentile(server_delays, 0.5) or 0.0,
+        "server_delay_p99_ms": percentile(server_delays, 0.99) or 0.0,
+    }
+
+
+def print_table(title: str, rows: list[dict[str, float]]) -> None:
+    print(f"\n{title}")
+    columns = list(rows[0])
+    widths = [max(len(column), 10) for column in columns]
+    print("  ".join(column.rjust(width) for column, width in zip(columns, widths, strict=True)))
+    for row in rows:
+        cells = [_format(row[column]) for column in columns]
+        print("  ".join(cell.rjust(width) for cell, width in zip(cells, widths, strict=True)))
+
+
+def _format(value: float) -> str:
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value)}"
+    return f"{value:.2f}"
+
+
+LOOP_FACTORY: Callable[[], asyncio.AbstractEventLoop] | None = None
+
+
+def run(experiment: Callable[..., Awaitable[dict[str, float]]], *args: object) -> dict[str, float]:
+    with asyncio.Runner(loop_factory=LOOP_FACTORY) as runner:
+        return runner.run(experiment(*args))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="benchmark-client overhead on this machine")
+    parser.add_argument("--quick", action="store_true", help="shorter runs")
+    parser.add_argument("--uvloop", action="store_true", help="run the client on uvloop")
+    options = parser.parse_args()
+    global LOOP_FACTORY
+    if options.uvloop:
+        import uvloop
+
+        LOOP_FACTORY = uvloop.new_event_loop
+    seconds = 1.5 if options.quick else 3.0
+    rounds = 2 if options.quick else 5
+    loop = "uvloop" if options.uvloop else "asyncio"
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {loop} client; "
+        "fake server in its own process"
+    )
+    server = FakeServerProcess.start()
+    try:
+        print_table(
+            "1. flat out (server sends 200 tokens with no delay)",
+            [run(flat_out, server, streams, seconds) for streams in (1, 16, 64, 256)],
+        )
+        print_table(
+            "2. paced streams (10 ms between tokens, 100 tokens/s each)",
+            [run(paced, server, streams, seconds) for streams in (16, 64, 256, 512)],
+        )
+        ttft_rows = [run(ttft_error, server, streams, rounds) for streams in (1, 64, 256)]
+        print_table("3. TTFT error vs an injected 100 ms (streams started together)", ttft_rows)
+    finally:
+        server.stop()
+    at_64 = next(row for row in ttft_rows if row["streams"] == 64)
+    p50, p99 = at_64["client_err_p50_ms"], at_64["client_err_p99_ms"]
+    verdict = "met" if p50 < TTFT_TARGET_MS else "NOT met"
+    print(
+        f"\ntarget: client TTFT error < {TTFT_TARGET_MS:g} ms at 64 streams: {verdict} "
+        f"(p50 {p50:.2f} ms, p99 {p99:.2f} ms)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

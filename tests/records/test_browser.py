@@ -1,0 +1,69 @@
+"""A record submitted through the form in a real browser verifies a route on the detail page."""
+
+import re
+
+import pytest
+
+from tests.live_server import LiveServer, browser, live_server, page  # noqa: F401
+from tests.records.conftest import GLM, MAC_512
+
+pytestmark = pytest.mark.browser
+
+
+def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    detail_url = live_server.url("recipes:detail", model=GLM, hardware=MAC_512,
+                                 profile="balanced")
+    page.goto(detail_url)
+    expect(page.locator("#estimate-only")).to_be_visible()
+    expect(page.locator("#launch .command-block")).to_have_count(0)
+    page.click("#submit-record")
+    expect(page).to_have_url(re.compile(r"/records/new\?"))
+    expect(page.locator("select[name=hardware]")).to_have_value(MAC_512)
+
+    page.fill("input[name=runtime_version]", "0.31.2")
+    page.fill("textarea[name=notes]", "M5 Ultra, <b>first</b> try")
+    page.fill("input[name='measurements.0.context_length']", "4096")
+    page.fill("input[name='measurements.0.ttft_ms']", "-5")  # the one wrong field
+    page.fill("input[name='measurements.0.decode_tokens_per_s']", "38.5")
+    page.fill("input[name='measurements.0.peak_memory_gb_per_gpu']", "352")
+    page.click("#add-row")
+    expect(page.locator("tr.measurement-row")).to_have_count(4)
+    page.fill("input[name='measurements.3.context_length']", "16384")
+    page.fill("input[name='measurements.3.decode_tokens_per_s']", "35.0")
+    page.click("#submit-record")
+
+    error = page.locator("#error-measurements-0-ttft_ms")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("greater than or equal to 0")
+    expect(page).to_have_url(re.compile(r"/records/new\?"))  # swapped in place, nothing saved
+    expect(page.locator("input[name='measurements.0.ttft_ms']")).to_have_value("-5")
+    expect(page.locator("input[name='measurements.0.decode_tokens_per_s']")).to_have_value("38.5")
+    expect(page.locator("input[name='measurements.3.context_length']")).to_have_value("16384")
+    expect(page.locator("textarea[name=notes]")).to_have_value("M5 Ultra, <b>first</b> try")
+    expect(page.locator("input[name=runtime_version]")).to_have_value("0.31.2")
+
+    page.fill("input[name='measurements.0.ttft_ms']", "950")
+    page.click("#submit-record")
+    expect(page).to_have_url(re.compile(r"/records/\d+$"))
+    expect(page.locator(".lede .review")).to_have_text("pending")
+    expect(page.locator("#notes")).to_have_text("M5 Ultra, <b>first</b> try")
+
+    page.click("#review-accept")
+    expect(page.locator(".lede .review")).to_have_text("accepted")
+    expect(page.locator("#history")).to_contain_text("accepted")
+
+    page.goto(detail_url)
+    expect(page.locator("#estimate-only")).to_have_count(0)
+    expect(page.locator("#launch .command-block")).to_have_count(1)
+    expect(page.locator("#launch pre.command")).to_contain_text("--host 127.0.0.1")
+    expect(page.locator("#verdict .basis-measured")).to_be_visible()
+    expect(page.locator("#measured-points tbody tr")).to_have_count(2)
+    expect(page.locator("#last-known-good")).to_contain_text("0.31.2")
+
+    page.goto(live_server.url("catalog:model", slug=GLM))
+    speed = page.locator(f"tr[data-hardware='{MAC_512}'] td.num").last
+    expect(speed.locator(".basis")).to_have_text("measured")
+    expect(speed).to_contain_text("1 accepted record")
+    assert page.js_errors == []
