@@ -27,7 +27,8 @@ def detail_page(request: Request, model: str, hardware: str, profile: str,
     return render(request, "recipes/detail.html", context)
 
 
-@router.api_route("/models/{model}/selector", methods=["GET", "POST"], name="recipes:selector")
+@router.api_route("/models/{model}/selector", methods=["GET", "POST"], name="recipes:selector",
+                  include_in_schema=False)
 async def selector(request: Request, model: str, session: SessionDep) -> Response:
     """The device selector's live result (an htmx fragment, or the page on first load)."""
     form = await request.form() if request.method == "POST" else request.query_params

@@ -73,6 +73,10 @@ class RecordFilters(BaseModel):
 FiltersDep = Annotated[RecordFilters, Query()]
 
 
+class UnsupportedMedia(ServebookError):
+    status_code = 415
+
+
 async def json_body(request: Request) -> Any:
     """The raw JSON document; the record schema validates it so every error is listed."""
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
@@ -82,10 +86,6 @@ async def json_body(request: Request) -> Any:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise RecordInvalid([FieldError(field="body", message=f"invalid JSON: {error}")]) \
             from error
-
-
-class UnsupportedMedia(ServebookError):
-    status_code = 415
 
 
 BodyDep = Annotated[Any, Depends(json_body)]

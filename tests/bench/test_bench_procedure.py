@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import threading
 from typing import Any
 
 import httpx
@@ -12,7 +13,13 @@ import pytest
 from bench_support import fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
-from app.bench import BenchResult, HostNotAllowedError, check_url_allowed, run_benchmark
+from app.bench import (
+    BenchResult,
+    HostNotAllowedError,
+    check_url_allowed,
+    run_benchmark,
+    run_benchmark_sync,
+)
 from app.bench.result import BenchPlan
 
 VLLM_METRICS = 'vllm:kv_cache_usage_perc{{engine="0",model_name="m"}} {kv}\n'
@@ -123,6 +130,8 @@ def test_ramp_stops_when_p90_ttft_passes_the_limit() -> None:
     assert [level.concurrency for level in ramp.levels] == [1, 2, 4]
     assert [level.over_ttft_limit for level in ramp.levels] == [False, False, True]
     assert ramp.stopped_reason is not None and "exceeds the limit of 55 ms" in ramp.stopped_reason
+    skipped = [step for step in result.steps if step.name == "concurrency:8"]
+    assert skipped[0].status == "skipped"
     assert result.outcome == "ok"
 
 
@@ -333,3 +342,20 @@ def test_a_caller_supplied_client_carries_every_request() -> None:
     assert [level.requests for level in result.concurrency.levels] == [2, 8]
     assert result.lengths[0].prompt_tokens_reported is not None
     assert result.smoke is not None and result.smoke.sample.answer == "Hello there"
+
+
+def test_sync_entry_point_for_callers_without_an_event_loop() -> None:
+    loop = asyncio.new_event_loop()
+    server = FakeOpenAIServer()
+    loop.run_until_complete(server.start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        result = run_benchmark_sync(fake_plan(server, "fake?ttft_ms=5&itl_ms=1&tokens=6"))
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result(timeout=5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        loop.close()
+    assert result.outcome == "ok", result.outcome_error
+    assert result.lengths[0].ttft_ms is not None

@@ -129,7 +129,8 @@ class TestPagesBeyondLoopback:
 
     def test_a_signed_out_form_post_goes_to_sign_in(self, shared: TestClient) -> None:
         page = BeautifulSoup(shared.get("/records/new").text, "html.parser")
-        assert page.select_one("#sign-in-needed a")["href"].endswith("/signin?next=%2Frecords%2Fnew")
+        link = page.select_one("#sign-in-needed a")["href"]
+        assert link.endswith("/signin?next=%2Frecords%2Fnew")
         token = page.select_one("input[name=csrf_token]")["value"]
         response = shared.post("/records", data={"csrf_token": token, "model": "x"},
                                headers={"Referer": "http://testserver/records/new?model=x"},
