@@ -43,8 +43,10 @@ def index(request: Request, session: SessionDep) -> Response:
 @router.post("/benchmarks", name="benchmarks:create", dependencies=[Depends(verify_csrf)])
 async def create(request: Request, session: SessionDep, principal: SubmitterDep) -> Response:
     """Queue a job; invalid input re-renders the form with every error beside its field."""
-    form = dict(await request.form())
-    form.pop("csrf_token", None)
+    submitted = dict(await request.form())
+    submitted.pop("csrf_token", None)
+    # A blank field means "use the default", as its placeholder shows.
+    form: dict[str, Any] = {k: v for k, v in submitted.items() if v != ""}
     form["needle"] = form.get("needle") in ("on", "true", "1")
     try:
         data = parse_job(form)

@@ -31,14 +31,14 @@ def length_point(length: LengthResult) -> dict[str, Any] | None:
     if not ok or length.ttft_ms is None:
         return None
     peak, source = peak_gb(length.memory)
-    itl = median([gap for s in ok for gap in s.itl_ms])
     return {
         "context_length": length.length,
         "concurrency": 1,
         "repetitions": len(ok),
         "ttft_ms": length.ttft_ms,
         "decode_tokens_per_s": length.decode_tps,
-        "itl_ms": itl,
+        # Per token, not per chunk: a chunk may carry several tokens.
+        "itl_ms": length.tpot_ms,
         "e2e_latency_ms": length.e2e_ms,
         "peak_memory_gb_per_gpu": peak,
         "kv_cache_usage_peak": length.memory.kv_cache_usage_peak if length.memory else None,
@@ -50,6 +50,7 @@ def length_point(length: LengthResult) -> dict[str, Any] | None:
             "e2e_latency_ms": [s.e2e_ms for s in ok if s.e2e_ms is not None],
         },
         "details": {"prompt_tokens_reported": length.prompt_tokens_reported,
+                    "chunk_gap_ms_median": median([g for s in ok for g in s.itl_ms]),
                     "truncated": length.truncated, **memory_details(length.memory)},
     }
 
@@ -70,6 +71,7 @@ def level_point(length: int, level: ConcurrencyLevel) -> dict[str, Any] | None:
         "peak_memory_gb_per_gpu": peak,
         "memory_source": source,
         "details": {
+            "ramp": True,  # a ramp level, not a single-request point at this length
             "errors": level.errors,
             "ttft_ms": level.ttft_ms.model_dump(),
             "tpot_ms": level.tpot_ms.model_dump(),
@@ -101,7 +103,7 @@ def measurements(result: BenchResult) -> list[dict[str, Any]]:
     points = [length_point(length) for length in result.lengths]
     if result.concurrency:
         points += [level_point(result.concurrency.length, level)
-                   for level in result.concurrency.levels if level.concurrency > 1]
+                   for level in result.concurrency.levels]
     points += [needle_point(needle) for needle in result.needle]
     return [point for point in points if point is not None]
 

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, MutableMapping
 from datetime import timedelta
 from typing import Any
@@ -31,6 +32,12 @@ log = logging.getLogger("servebook.worker")
 API_KEY_ENV = "SERVEBOOK_BENCH_API_KEY"
 
 
+def run_on_own_thread(plan: BenchPlan, **options: Any) -> BenchResult:
+    """Run the benchmark's event loop on a fresh thread, whatever loop the caller runs."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-bench") as pool:
+        return pool.submit(run_benchmark_sync, plan, **options).result()
+
+
 class LeaseLost(RuntimeError):
     """Another worker took the job over; this one must stop without writing."""
 
@@ -48,7 +55,7 @@ class Worker:
         lease_s: float = 60.0,
         poll_s: float = 1.0,
         api_keys: MutableMapping[int, str] | None = None,
-        run: Callable[..., BenchResult] = run_benchmark_sync,
+        run: Callable[..., BenchResult] = run_on_own_thread,
     ) -> None:
         self.sessions = sessions
         self.name = name or worker_name()

@@ -17,6 +17,7 @@ from starlette.datastructures import FormData, UploadFile
 from app.db import SessionDep
 from app.errors import ServebookError
 from app.models import Record
+from app.records.charts import record_charts
 from app.records.compare import compare_records
 from app.records.export import CSV_DOC, record_out, to_csv
 from app.records.forms import (
@@ -199,7 +200,7 @@ def detail_context(record: Record, principal: Principal | None, errors: dict[str
                    typed: dict[str, str] | None = None) -> dict[str, Any]:
     return {"record": record, "principal": principal, "actions": allowed_actions(
         record.review_state), "review_errors": errors, "typed": typed or {},
-        "outcome_labels": OUTCOME_LABELS}
+        "outcome_labels": OUTCOME_LABELS, "charts": record_charts(record.measurements)}
 
 
 @router.post("/records/{record_id}/review", name="records:review", dependencies=[CsrfDep])

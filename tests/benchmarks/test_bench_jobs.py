@@ -1,5 +1,6 @@
 """Benchmark jobs: queued through the API or the page, run by a worker, stored as a record."""
 
+import json
 import re
 import subprocess
 import sys
@@ -42,16 +43,23 @@ def test_api_job_runs_and_becomes_a_pending_record(client: TestClient, settings:
     record = session.get(Record, status["record_id"])
     assert (record.provenance, record.review_state, record.outcome) == ("bench", "pending", "ok")
     points = session.scalars(select(Measurement).where(Measurement.record_id == record.id)).all()
-    singles = {p.context_length: p for p in points if p.concurrency == 1}
+    singles = {p.context_length: p for p in points
+               if p.concurrency == 1 and not p.details.get("ramp")}
     assert set(singles) == {512, 1024}
     assert all(p.repetitions == 3 and p.ttft_ms >= 15 for p in singles.values())
     assert all(p.token_count_source == "usage" for p in singles.values())
     assert all(p.memory_source == "not measured" and p.peak_memory_gb_per_gpu is None
                for p in singles.values())
     assert len(singles[512].details["samples"]["ttft_ms"]) == 3
-    ramp = [p for p in points if p.concurrency == 2]
-    assert ramp and ramp[0].throughput_tokens_per_s > 0
+    ramp = sorted((p for p in points if p.details.get("ramp")), key=lambda p: p.concurrency)
+    assert [p.concurrency for p in ramp] == [1, 2]
+    assert all(p.throughput_tokens_per_s > 0 and p.details["ttft_ms"]["p90"] for p in ramp)
     assert status["record_url"].endswith(f"/records/{record.id}")
+    page = client.get(status["record_url"]).text
+    charts = json.loads(re.search(r'<script type="application/json" id="chart-data">(.*?)</script>',
+                                  page, re.S).group(1))
+    assert charts["by_context"]["context"] == [512, 1024]
+    assert [level["concurrency"] for level in charts["ramp"]] == [1, 2]
 
 
 def test_api_key_is_used_but_never_stored(client: TestClient, settings: Settings,
