@@ -114,6 +114,10 @@ async def streams_until(
     return samples, time.perf_counter() - started
 
 
+async def requests_in_turn(endpoint: ChatEndpoint, count: int, max_tokens: int) -> list[RequestSample]:
+    return [await stream_chat(endpoint, MESSAGES, max_tokens) for _ in range(count)]
+
+
 async def flat_out(server: FakeServerProcess, streams: int, seconds: float) -> dict[str, float]:
     async with stream_endpoints(server, "fake?ttft_ms=0&itl_ms=0&tokens=200", streams) as endpoints:
         await streams_until(endpoints, 0.3, 200)  # open the connections
@@ -137,11 +141,17 @@ async def flat_out(server: FakeServerProcess, streams: int, seconds: float) -> d
 async def paced(server: FakeServerProcess, streams: int, seconds: float) -> dict[str, float]:
     itl_ms, tokens = 10.0, 100
     model = f"fake?ttft_ms=5&itl_ms={itl_ms:g}&tokens={tokens}"
+    rounds = max(round(seconds), 1)  # each request lasts about one second
     async with stream_endpoints(server, model, streams) as endpoints:
         await streams_until(endpoints, 0.01, 4)
         client_cpu = time.process_time()
-        samples, wall = await streams_until(endpoints, seconds, tokens)
+        started = time.perf_counter()
+        batches = await asyncio.gather(
+            *(requests_in_turn(endpoint, rounds, tokens) for endpoint in endpoints)
+        )
+        wall = time.perf_counter() - started
         client_cpu = time.process_time() - client_cpu
+    samples = [sample for batch in batches for sample in batch]
     ok = [sample for sample in samples if sample.ok]
     gaps = [gap - itl_ms for sample in ok for gap in sample.itl_ms]
     produced = sum(sample.output_tokens or 0 for sample in ok)
@@ -149,7 +159,8 @@ async def paced(server: FakeServerProcess, streams: int, seconds: float) -> dict
         "streams": streams,
         "errors": len(samples) - len(ok),
         "tokens_per_s": produced / wall,
-        "ideal_per_s": streams * 1000 / itl_ms,
+        # Each request: 5 ms to the first token, then 99 gaps of 10 ms.
+        "ideal_per_s": streams * tokens / ((5 + (tokens - 1) * itl_ms) / 1000),
         "gap_err_p50_ms": percentile(gaps, 0.5) or 0.0,
         "gap_err_p99_ms": percentile(gaps, 0.99) or 0.0,
         "client_cpu_pct": 100 * client_cpu / wall,

@@ -102,3 +102,19 @@ def test_detail_page_escapes_and_404s(client: TestClient) -> None:
     assert client.get(f"/models/{GLM}/hardware/8x-h200-141gb/profiles/nope").status_code == 404
     api = client.get(f"/api/models/{GLM}/hardware/8x-h200-141gb/profiles/nope")
     assert api.status_code == 404 and "balanced" in api.json()["detail"]
+
+
+def test_unified_memory_machine_gets_single_device_values(client: TestClient) -> None:
+    data = detail(client, "mac-studio-m5-ultra-256gb", model="llama-3.1-70b-instruct")
+    values = data["applied_values"]
+    assert values["tensor_parallel"] == 1 and values["split"] == "none"
+    assert values["context"] == 4096
+    assert data["memory"]["usable"]["gb"] == 236.0
+
+
+def test_two_gpus_over_nvlink_split_by_tensor_parallelism(client: TestClient) -> None:
+    data = detail(client, "2x-rtx-3090-nvlink-48gb", model="qwen3-30b-a3b")
+    assert data["applied_values"]["tensor_parallel"] in (1, 2)
+    if data["runtime"] in ("vllm", "sglang"):
+        assert data["applied_values"]["tensor_parallel"] == 2
+    assert data["memory"]["usable"]["gb"] == 22.5
