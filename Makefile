@@ -2,20 +2,27 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+APP_STAMP := $(VENV)/.installed-app
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: run test setup browser perf lint clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
 
-setup: $(STAMP)
+$(APP_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@ $(APP_STAMP)
+
+setup: $(TEST_STAMP)
 
 ## run: migrate and seed the SQLite database, then serve on http://127.0.0.1:8000
-run: $(STAMP)
+run: $(APP_STAMP)
 	$(BIN)/servebook db upgrade
 	$(BIN)/servebook seed
 	$(BIN)/servebook serve
@@ -27,14 +34,14 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
 
 ## test: the whole suite, browser tests included
-test: $(STAMP) browser
+test: $(TEST_STAMP) browser
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 ## perf: benchmarks under tests/perf, figures printed
-perf: $(STAMP)
+perf: $(TEST_STAMP)
 	$(BIN)/python tests/perf/run_all.py
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check app tests migrations
 

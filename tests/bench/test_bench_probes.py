@@ -234,6 +234,11 @@ class FakeNvml:
         return b"NVIDIA H200"
 
 
+class BrokenNvml(FakeNvml):
+    def nvmlInit(self) -> None:  # noqa: N802
+        raise RuntimeError("NVML Shared Library Not Found")
+
+
 def test_nvml_probe_keeps_per_gpu_peaks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([100, 120, 110]))
     probe = NvmlProbe.create(interval_s=0.01)
@@ -259,9 +264,7 @@ def test_nvml_missing_or_failing_gives_a_reason(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(sys.modules, "pynvml", None)
     assert NvmlProbe.create() == "pynvml (nvidia-ml-py) is not installed"
 
-    broken = FakeNvml([1])
-    broken.nvmlInit = lambda: (_ for _ in ()).throw(RuntimeError("NVML Shared Library Not Found"))  # type: ignore[method-assign]
-    monkeypatch.setitem(sys.modules, "pynvml", broken)
+    monkeypatch.setitem(sys.modules, "pynvml", BrokenNvml([1]))
     assert NvmlProbe.create() == "NVML unavailable: NVML Shared Library Not Found"
 
 

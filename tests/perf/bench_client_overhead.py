@@ -7,8 +7,10 @@ machine), the client in this one, both on 127.0.0.1. Three measurements:
 
 1. Flat out: N streams, the server sending tokens with no delay; output tokens/s and the
    CPU seconds each side spent, which says whether the client is the bottleneck.
-2. Paced: N streams at a fixed 10 ms inter-token gap; achieved vs ideal tokens/s and how far
-   the measured gaps drift from 10 ms. The client keeps up while tokens/s stays near ideal.
+2. Paced: N streams at a fixed 10 ms inter-token gap, three requests each; achieved vs
+   ideal tokens/s (no time between requests, an upper bound) and how far the measured gaps
+   drift from 10 ms. The client keeps up while tokens/s stays near ideal and the gap
+   error stays small; a p50 gap error near -10 ms means chunks arrive in clumps.
 3. TTFT error: N streams started at once against a known 100 ms first-token delay. The
    server notes when it wrote each first token (CLOCK_MONOTONIC, shared by both processes),
    so the client's own error (its TTFT minus the true one) is told apart from the server's
@@ -114,7 +116,9 @@ async def streams_until(
     return samples, time.perf_counter() - started
 
 
-async def requests_in_turn(endpoint: ChatEndpoint, count: int, max_tokens: int) -> list[RequestSample]:
+async def requests_in_turn(
+    endpoint: ChatEndpoint, count: int, max_tokens: int
+) -> list[RequestSample]:
     return [await stream_chat(endpoint, MESSAGES, max_tokens) for _ in range(count)]
 
 
