@@ -111,16 +111,28 @@ def seed(seed_dir: Path | None) -> None:
 @click.option("--runtime", "runtime_slug", default=None)
 @click.option("--context", type=click.IntRange(min=1), default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def estimate(model_slug: str, hardware_slug: str, artifact_slug: str | None,
-             runtime_slug: str | None, context: int | None, as_json: bool) -> None:
+def estimate(
+    model_slug: str,
+    hardware_slug: str,
+    artifact_slug: str | None,
+    runtime_slug: str | None,
+    context: int | None,
+    as_json: bool,
+) -> None:
     """Estimate memory, fit and speed of a model on a hardware configuration."""
     from app.catalog.service import CatalogService, estimate_route
     from app.errors import ServebookError
 
     with session_scope(get_settings()) as session:
         try:
-            result = estimate_route(CatalogService(session), model_slug, hardware_slug,
-                                    artifact_slug, runtime_slug, context).as_json()
+            result = estimate_route(
+                CatalogService(session),
+                model_slug,
+                hardware_slug,
+                artifact_slug,
+                runtime_slug,
+                context,
+            ).as_json()
         except ServebookError as error:
             raise click.ClickException(error.message) from error
     if as_json:
@@ -141,8 +153,9 @@ def format_estimate(result: dict) -> str:
         f"  memory per GPU   {result['required_gb_per_gpu']} of {result['usable_gb_per_gpu']} GB"
         f" at {result['context']:,} tokens",
         f"  max context      {result['max_context']}",
-        f"  decode           {speed['low']} ~ {speed['high']} tok/s" if speed else
-        "  decode           unknown (no bandwidth figure)",
+        f"  decode           {speed['low']} ~ {speed['high']} tok/s"
+        if speed
+        else "  decode           unknown (no bandwidth figure)",
         f"  basis            {result['basis']} (estimated)",
     ]
     lines += [f"  warning          {w}" for w in result["warnings"]]
@@ -157,7 +170,6 @@ def register_benchmark_commands() -> None:
 
 
 register_benchmark_commands()
-
 
 
 def require_tokens_to_expose(settings: Settings, host: str) -> None:

@@ -23,7 +23,9 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     seed_dir: Path = PROJECT_ROOT / "seed_data"
-    secret_key: str = Field(default="", description="Signs CSRF tokens; generated per data dir if empty")
+    secret_key: str = Field(
+        default="", description="Signs CSRF tokens; generated per data dir if empty"
+    )
     run_worker: bool = True
     # Hosts the benchmark client may measure besides loopback (never resolved, compared as written).
     bench_allowed_hosts: list[str] = []

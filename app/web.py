@@ -16,7 +16,9 @@ register_filters(templates.env)
 def is_htmx(request: Request) -> bool:
     """An htmx request that wants a fragment (history restores want the whole page)."""
     headers = request.headers
-    return headers.get("HX-Request") == "true" and headers.get("HX-History-Restore-Request") != "true"
+    return (
+        headers.get("HX-Request") == "true" and headers.get("HX-History-Restore-Request") != "true"
+    )
 
 
 def render(

@@ -33,8 +33,12 @@ def run_online() -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=get_settings().database_url, target_metadata=target_metadata,
-                      literal_binds=True, render_as_batch=True)
+    context.configure(
+        url=get_settings().database_url,
+        target_metadata=target_metadata,
+        literal_binds=True,
+        render_as_batch=True,
+    )
     with context.begin_transaction():
         context.run_migrations()
 else:

@@ -16,6 +16,10 @@ from app.config import PROJECT_ROOT, Settings
 from app.db import make_engine, make_sessionmaker
 from app.main import create_app
 
+# Browser fixtures live in one place: a session-scoped browser imported into several test
+# modules would be started once per module, and Playwright allows one at a time.
+from tests.live_server import browser, live_server, page  # noqa: E402, F401
+
 
 def sqlite_settings(path: Path, **overrides: object) -> Settings:
     return Settings(database_url=f"sqlite:///{path}", run_worker=False, **overrides)

@@ -1,10 +1,7 @@
 """A real uvicorn server on 127.0.0.1 and Debian's chromium driven by Playwright.
 
-Import the fixtures into a test module that needs them:
-
-    from tests.live_server import browser, live_server, page  # noqa: F401
-
-`live_server` serves `create_app(settings)` over the test's own migrated and seeded
+tests/conftest.py makes the fixtures available to every test; import only the
+`LiveServer` type where a test wants it. `live_server` serves `create_app(settings)` over the test's own migrated and seeded
 database (the `settings` fixture of tests/conftest.py) on a free port, in a thread of the
 test process; `live_server.url("records:new")` builds URLs from route names. `browser`
 is one chromium per test session (per xdist worker); `page` is a fresh context and tab

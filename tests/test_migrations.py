@@ -58,7 +58,9 @@ def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
 def test_each_revision_steps_down_and_up(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite"
     settings = sqlite_settings(path)
-    revisions = [r.revision for r in ScriptDirectory.from_config(alembic_config(settings)).walk_revisions()]
+    revisions = [
+        r.revision for r in ScriptDirectory.from_config(alembic_config(settings)).walk_revisions()
+    ]
     run(path, "upgrade", "head")
     for _ in revisions:
         run(path, "downgrade", "-1")

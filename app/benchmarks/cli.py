@@ -35,29 +35,52 @@ def summary(result: BenchResult) -> list[Table]:
     for column in ("context", "TTFT ms", "decode tok/s", "TPOT ms", "peak GB/GPU", "truncated"):
         lengths.add_column(column, justify="right")
     for length in result.lengths:
-        peak = length.memory and length.memory.gpus and max(
-            g.peak_used_bytes for g in length.memory.gpus) / 1e9
-        lengths.add_row(f"{length.length:,}", fmt(length.ttft_ms), fmt(length.decode_tps),
-                        fmt(length.tpot_ms), fmt(peak or None, 2) if peak else "not measured",
-                        str(length.truncated) if length.truncated is not None else "unknown")
+        peak = (
+            length.memory
+            and length.memory.gpus
+            and max(g.peak_used_bytes for g in length.memory.gpus) / 1e9
+        )
+        lengths.add_row(
+            f"{length.length:,}",
+            fmt(length.ttft_ms),
+            fmt(length.decode_tps),
+            fmt(length.tpot_ms),
+            fmt(peak or None, 2) if peak else "not measured",
+            str(length.truncated) if length.truncated is not None else "unknown",
+        )
     tables = [lengths]
     if result.concurrency and result.concurrency.levels:
         ramp = Table(title=f"Concurrency ramp at {result.concurrency.length:,} tokens")
-        for column in ("streams", "output tok/s", "TTFT p50", "TTFT p90", "TPOT p50",
-                       "TPOT p90", "errors"):
+        for column in (
+            "streams",
+            "output tok/s",
+            "TTFT p50",
+            "TTFT p90",
+            "TPOT p50",
+            "TPOT p90",
+            "errors",
+        ):
             ramp.add_column(column, justify="right")
         for level in result.concurrency.levels:
-            ramp.add_row(str(level.concurrency), fmt(level.output_tps), fmt(level.ttft_ms.p50),
-                         fmt(level.ttft_ms.p90), fmt(level.tpot_ms.p50), fmt(level.tpot_ms.p90),
-                         str(level.errors))
+            ramp.add_row(
+                str(level.concurrency),
+                fmt(level.output_tps),
+                fmt(level.ttft_ms.p50),
+                fmt(level.ttft_ms.p90),
+                fmt(level.tpot_ms.p50),
+                fmt(level.tpot_ms.p90),
+                str(level.errors),
+            )
         tables.append(ramp)
     if result.needle:
         needle = Table(title="Needle")
         needle.add_column("context", justify="right")
         needle.add_column("accuracy", justify="right")
         for row in result.needle:
-            needle.add_row(f"{row.length:,}", fmt(row.accuracy * 100 if row.accuracy is not None
-                                                 else None, 0) + " %")
+            needle.add_row(
+                f"{row.length:,}",
+                fmt(row.accuracy * 100 if row.accuracy is not None else None, 0) + " %",
+            )
         tables.append(needle)
     return tables
 
@@ -86,14 +109,22 @@ def summary(result: BenchResult) -> list[Table]:
 @click.option("--command-line", "command", default="", help="the server's launch command")
 def bench(served_model: str, json_path: Path | None, record: bool, **options: object) -> None:
     """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle."""
-    target_keys = ("catalog_model", "artifact", "runtime", "runtime_version", "hardware",
-                   "profile", "command")
+    target_keys = (
+        "catalog_model",
+        "artifact",
+        "runtime",
+        "runtime_version",
+        "hardware",
+        "profile",
+        "command",
+    )
     target = {key: options.pop(key) for key in target_keys}
     if record:
         missing = [k for k in target_keys[:5] if not target[k]]
         if missing:
-            raise click.UsageError("--record needs " + ", ".join(f"--{m.replace('_', '-')}"
-                                                                 for m in missing))
+            raise click.UsageError(
+                "--record needs " + ", ".join(f"--{m.replace('_', '-')}" for m in missing)
+            )
     plan = build_plan(served_model, options)
     result = run_with_progress(plan)
     console = Console()
@@ -109,12 +140,18 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
 def build_plan(served_model: str, options: dict) -> BenchPlan:
     needle = options.pop("needle")
     values = {
-        "base_url": options["base_url"], "model": served_model, "lengths": options["lengths"],
-        "concurrency_levels": options["concurrency"], "repeat": options["repeat"],
-        "max_tokens": options["max_tokens"], "needle": "auto" if needle is None else needle,
-        "ttft_limit_ms": options["ttft_limit_ms"], "metrics_url": options["metrics_url"],
+        "base_url": options["base_url"],
+        "model": served_model,
+        "lengths": options["lengths"],
+        "concurrency_levels": options["concurrency"],
+        "repeat": options["repeat"],
+        "max_tokens": options["max_tokens"],
+        "needle": "auto" if needle is None else needle,
+        "ttft_limit_ms": options["ttft_limit_ms"],
+        "metrics_url": options["metrics_url"],
         "request_timeout_s": options["request_timeout_s"],
-        "connect_timeout_s": options["connect_timeout_s"], "api_key": options["api_key"],
+        "connect_timeout_s": options["connect_timeout_s"],
+        "api_key": options["api_key"],
         "allowed_hosts": get_settings().bench_allowed_hosts,
     }
     try:
@@ -124,8 +161,12 @@ def build_plan(served_model: str, options: dict) -> BenchPlan:
 
 
 def run_with_progress(plan: BenchPlan) -> BenchResult:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task("starting", total=None)
 
@@ -146,8 +187,13 @@ def store_record(console: Console, result: BenchResult, target: dict) -> None:
     raw = record_from_result(result, {**target, "model": target["catalog_model"]})
     try:
         with session_scope(get_settings()) as session:
-            submission = submit_record(session, raw, provenance="bench", submitted_by="local",
-                                       provenance_detail={"tool": "servebook bench"})
+            submission = submit_record(
+                session,
+                raw,
+                provenance="bench",
+                submitted_by="local",
+                provenance_detail={"tool": "servebook bench"},
+            )
             record_id = submission.record.id
     except ServebookError as error:
         raise click.ClickException(f"record refused: {error.message}") from error

@@ -29,8 +29,8 @@ class JobRepository:
         return job
 
     def get(self, job_id: int) -> BenchJob | None:
-        statement = select(BenchJob).where(BenchJob.id == job_id).options(
-            selectinload(BenchJob.record)
+        statement = (
+            select(BenchJob).where(BenchJob.id == job_id).options(selectinload(BenchJob.record))
         )
         return self.session.scalars(statement).one_or_none()
 

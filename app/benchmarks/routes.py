@@ -15,16 +15,35 @@ from app.web import redirect, render
 router = APIRouter(tags=["pages"])
 api_router = APIRouter(prefix="/api", tags=["benchmarks"])
 
-PREFILL = ("model", "hardware", "artifact", "runtime", "profile", "base_url", "served_model",
-           "runtime_version", "command")
+PREFILL = (
+    "model",
+    "hardware",
+    "artifact",
+    "runtime",
+    "profile",
+    "base_url",
+    "served_model",
+    "runtime_version",
+    "command",
+)
 
 
-def page_context(request: Request, session, values: dict[str, Any],  # noqa: ANN001
-                 errors: dict[str, str]) -> dict[str, Any]:
+def page_context(
+    request: Request,
+    session,
+    values: dict[str, Any],  # noqa: ANN001
+    errors: dict[str, str],
+) -> dict[str, Any]:
     catalog = CatalogService(session)
-    return {"values": values, "errors": errors, "jobs": recent_jobs(session),
-            "models": catalog.list_models(), "hardware": catalog.list_hardware(),
-            "runtimes": catalog.list_runtimes(), "defaults": JobIn.model_fields}
+    return {
+        "values": values,
+        "errors": errors,
+        "jobs": recent_jobs(session),
+        "models": catalog.list_models(),
+        "hardware": catalog.list_hardware(),
+        "runtimes": catalog.list_runtimes(),
+        "defaults": JobIn.model_fields,
+    }
 
 
 def remember_key(request: Request, job_id: int, data: JobIn) -> None:
@@ -68,8 +87,12 @@ def detail(request: Request, job_id: int, session: SessionDep) -> Response:
 
 
 @api_router.post("/benchmarks", name="api:benchmarks_create", status_code=202)
-def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
-               body: Annotated[dict[str, Any], Body()]) -> Response:
+def create_api(
+    request: Request,
+    session: SessionDep,
+    principal: SubmitterDep,
+    body: Annotated[dict[str, Any], Body()],
+) -> Response:
     """Queue a benchmark job; answers 202 with its id and status URL, or 422 with every error."""
     try:
         data = parse_job(body)
@@ -88,6 +111,7 @@ def detail_api(request: Request, job_id: int, session: SessionDep) -> dict[str, 
 
 def api_job(request: Request, job) -> dict[str, Any]:  # noqa: ANN001
     url = str(request.url_for("api:benchmarks_detail", job_id=job.id))
-    record_url = (str(request.url_for("records:detail", record_id=job.record_id))
-                  if job.record_id else None)
+    record_url = (
+        str(request.url_for("records:detail", record_id=job.record_id)) if job.record_id else None
+    )
     return job_out(job, url, record_url)

@@ -17,9 +17,10 @@ class JobIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # The server to measure.
-    base_url: str = Field(min_length=8, max_length=300,
-                          description="e.g. http://127.0.0.1:8000/v1")
-    served_model: str = Field(min_length=1, max_length=200, description="model name the server serves")
+    base_url: str = Field(min_length=8, max_length=300, description="e.g. http://127.0.0.1:8000/v1")
+    served_model: str = Field(
+        min_length=1, max_length=200, description="model name the server serves"
+    )
     api_key: SecretStr | None = Field(default=None, description="sent to the server; never stored")
     metrics_url: str | None = Field(default=None, max_length=300)
     # The plan.
@@ -70,5 +71,14 @@ class JobIn(BaseModel):
         }
 
     def target(self) -> dict[str, Any]:
-        return self.model_dump(include={"model", "artifact", "runtime", "runtime_version",
-                                        "hardware", "profile", "command"})
+        return self.model_dump(
+            include={
+                "model",
+                "artifact",
+                "runtime",
+                "runtime_version",
+                "hardware",
+                "profile",
+                "command",
+            }
+        )

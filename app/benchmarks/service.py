@@ -18,9 +18,14 @@ from app.records.repository import RecordRepository
 from app.records.schemas import FieldError
 from app.records.validation import RecordInvalid, schema_errors, validate_record
 
-PLAN_FIELDS = {"base_url": "base_url", "model": "served_model", "lengths": "lengths",
-               "concurrency_levels": "concurrency", "max_tokens": "max_tokens",
-               "metrics_url": "metrics_url"}
+PLAN_FIELDS = {
+    "base_url": "base_url",
+    "model": "served_model",
+    "lengths": "lengths",
+    "concurrency_levels": "concurrency",
+    "max_tokens": "max_tokens",
+    "metrics_url": "metrics_url",
+}
 
 
 class JobInvalid(ServebookError):
@@ -48,8 +53,13 @@ def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[Fi
             except HostNotAllowedError as error:
                 errors.append(FieldError(field=field, message=str(error)))
     if min(data.lengths) <= data.max_tokens:
-        errors.append(FieldError(field="lengths", message="every context length must exceed the "
-                                 f"output tokens per request ({data.max_tokens})"))
+        errors.append(
+            FieldError(
+                field="lengths",
+                message="every context length must exceed the "
+                f"output tokens per request ({data.max_tokens})",
+            )
+        )
         return plan, errors
     try:
         BenchPlan.model_validate(plan)
@@ -76,8 +86,13 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
     errors += check_target(session, data)
     if errors:
         raise JobInvalid(errors)
-    job = BenchJob(plan=plan, target=data.target(), needs_api_key=data.api_key is not None,
-                   submitted_by=submitted_by, progress={"step": "queued", "done": 0, "total": 1})
+    job = BenchJob(
+        plan=plan,
+        target=data.target(),
+        needs_api_key=data.api_key is not None,
+        submitted_by=submitted_by,
+        progress={"step": "queued", "done": 0, "total": 1},
+    )
     return JobRepository(session).add(job)
 
 
@@ -94,7 +109,14 @@ def recent_jobs(session: Session) -> Sequence[BenchJob]:
 
 def job_out(job: BenchJob, url: str, record_url: str | None) -> dict[str, Any]:
     return {
-        "id": job.id, "status": job.status, "url": url, "progress": job.progress,
-        "attempts": job.attempts, "error": job.error or None, "record_id": job.record_id,
-        "record_url": record_url, "plan": job.plan, "target": job.target,
+        "id": job.id,
+        "status": job.status,
+        "url": url,
+        "progress": job.progress,
+        "attempts": job.attempts,
+        "error": job.error or None,
+        "record_id": job.record_id,
+        "record_url": record_url,
+        "plan": job.plan,
+        "target": job.target,
     }

@@ -49,9 +49,12 @@ def length_point(length: LengthResult) -> dict[str, Any] | None:
             "decode_tokens_per_s": [s.decode_tps for s in ok if s.decode_tps is not None],
             "e2e_latency_ms": [s.e2e_ms for s in ok if s.e2e_ms is not None],
         },
-        "details": {"prompt_tokens_reported": length.prompt_tokens_reported,
-                    "chunk_gap_ms_median": median([g for s in ok for g in s.itl_ms]),
-                    "truncated": length.truncated, **memory_details(length.memory)},
+        "details": {
+            "prompt_tokens_reported": length.prompt_tokens_reported,
+            "chunk_gap_ms_median": median([g for s in ok for g in s.itl_ms]),
+            "truncated": length.truncated,
+            **memory_details(length.memory),
+        },
     }
 
 
@@ -92,18 +95,21 @@ def needle_point(needle: NeedleLength) -> dict[str, Any] | None:
         "needle_accuracy": needle.accuracy,
         "peak_memory_gb_per_gpu": peak,
         "memory_source": source,
-        "details": {"needle": [
-            {"depth": cell.depth, "found": cell.found, "truncated": cell.truncated}
-            for cell in needle.cells
-        ]},
+        "details": {
+            "needle": [
+                {"depth": cell.depth, "found": cell.found, "truncated": cell.truncated}
+                for cell in needle.cells
+            ]
+        },
     }
 
 
 def measurements(result: BenchResult) -> list[dict[str, Any]]:
     points = [length_point(length) for length in result.lengths]
     if result.concurrency:
-        points += [level_point(result.concurrency.length, level)
-                   for level in result.concurrency.levels]
+        points += [
+            level_point(result.concurrency.length, level) for level in result.concurrency.levels
+        ]
     points += [needle_point(needle) for needle in result.needle]
     return [point for point in points if point is not None]
 

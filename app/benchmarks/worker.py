@@ -11,8 +11,8 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -95,9 +95,14 @@ class Worker:
                     give_up(repo, job, now)
                     continue
                 won = repo.compare_and_set(
-                    job.id, claimable(now), status="running", worker_id=self.name,
-                    attempts=job.attempts + 1, lease_expires_at=now + self.lease,
-                    started_at=now, error="",
+                    job.id,
+                    claimable(now),
+                    status="running",
+                    worker_id=self.name,
+                    attempts=job.attempts + 1,
+                    lease_expires_at=now + self.lease,
+                    started_at=now,
+                    error="",
                 )
                 if won:
                     session.expunge(job)
@@ -135,14 +140,24 @@ class Worker:
         with self.sessions.begin() as session:
             repo = JobRepository(session)
             submission = submit_record(
-                session, record_from_result(result, job.target), provenance="bench",
-                submitted_by=job.submitted_by, idempotency_key=f"bench-job-{job.id}",
-                provenance_detail={"tool": "servebook bench", "job_id": job.id,
-                                   "base_url": result.plan.base_url},
+                session,
+                record_from_result(result, job.target),
+                provenance="bench",
+                submitted_by=job.submitted_by,
+                idempotency_key=f"bench-job-{job.id}",
+                provenance_detail={
+                    "tool": "servebook bench",
+                    "job_id": job.id,
+                    "base_url": result.plan.base_url,
+                },
             )
             done = repo.compare_and_set(
-                job.id, repo.held_by(self.name), status="succeeded",
-                record_id=submission.record.id, finished_at=utcnow(), lease_expires_at=None,
+                job.id,
+                repo.held_by(self.name),
+                status="succeeded",
+                record_id=submission.record.id,
+                finished_at=utcnow(),
+                lease_expires_at=None,
                 result=result.model_dump(mode="json"),
                 progress={"step": "done", "done": 1, "total": 1},
             )
@@ -152,8 +167,14 @@ class Worker:
     def fail(self, job_id: int, message: str) -> None:
         with self.sessions.begin() as session:
             repo = JobRepository(session)
-            repo.compare_and_set(job_id, repo.held_by(self.name), status="failed",
-                                 error=message[:5000], finished_at=utcnow(), lease_expires_at=None)
+            repo.compare_and_set(
+                job_id,
+                repo.held_by(self.name),
+                status="failed",
+                error=message[:5000],
+                finished_at=utcnow(),
+                lease_expires_at=None,
+            )
 
     def renew(self, job_id: int, progress: dict[str, Any] | None = None) -> bool:
         values: dict[str, Any] = {"lease_expires_at": utcnow() + self.lease}
@@ -167,9 +188,13 @@ class Worker:
 def give_up(repo: JobRepository, job: BenchJob, now) -> None:  # noqa: ANN001
     """A job whose workers kept dying fails cleanly instead of staying 'running'."""
     repo.compare_and_set(
-        job.id, claimable(now), status="failed", finished_at=now, lease_expires_at=None,
+        job.id,
+        claimable(now),
+        status="failed",
+        finished_at=now,
+        lease_expires_at=None,
         error=f"the worker running it stopped responding {job.attempts} times; no record "
-              "was stored",
+        "was stored",
     )
 
 
@@ -223,8 +248,12 @@ class InProcessWorker:
     def __init__(self, sessions: sessionmaker[Session], api_keys: MutableMapping[int, str]) -> None:
         self.worker = Worker(sessions, api_keys=api_keys)
         self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self.worker.run_forever, args=(self.stopped,),
-                                       name="servebook-worker", daemon=True)
+        self.thread = threading.Thread(
+            target=self.worker.run_forever,
+            args=(self.stopped,),
+            name="servebook-worker",
+            daemon=True,
+        )
 
     def start(self) -> "InProcessWorker":
         self.thread.start()

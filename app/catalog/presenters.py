@@ -58,7 +58,9 @@ def fit_row_out(request: Request, model: LlmModel, row: FitRow) -> FitRowOut:
         profile_status=row.profile_status,
         profiles=[
             ProfileStatusOut(
-                slug=p.slug, name=p.name, status=status,
+                slug=p.slug,
+                name=p.name,
+                status=status,
                 url=detail_url(request, model, row, p.slug),
             )
             for p, status in row.profile_statuses

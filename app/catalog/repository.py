@@ -7,7 +7,6 @@ from sqlalchemy import Row, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.models import (
-    Artifact,
     Hardware,
     LlmModel,
     Measurement,
@@ -62,7 +61,9 @@ class CatalogRepository:
             select(ReportedFigure).where(ReportedFigure.model_id == model_id)
         ).all()
 
-    def official_pairings(self, artifact_ids: Iterable[int] | None = None) -> Sequence[OfficialPairing]:
+    def official_pairings(
+        self, artifact_ids: Iterable[int] | None = None
+    ) -> Sequence[OfficialPairing]:
         statement = select(OfficialPairing).options(
             selectinload(OfficialPairing.runtime), selectinload(OfficialPairing.artifact)
         )

@@ -37,8 +37,7 @@ class SeedReport:
         if not self.changed:
             return "catalog already up to date"
         return (
-            f"{len(self.created)} created, {len(self.updated)} updated, "
-            f"{len(self.removed)} removed"
+            f"{len(self.created)} created, {len(self.updated)} updated, {len(self.removed)} removed"
         )
 
 
@@ -130,8 +129,9 @@ class CatalogSeeder:
 
     def seed_reported(self, model: LlmModel, reported: list[Any], hardware: dict) -> None:
         wanted = {
-            (hardware[r.hardware].id, r.metric): dict(low=r.low, high=r.high, source=r.source,
-                                                       note=r.note)
+            (hardware[r.hardware].id, r.metric): dict(
+                low=r.low, high=r.high, source=r.source, note=r.note
+            )
             for r in reported
         }
         for row in self.repo.reported_figures(model.id):
@@ -149,10 +149,17 @@ class CatalogSeeder:
     def seed_pairings(self, catalog: SeedCatalog, artifacts: dict, runtimes: dict) -> None:
         wanted = set()
         for pair in catalog.verified_pairs:
-            key = {"artifact_id": artifacts[pair.artifact].id, "runtime_id": runtimes[pair.runtime].id}
+            key = {
+                "artifact_id": artifacts[pair.artifact].id,
+                "runtime_id": runtimes[pair.runtime].id,
+            }
             wanted.add(tuple(key.values()))
-            values = dict(min_version=pair.min_version, max_version=pair.max_version,
-                          source_url=pair.source_url, note=pair.note)
+            values = dict(
+                min_version=pair.min_version,
+                max_version=pair.max_version,
+                source_url=pair.source_url,
+                note=pair.note,
+            )
             self.upsert(OfficialPairing, key, values)
         for row in self.repo.official_pairings():
             if (row.artifact_id, row.runtime_id) not in wanted:

@@ -147,7 +147,9 @@ class CatalogService:
         """One row per hardware configuration that passes the filters."""
         model = self.get_model(slug)
         evidence = self.load_evidence(model)
-        balanced = next((p for p in evidence.profiles if p.slug == "balanced"), evidence.profiles[0])
+        balanced = next(
+            (p for p in evidence.profiles if p.slug == "balanced"), evidence.profiles[0]
+        )
         rows = [
             fit_row(evidence, hardware, balanced)
             for hardware in self.repo.list_hardware()
@@ -183,7 +185,8 @@ def fit_row(
 ) -> FitRow:
     """Assess one hardware configuration for the model under the given profile."""
     choices = [
-        c for c in evidence.routes()
+        c
+        for c in evidence.routes()
         if artifact_slug in (None, c.artifact.slug) and runtime_slug in (None, c.runtime.slug)
     ]
     by_slug = {(c.artifact.slug, c.runtime.slug): c for c in choices}
@@ -193,7 +196,10 @@ def fit_row(
     start = context or requested_context(profile, hardware, evidence.model)
     start = start or evidence.model.native_context
     assessment = assess(
-        model_spec(evidence.model), hardware_spec(hardware), routes, start,
+        model_spec(evidence.model),
+        hardware_spec(hardware),
+        routes,
+        start,
         min_context=min(MIN_USEFUL_CONTEXT, start),
     )
     chosen = assessment.route
@@ -251,8 +257,9 @@ def measured_range(points: list) -> TokenGeneration:
     lengths = sorted(by_context)
     span = f"{lengths[0]:,}" if len(lengths) == 1 else f"{lengths[0]:,}–{lengths[-1]:,}"
     note = f"median of {records} accepted record{'s' if records != 1 else ''} at {span} tokens"
-    return TokenGeneration(round(min(medians), 1), round(max(medians), 1), "measured", note,
-                           records=records)
+    return TokenGeneration(
+        round(min(medians), 1), round(max(medians), 1), "measured", note, records=records
+    )
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,11 @@ from app.models.bench_job import BenchJob
 from app.models.hardware import Hardware
 from app.models.llm_model import LlmModel
 from app.models.measurement import Measurement
+from app.models.official_pairing import OfficialPairing
 from app.models.profile import Profile
 from app.models.record import Record, RecordEvent
 from app.models.reported_figure import ReportedFigure
 from app.models.runtime import Runtime
-from app.models.official_pairing import OfficialPairing
 
 __all__ = [
     "ApiToken",

@@ -45,12 +45,20 @@ def tensor_parallel_size(model: LlmModel, runtime: Runtime, hardware: Hardware) 
     """The TP size that uses every card the heads allow."""
     if not runtime.tensor_parallel or hardware.gpu_count == 1:
         split = runtime.split if hardware.gpu_count > 1 else "none"
-        return 1, f"{runtime.name} splits across cards by {split}" if hardware.gpu_count > 1 else "one card"
+        return (
+            1,
+            f"{runtime.name} splits across cards by {split}"
+            if hardware.gpu_count > 1
+            else "one card",
+        )
     heads = model.num_attention_heads or hardware.gpu_count
     size = max(n for n in range(1, hardware.gpu_count + 1) if heads % n == 0)
     if size == hardware.gpu_count:
         return size, f"{size} cards; {heads} attention heads divide evenly"
-    return size, f"{heads} attention heads do not split over {hardware.gpu_count} cards; using {size}"
+    return (
+        size,
+        f"{heads} attention heads do not split over {hardware.gpu_count} cards; using {size}",
+    )
 
 
 def kv_dtype_for(profile_dtype: str, runtime: Runtime) -> str:
@@ -72,11 +80,13 @@ def resolve(
         split="tensor" if tp > 1 else (runtime.split if hardware.gpu_count > 1 else "none"),
         context=requested_context(profile, hardware, model) or model.native_context,
         kv_cache_dtype=kv_dtype_for(str(settings.get("kv_cache_dtype", "auto")), runtime),
-        prefill_tokens=int(by_group(settings.get("prefill_tokens"), hardware)
-                           or runtime.default_prefill_tokens),
+        prefill_tokens=int(
+            by_group(settings.get("prefill_tokens"), hardware) or runtime.default_prefill_tokens
+        ),
         max_concurrency=int(by_group(settings.get("concurrency"), hardware) or 1),
         memory_fraction=min(float(fraction), MAX_MEMORY_FRACTION)
-        if fraction and runtime.budget.get("kind") != "fixed_margin" else None,
+        if fraction and runtime.budget.get("kind") != "fixed_margin"
+        else None,
         speculative_decoding=bool(settings.get("speculative_decoding")),
         cuda_graphs=bool(settings.get("cuda_graphs", True)) and runtime.cuda_graphs,
         why={"tensor_parallel": tp_why},
@@ -88,7 +98,12 @@ def fit_to_memory(
     values: AppliedValues, model: LlmModel, artifact: Artifact, runtime: Runtime, hardware: Hardware
 ) -> AppliedValues:
     """Lower context (then concurrency) to what the estimate says fits, saying why."""
-    specs = (model_spec(model), artifact_spec(artifact), runtime_spec(runtime), hardware_spec(hardware))
+    specs = (
+        model_spec(model),
+        artifact_spec(artifact),
+        runtime_spec(runtime),
+        hardware_spec(hardware),
+    )
     why = dict(values.why)
     try:
         single = estimate(*specs, replace(values.plan(), concurrency=1))
@@ -102,7 +117,10 @@ def fit_to_memory(
     elif largest is not None and values.context == model.native_context:
         why["context"] = "largest context that fits"
     concurrency = values.max_concurrency
-    while concurrency > 1 and not estimate(*specs, replace(values.plan(), concurrency=concurrency)).memory.fits:
+    while (
+        concurrency > 1
+        and not estimate(*specs, replace(values.plan(), concurrency=concurrency)).memory.fits
+    ):
         concurrency //= 2
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = f"lowered to {concurrency} so the KV cache fits"

@@ -32,8 +32,13 @@ class Command:
         return shlex.join(self.followup) if self.followup else None
 
     def as_json(self) -> dict:
-        return {"runtime": self.runtime, "artifact": self.artifact, "argv": self.argv,
-                "shell": self.shell, "followup": self.followup_shell}
+        return {
+            "runtime": self.runtime,
+            "artifact": self.artifact,
+            "argv": self.argv,
+            "shell": self.shell,
+            "followup": self.followup_shell,
+        }
 
 
 def sglang(artifact: Artifact, values: AppliedValues, defaults: AppliedValues) -> list[str]:
@@ -67,8 +72,10 @@ def vllm(artifact: Artifact, values: AppliedValues, defaults: AppliedValues) -> 
     if values.max_concurrency != defaults.max_concurrency:
         argv += ["--max-num-seqs", str(values.max_concurrency)]
     if values.speculative_decoding:
-        argv += ["--speculative-config",
-                 '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}']
+        argv += [
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}',
+        ]
     if not values.cuda_graphs:
         argv += ["--enforce-eager"]
     return argv
@@ -78,9 +85,23 @@ def llama_cpp(artifact: Artifact, values: AppliedValues, defaults: AppliedValues
     source = f"{artifact.repo}:{artifact.quant.upper()}"
     # llama-server shares --ctx-size between its parallel slots.
     total_context = values.context * values.max_concurrency
-    argv = ["llama-server", "-hf", source, "--host", HOST, "--port", str(PORT),
-            "--ctx-size", str(total_context), "--parallel", str(values.max_concurrency),
-            "--n-gpu-layers", "999", "--flash-attn", "on"]
+    argv = [
+        "llama-server",
+        "-hf",
+        source,
+        "--host",
+        HOST,
+        "--port",
+        str(PORT),
+        "--ctx-size",
+        str(total_context),
+        "--parallel",
+        str(values.max_concurrency),
+        "--n-gpu-layers",
+        "999",
+        "--flash-attn",
+        "on",
+    ]
     if values.split == "layer":
         argv += ["--split-mode", "layer"]
     if values.kv_cache_dtype != "auto":
@@ -95,8 +116,12 @@ def mlx_lm(artifact: Artifact, values: AppliedValues, defaults: AppliedValues) -
 
 
 def ollama(artifact: Artifact, values: AppliedValues, defaults: AppliedValues) -> list[str]:
-    env = [f"OLLAMA_HOST={HOST}:{PORT}", f"OLLAMA_CONTEXT_LENGTH={values.context}",
-           f"OLLAMA_NUM_PARALLEL={values.max_concurrency}", "OLLAMA_FLASH_ATTENTION=1"]
+    env = [
+        f"OLLAMA_HOST={HOST}:{PORT}",
+        f"OLLAMA_CONTEXT_LENGTH={values.context}",
+        f"OLLAMA_NUM_PARALLEL={values.max_concurrency}",
+        "OLLAMA_FLASH_ATTENTION=1",
+    ]
     if values.kv_cache_dtype != "auto":
         env.append(f"OLLAMA_KV_CACHE_TYPE={values.kv_cache_dtype}")
     return ["env", *env, "ollama", "serve"]
@@ -118,8 +143,9 @@ API_KEY_FLAGS = {
 }
 
 
-def build_command(runtime: Runtime, artifact: Artifact, values: AppliedValues,
-                  defaults: AppliedValues) -> Command | None:
+def build_command(
+    runtime: Runtime, artifact: Artifact, values: AppliedValues, defaults: AppliedValues
+) -> Command | None:
     builder = BUILDERS.get(runtime.slug)
     if builder is None:
         return None
@@ -133,7 +159,11 @@ def shared_setup(runtime: Runtime) -> str:
     """How to require a key when the server must be reachable from other machines."""
     flags = API_KEY_FLAGS.get(runtime.slug)
     if flags:
-        return (f"Add {' '.join(flags)} and bind to a private interface behind a firewall; "
-                "clients then send 'Authorization: Bearer <key>'.")
-    return (f"{runtime.name} has no access control of its own: keep it on 127.0.0.1 and put "
-            "an authenticating reverse proxy in front of it.")
+        return (
+            f"Add {' '.join(flags)} and bind to a private interface behind a firewall; "
+            "clients then send 'Authorization: Bearer <key>'."
+        )
+    return (
+        f"{runtime.name} has no access control of its own: keep it on 127.0.0.1 and put "
+        "an authenticating reverse proxy in front of it."
+    )

@@ -48,17 +48,23 @@ def detail_out(request: Request, detail: ProfileDetail) -> dict[str, Any]:
         "stop_conditions": detail.profile.stop_conditions,
         "measurement_order": detail.profile.measurement_order,
         "warnings": detail.warnings,
-        "record_url": str(request.url_for("records:new").include_query_params(**record_prefill(detail))),
+        "record_url": str(
+            request.url_for("records:new").include_query_params(**record_prefill(detail))
+        ),
         "token_generation": asdict(detail.row.token_generation)
-        if detail.row.token_generation else None,
+        if detail.row.token_generation
+        else None,
         "records": evidence_out(request, detail.records),
     }
 
 
 def record_prefill(detail: ProfileDetail) -> dict[str, str]:
     """Query parameters that pre-fill the record form from this page."""
-    params = {"model": detail.model.slug, "hardware": detail.hardware.slug,
-              "profile": detail.profile.slug}
+    params = {
+        "model": detail.model.slug,
+        "hardware": detail.hardware.slug,
+        "profile": detail.profile.slug,
+    }
     if detail.route:
         params.update(artifact=detail.route.artifact.slug, runtime=detail.route.runtime.slug)
     return params

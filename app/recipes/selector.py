@@ -50,8 +50,11 @@ class SelectorInput(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def blank_is_none(cls, value: object, info) -> object:  # noqa: ANN001
-        if value == "" and info.field_name in {"memory_gb_per_gpu", "usable_memory_gb",
-                                                "bandwidth_gb_s_per_gpu"}:
+        if value == "" and info.field_name in {
+            "memory_gb_per_gpu",
+            "usable_memory_gb",
+            "bandwidth_gb_s_per_gpu",
+        }:
             return None
         return value
 
@@ -98,7 +101,8 @@ class SelectorResult:
             "kv_bytes_per_token": est.kv_bytes_per_token,
             "decode_tokens_per_s": (
                 {"low": est.decode_tokens_per_s.low, "high": est.decode_tokens_per_s.high}
-                if est.decode_tokens_per_s else None
+                if est.decode_tokens_per_s
+                else None
             ),
             "basis": est.basis.value,
             "warnings": list(est.warnings),
@@ -128,10 +132,14 @@ def custom_hardware(data: SelectorInput) -> HardwareSpec:
     usable_total = data.usable_memory_gb or memory * data.gpu_count * 0.90
     assumed = {} if data.usable_memory_gb else {"usable_memory_gb": Basis.ASSUMED}
     return HardwareSpec(
-        slug="custom", platform=data.platform, unified_memory=data.unified_memory,
-        gpu_count=data.gpu_count, memory_gb_per_gpu=memory,
+        slug="custom",
+        platform=data.platform,
+        unified_memory=data.unified_memory,
+        gpu_count=data.gpu_count,
+        memory_gb_per_gpu=memory,
         usable_gb_per_gpu=usable_total / data.gpu_count,
-        bandwidth_gb_s_per_gpu=data.bandwidth_gb_s_per_gpu, interconnect=data.interconnect,
+        bandwidth_gb_s_per_gpu=data.bandwidth_gb_s_per_gpu,
+        interconnect=data.interconnect,
         basis={"memory_gb_per_gpu": Basis.PUBLISHED, **assumed},
     )
 
@@ -160,8 +168,9 @@ def run_selector(catalog: CatalogService, model: LlmModel, raw: dict) -> Selecto
     assert artifact is not None and runtime is not None
     plan = Plan(context=data.context, concurrency=data.concurrency, kv_dtype=data.kv_cache_dtype)
     try:
-        result = estimate(model_spec(model), artifact_spec(artifact), runtime_spec(runtime),
-                          hardware, plan)
+        result = estimate(
+            model_spec(model), artifact_spec(artifact), runtime_spec(runtime), hardware, plan
+        )
     except EstimateError as error:
         return SelectorResult(data, {FIELD_FOR_ERROR.get(error.field, "form"): error.message})
     verified = catalog.load_evidence(model).verified.is_verified(artifact.id, runtime.id)

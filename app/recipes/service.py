@@ -60,10 +60,17 @@ class ProfileDetail:
             "max_tokens": 32,
             "stream": True,
         }
-        return shlex.join([
-            "curl", "-N", f"http://{HOST}:{PORT}/v1/chat/completions",
-            "-H", "Content-Type: application/json", "-d", json.dumps(body),
-        ])
+        return shlex.join(
+            [
+                "curl",
+                "-N",
+                f"http://{HOST}:{PORT}/v1/chat/completions",
+                "-H",
+                "Content-Type: application/json",
+                "-d",
+                json.dumps(body),
+            ]
+        )
 
     def memory_check(self) -> str:
         platform = self.hardware.platform
@@ -94,8 +101,18 @@ class DetailService:
             known = ", ".join(p.slug for p in evidence.profiles)
             raise NotFound(f"No profile '{profile_slug}'. Profiles: {known}.")
         row = fit_row(evidence, hardware, profile)
-        detail = ProfileDetail(model, hardware, profile, list(evidence.profiles), row, None, None,
-                               [], None, row.assessment.reason)
+        detail = ProfileDetail(
+            model,
+            hardware,
+            profile,
+            list(evidence.profiles),
+            row,
+            None,
+            None,
+            [],
+            None,
+            row.assessment.reason,
+        )
         if row.route is None:
             return attach_records(self.catalog.repo.session, detail)
         balanced = next((p for p in evidence.profiles if p.slug == "balanced"), profile)
@@ -106,8 +123,9 @@ class DetailService:
     def apply_route(self, detail: ProfileDetail, balanced: Profile, runtimes, verified) -> None:
         route = detail.route
         assert route is not None
-        detail.applied = resolve(detail.profile, detail.model, route.artifact, route.runtime,
-                                 detail.hardware)
+        detail.applied = resolve(
+            detail.profile, detail.model, route.artifact, route.runtime, detail.hardware
+        )
         detail.estimate = estimate_at(detail, detail.applied)
         if detail.estimate is not None:
             detail.warnings = list(detail.estimate.warnings)
@@ -130,8 +148,13 @@ def estimate_at(detail: ProfileDetail, applied: AppliedValues) -> Estimate | Non
     route = detail.route
     assert route is not None
     try:
-        return estimate(model_spec(detail.model), artifact_spec(route.artifact),
-                        runtime_spec(route.runtime), hardware_spec(detail.hardware), applied.plan())
+        return estimate(
+            model_spec(detail.model),
+            artifact_spec(route.artifact),
+            runtime_spec(route.runtime),
+            hardware_spec(detail.hardware),
+            applied.plan(),
+        )
     except EstimateError:
         return None
 
@@ -140,9 +163,11 @@ def not_runnable_reason(detail: ProfileDetail) -> str:
     route = detail.route
     assert route is not None
     if detail.row.verdict == Verdict.EXPERIMENTAL:
-        return (f"{route.artifact.name} with {route.runtime.name} is not verified yet: no "
-                "official source and no accepted reproduction record. The memory estimate is "
-                "shown; submit a record once you have tried it.")
+        return (
+            f"{route.artifact.name} with {route.runtime.name} is not verified yet: no "
+            "official source and no accepted reproduction record. The memory estimate is "
+            "shown; submit a record once you have tried it."
+        )
     return detail.row.assessment.reason
 
 
@@ -150,6 +175,7 @@ def attach_records(session: Session, detail: ProfileDetail) -> ProfileDetail:
     """The accepted evidence behind this page: records, last known-good, estimate error."""
     route = (detail.route.artifact, detail.route.runtime) if detail.route else None
     context = detail.applied.context if detail.applied else None
-    detail.records = load_detail_evidence(session, detail.model, detail.hardware, detail.profile,
-                                          route, detail.estimate, context)
+    detail.records = load_detail_evidence(
+        session, detail.model, detail.hardware, detail.profile, route, detail.estimate, context
+    )
     return detail

@@ -13,8 +13,9 @@ FAKE_SERVER = Path(__file__).resolve().parents[1] / "bench" / "fake_openai_serve
 @pytest.fixture(scope="session")
 def fake_server() -> Iterator[str]:
     """Base URL (.../v1) of a deterministic streaming server on 127.0.0.1."""
-    process = subprocess.Popen([sys.executable, str(FAKE_SERVER), "--port", "0"],
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(FAKE_SERVER), "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
     assert process.stdout is not None
     line = process.stdout.readline()
     assert line.startswith("PORT "), line

@@ -7,17 +7,19 @@ import pytest
 
 from app.benchmarks.worker import Worker
 from app.db import make_engine, make_sessionmaker
-from tests.live_server import LiveServer, browser, live_server, page  # noqa: F401
+from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 
 
-def test_run_a_benchmark_page_end_to_end(page, live_server: LiveServer, fake_server: str) -> None:  # noqa: F811
+def test_run_a_benchmark_page_end_to_end(page, live_server: LiveServer, fake_server: str) -> None:
     query = "?model=llama-3.1-8b-instruct&hardware=rtx-4090-24gb&runtime=llama-cpp"
     page.goto(live_server.url("benchmarks:index") + query)
     form = page.locator("#job-form")
     form.locator('input[name="base_url"]').fill(fake_server)
-    form.locator('input[name="served_model"]').fill("fake?ttft_ms=20&itl_ms=3&tokens=24&per_chunk=2")
+    form.locator('input[name="served_model"]').fill(
+        "fake?ttft_ms=20&itl_ms=3&tokens=24&per_chunk=2"
+    )
     form.locator('input[name="lengths"]').fill("512, 1024")
     form.locator('input[name="concurrency"]').fill("1, 2, 4")
     form.locator('input[name="max_tokens"]').fill("16")

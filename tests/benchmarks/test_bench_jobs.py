@@ -17,22 +17,37 @@ from app.db import make_engine, make_sessionmaker
 from app.models import BenchJob, Measurement, Record
 
 FAST = "fake?ttft_ms=15&itl_ms=2&tokens=24&per_chunk=2"
-TARGET = {"model": "llama-3.1-8b-instruct", "artifact": "llama-3.1-8b-instruct-q4-k-m",
-          "runtime": "llama-cpp", "runtime_version": "b6100", "hardware": "rtx-4090-24gb",
-          "profile": "balanced", "command": "llama-server -hf x --host 127.0.0.1"}
+TARGET = {
+    "model": "llama-3.1-8b-instruct",
+    "artifact": "llama-3.1-8b-instruct-q4-k-m",
+    "runtime": "llama-cpp",
+    "runtime_version": "b6100",
+    "hardware": "rtx-4090-24gb",
+    "profile": "balanced",
+    "command": "llama-server -hf x --host 127.0.0.1",
+}
 
 
 def job_body(base_url: str, model: str = FAST, **changes: object) -> dict:
-    return {"base_url": base_url, "served_model": model, "lengths": [512, 1024],
-            "concurrency": [1, 2], "repeat": 3, "max_tokens": 16, **TARGET, **changes}
+    return {
+        "base_url": base_url,
+        "served_model": model,
+        "lengths": [512, 1024],
+        "concurrency": [1, 2],
+        "repeat": 3,
+        "max_tokens": 16,
+        **TARGET,
+        **changes,
+    }
 
 
 def worker_for(settings: Settings, **options: object) -> Worker:
     return Worker(make_sessionmaker(make_engine(settings)), poll_s=0.05, **options)
 
 
-def test_api_job_runs_and_becomes_a_pending_record(client: TestClient, settings: Settings,
-                                                   session: Session, fake_server: str) -> None:
+def test_api_job_runs_and_becomes_a_pending_record(
+    client: TestClient, settings: Settings, session: Session, fake_server: str
+) -> None:
     response = client.post("/api/benchmarks", json=job_body(fake_server))
     assert response.status_code == 202, response.text
     job_id = response.json()["id"]
@@ -43,41 +58,52 @@ def test_api_job_runs_and_becomes_a_pending_record(client: TestClient, settings:
     record = session.get(Record, status["record_id"])
     assert (record.provenance, record.review_state, record.outcome) == ("bench", "pending", "ok")
     points = session.scalars(select(Measurement).where(Measurement.record_id == record.id)).all()
-    singles = {p.context_length: p for p in points
-               if p.concurrency == 1 and not p.details.get("ramp")}
+    singles = {
+        p.context_length: p for p in points if p.concurrency == 1 and not p.details.get("ramp")
+    }
     assert set(singles) == {512, 1024}
     assert all(p.repetitions == 3 and p.ttft_ms >= 15 for p in singles.values())
     assert all(p.token_count_source == "usage" for p in singles.values())
-    assert all(p.memory_source == "not measured" and p.peak_memory_gb_per_gpu is None
-               for p in singles.values())
+    assert all(
+        p.memory_source == "not measured" and p.peak_memory_gb_per_gpu is None
+        for p in singles.values()
+    )
     assert len(singles[512].details["samples"]["ttft_ms"]) == 3
     ramp = sorted((p for p in points if p.details.get("ramp")), key=lambda p: p.concurrency)
     assert [p.concurrency for p in ramp] == [1, 2]
     assert all(p.throughput_tokens_per_s > 0 and p.details["ttft_ms"]["p90"] for p in ramp)
     assert status["record_url"].endswith(f"/records/{record.id}")
     page = client.get(status["record_url"]).text
-    charts = json.loads(re.search(r'<script type="application/json" id="chart-data">(.*?)</script>',
-                                  page, re.S).group(1))
+    charts = json.loads(
+        re.search(
+            r'<script type="application/json" id="chart-data">(.*?)</script>', page, re.S
+        ).group(1)
+    )
     assert charts["by_context"]["context"] == [512, 1024]
     assert [level["concurrency"] for level in charts["ramp"]] == [1, 2]
 
 
-def test_api_key_is_used_but_never_stored(client: TestClient, settings: Settings,
-                                          session: Session, fake_server: str) -> None:
+def test_api_key_is_used_but_never_stored(
+    client: TestClient, settings: Settings, session: Session, fake_server: str
+) -> None:
     secret = "sk-never-store-me-123"
     job_id = client.post("/api/benchmarks", json=job_body(fake_server, api_key=secret)).json()["id"]
     keys = client.app.state.bench_api_keys
     assert keys[job_id] == secret
     assert worker_for(settings, api_keys=keys).run_once()
     assert job_id not in keys
-    dump = "\n".join(str(row) for table in ("bench_jobs", "records", "measurements", "record_events")
-                     for row in session.execute(text(f"SELECT * FROM {table}")))
+    dump = "\n".join(
+        str(row)
+        for table in ("bench_jobs", "records", "measurements", "record_events")
+        for row in session.execute(text(f"SELECT * FROM {table}"))
+    )
     assert secret not in dump
     assert session.get(BenchJob, job_id).status == "succeeded"
 
 
-def test_worker_without_the_key_fails_the_job_clearly(client: TestClient, settings: Settings,
-                                                      session: Session, fake_server: str) -> None:
+def test_worker_without_the_key_fails_the_job_clearly(
+    client: TestClient, settings: Settings, session: Session, fake_server: str
+) -> None:
     job_id = client.post("/api/benchmarks", json=job_body(fake_server, api_key="k")).json()["id"]
     client.app.state.bench_api_keys.clear()
     worker_for(settings, api_keys={}).run_once()
@@ -113,13 +139,16 @@ def test_server_that_is_down_becomes_a_load_failure_record(
     assert session.get(Record, job.record_id).outcome == "load_failure"
 
 
-def test_page_prefills_queues_and_shows_progress(client: TestClient, settings: Settings,
-                                                 fake_server: str) -> None:
+def test_page_prefills_queues_and_shows_progress(
+    client: TestClient, settings: Settings, fake_server: str
+) -> None:
     page = client.get("/benchmarks", params={"model": TARGET["model"], "hardware": "rtx-4090-24gb"})
     assert page.status_code == 200
     assert 'value="rtx-4090-24gb" selected' in page.text
     token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)
-    form = {k: str(v) for k, v in job_body(fake_server).items() if k not in ("lengths", "concurrency")}
+    form = {
+        k: str(v) for k, v in job_body(fake_server).items() if k not in ("lengths", "concurrency")
+    }
     form.update(lengths="512", concurrency="1, 2", csrf_token=token)
     response = client.post("/benchmarks", data=form, follow_redirects=False)
     assert response.status_code == 303, response.text
@@ -136,14 +165,19 @@ def test_form_without_csrf_token_is_refused(client: TestClient, fake_server: str
     assert client.post("/benchmarks", data=form).status_code == 403
 
 
-def test_killed_worker_leaves_the_job_to_another(db_path: Path, settings: Settings,
-                                                 client: TestClient, fake_server: str) -> None:
+def test_killed_worker_leaves_the_job_to_another(
+    db_path: Path, settings: Settings, client: TestClient, fake_server: str
+) -> None:
     slow = "fake?ttft_ms=200&itl_ms=40&tokens=30"
-    job_id = client.post("/api/benchmarks", json=job_body(fake_server, model=slow, lengths=[512],
-                                                          concurrency=[1])).json()["id"]
+    job_id = client.post(
+        "/api/benchmarks", json=job_body(fake_server, model=slow, lengths=[512], concurrency=[1])
+    ).json()["id"]
     env = {"DATABASE_URL": f"sqlite:///{db_path}", "PATH": "/usr/bin:/bin"}
-    process = subprocess.Popen([sys.executable, "-m", "app.cli", "worker", "--lease", "2"],
-                               env=env, cwd=Path(__file__).resolve().parents[2])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "worker", "--lease", "2"],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     sessions = make_sessionmaker(make_engine(settings))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -166,8 +200,9 @@ def test_killed_worker_leaves_the_job_to_another(db_path: Path, settings: Settin
         assert [r.id for r in records] == [job.record_id]
 
 
-def test_job_whose_workers_keep_dying_is_failed_not_stuck(settings: Settings,
-                                                           client: TestClient, fake_server: str) -> None:
+def test_job_whose_workers_keep_dying_is_failed_not_stuck(
+    settings: Settings, client: TestClient, fake_server: str
+) -> None:
     job_id = client.post("/api/benchmarks", json=job_body(fake_server)).json()["id"]
     sessions = make_sessionmaker(make_engine(settings))
     with sessions.begin() as s:

@@ -9,8 +9,16 @@ from click.testing import CliRunner
 from app.cli import main
 from app.config import get_settings
 
-KEYS = {"weights_gb", "kv_bytes_per_token", "required_gb_per_gpu", "usable_gb_per_gpu",
-        "verdict", "max_context", "decode_tokens_per_s", "basis"}
+KEYS = {
+    "weights_gb",
+    "kv_bytes_per_token",
+    "required_gb_per_gpu",
+    "usable_gb_per_gpu",
+    "verdict",
+    "max_context",
+    "decode_tokens_per_s",
+    "basis",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -26,9 +34,19 @@ def invoke(*args: str):
 
 
 def test_json_has_the_documented_keys() -> None:
-    result = invoke("--model", "llama-3.1-8b-instruct", "--hardware", "rtx-4090-24gb",
-                    "--artifact", "llama-3.1-8b-instruct-q4-k-m", "--runtime", "llama-cpp",
-                    "--context", "8192", "--json")
+    result = invoke(
+        "--model",
+        "llama-3.1-8b-instruct",
+        "--hardware",
+        "rtx-4090-24gb",
+        "--artifact",
+        "llama-3.1-8b-instruct-q4-k-m",
+        "--runtime",
+        "llama-cpp",
+        "--context",
+        "8192",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert KEYS <= data.keys()

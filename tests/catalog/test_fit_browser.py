@@ -4,13 +4,13 @@ import re
 
 import pytest
 
-from tests.live_server import LiveServer, browser, live_server, page  # noqa: F401
+from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
 GLM = "glm-5.3-flash"
 
 
-def test_filter_updates_the_table_and_the_url(page, live_server: LiveServer) -> None:  # noqa: F811
+def test_filter_updates_the_table_and_the_url(page, live_server: LiveServer) -> None:
     page.goto(live_server.url("catalog:model", slug=GLM))
     rows = page.locator("#fit-table tbody tr")
     total = rows.count()
@@ -21,8 +21,10 @@ def test_filter_updates_the_table_and_the_url(page, live_server: LiveServer) -> 
     assert marker
     page.select_option('select[name="platform"]', "metal")
     page.wait_for_url(re.compile(r"platform=metal"))
-    page.wait_for_function("document.querySelectorAll('#fit-table tbody tr').length < %d" % total)
-    platforms = page.eval_on_selector_all("#fit-table tbody tr", "rows => rows.map(r => r.dataset.platform)")
+    page.wait_for_function(f"document.querySelectorAll('#fit-table tbody tr').length < {total}")
+    platforms = page.eval_on_selector_all(
+        "#fit-table tbody tr", "rows => rows.map(r => r.dataset.platform)"
+    )
     assert platforms and set(platforms) == {"metal"}
     assert page.evaluate("() => window.notReloaded") is True  # swapped by htmx, no reload
     page.select_option('select[name="verdict"]', "experimental")
@@ -33,7 +35,7 @@ def test_filter_updates_the_table_and_the_url(page, live_server: LiveServer) -> 
     assert page.js_errors == []
 
 
-def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveServer) -> None:  # noqa: F811
+def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveServer) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto(live_server.url("catalog:model", slug=GLM))
     row = page.locator('tr[data-hardware="8x-h200-141gb"]')
@@ -43,7 +45,9 @@ def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveSer
     command = block.locator("code").inner_text()
     assert command.startswith("python -m sglang.launch_server --model-path zai-org/GLM-5.3-Flash")
     block.get_by_role("button", name="Copy").click()
-    page.wait_for_function("document.querySelector('.command-block button').textContent === 'Copied'")
+    page.wait_for_function(
+        "document.querySelector('.command-block button').textContent === 'Copied'"
+    )
     assert page.evaluate("() => navigator.clipboard.readText()") == command
 
     page.goto(live_server.url("catalog:model", slug=GLM))
@@ -59,7 +63,8 @@ def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveSer
     form.locator('input[name="memory_gb_per_gpu"]').fill("256")
     form.locator('input[name="usable_memory_gb"]').fill("236")
     page.wait_for_function(
-        "document.querySelector('#selector-verdict')?.textContent.trim() === 'fits'")
+        "document.querySelector('#selector-verdict')?.textContent.trim() === 'fits'"
+    )
     form.locator('input[name="memory_gb_per_gpu"]').fill("-1")
     page.wait_for_selector('[data-field="memory_gb_per_gpu"]')
     assert page.js_errors == []

@@ -102,7 +102,10 @@ def test_model_index_lists_models(client: TestClient) -> None:
     assert GLM in slugs and len(slugs) >= 13
     glm = next(m for m in models if m["slug"] == GLM)
     assert (glm["hf_repo"], glm["params_total_b"], glm["params_active_b"]) == (
-        "zai-org/GLM-5.3-Flash", 320, 18)
+        "zai-org/GLM-5.3-Flash",
+        320,
+        18,
+    )
     page = BeautifulSoup(client.get("/").text, "html.parser")
     assert page.find("a", string="GLM-5.3-Flash")["href"].endswith(f"/models/{GLM}")
 
@@ -119,8 +122,9 @@ def test_fit_page_marks_basis_and_assumed_shapes(client: TestClient) -> None:
 
 
 def test_htmx_filter_returns_only_the_table(client: TestClient) -> None:
-    response = client.get(f"/models/{GLM}", params={"platform": "metal"},
-                          headers={"HX-Request": "true"})
+    response = client.get(
+        f"/models/{GLM}", params={"platform": "metal"}, headers={"HX-Request": "true"}
+    )
     assert response.status_code == 200
     assert response.text.lstrip().startswith('<section id="fit-table">')
     assert "<html" not in response.text

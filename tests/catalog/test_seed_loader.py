@@ -64,7 +64,11 @@ def test_second_run_changes_nothing(empty_db: Path, seed_copy: Path) -> None:
 def test_edited_file_updates_its_rows(empty_db: Path, seed_copy: Path) -> None:
     seed(seed_copy)
     path = seed_copy / "hardware.yaml"
-    path.write_text(path.read_text().replace("usable_memory_gb: {value: 236,", "usable_memory_gb: {value: 230,", 1))
+    path.write_text(
+        path.read_text().replace(
+            "usable_memory_gb: {value: 236,", "usable_memory_gb: {value: 230,", 1
+        )
+    )
     assert seed(seed_copy) == "0:0 created, 1 updated, 0 removed\n"
     assert usable(empty_db, "mac-studio-m5-ultra-256gb") == 230
 
@@ -75,8 +79,11 @@ def test_broken_file_names_file_entry_and_field_and_leaves_db_untouched(
     seed(seed_copy)
     path = seed_copy / "hardware.yaml"
     text = path.read_text()
-    path.write_text(text.replace("usable_memory_gb: {value: 236,", "usable_memory_gb: {value: 230,", 1)
-                    .replace("usable_memory_gb: {value: 480,", "usable_memory_gb: {value: lots,", 1))
+    path.write_text(
+        text.replace("usable_memory_gb: {value: 236,", "usable_memory_gb: {value: 230,", 1).replace(
+            "usable_memory_gb: {value: 480,", "usable_memory_gb: {value: lots,", 1
+        )
+    )
     output = seed(seed_copy)
     assert output.startswith("1:")
     assert "hardware.yaml" in output and "mac-studio-m5-ultra-512gb" in output

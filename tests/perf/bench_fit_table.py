@@ -45,12 +45,20 @@ def main() -> None:
                 _, rows = service.fit_table(model.slug, FitFilters())
                 direct = timed(lambda s=model.slug: service.fit_table(s, FitFilters()), 5)
                 page = timed(lambda s=model.slug: client.get(f"/models/{s}"), 5)
-                print(f"{model.slug:32} {len(rows):5} {statistics.median(direct):15.1f}"
-                      f" {statistics.median(page):17.1f}")
-            detail = timed(lambda: client.get(
-                "/models/glm-5.3-flash/hardware/8x-h200-141gb/profiles/balanced"), 10)
-            print(f"\ndetail page glm-5.3-flash / 8x-h200 / balanced: p50 "
-                  f"{statistics.median(detail):.1f} ms, max {max(detail):.1f} ms")
+                print(
+                    f"{model.slug:32} {len(rows):5} {statistics.median(direct):15.1f}"
+                    f" {statistics.median(page):17.1f}"
+                )
+            detail = timed(
+                lambda: client.get(
+                    "/models/glm-5.3-flash/hardware/8x-h200-141gb/profiles/balanced"
+                ),
+                10,
+            )
+            print(
+                f"\ndetail page glm-5.3-flash / 8x-h200 / balanced: p50 "
+                f"{statistics.median(detail):.1f} ms, max {max(detail):.1f} ms"
+            )
 
 
 if __name__ == "__main__":

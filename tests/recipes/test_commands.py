@@ -8,13 +8,21 @@ from app.models import Artifact, Runtime
 from app.recipes.applied import AppliedValues
 from app.recipes.commands import build_command, shared_setup
 
-ODD_REPOS = ["org/model with spaces", "org/it's \"quoted\"", "/models/$HOME; rm -rf ~", "a`b`"]
+ODD_REPOS = ["org/model with spaces", 'org/it\'s "quoted"', "/models/$HOME; rm -rf ~", "a`b`"]
 
 
 def values(**changes: object) -> AppliedValues:
-    base = dict(tensor_parallel=2, split="tensor", context=8192, kv_cache_dtype="auto",
-                prefill_tokens=8192, max_concurrency=16, memory_fraction=0.9,
-                speculative_decoding=False, cuda_graphs=True)
+    base = dict(
+        tensor_parallel=2,
+        split="tensor",
+        context=8192,
+        kv_cache_dtype="auto",
+        prefill_tokens=8192,
+        max_concurrency=16,
+        memory_fraction=0.9,
+        speculative_decoding=False,
+        cuda_graphs=True,
+    )
     return AppliedValues(**{**base, **changes})
 
 
@@ -56,8 +64,12 @@ def test_flags_follow_the_profile_only_where_it_departs_from_balanced() -> None:
 
 
 def test_llama_cpp_context_is_shared_between_its_slots() -> None:
-    argv = build_command(runtime("llama-cpp"), artifact("org/m-GGUF"),
-                         values(context=4096, max_concurrency=4, split="layer"), values()).argv
+    argv = build_command(
+        runtime("llama-cpp"),
+        artifact("org/m-GGUF"),
+        values(context=4096, max_concurrency=4, split="layer"),
+        values(),
+    ).argv
     assert argv[argv.index("--ctx-size") + 1] == str(4096 * 4)
     assert argv[argv.index("--parallel") + 1] == "4"
     assert argv[argv.index("-hf") + 1] == "org/m-GGUF:Q4_K_M"

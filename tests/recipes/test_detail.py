@@ -6,10 +6,14 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
 GLM = "glm-5.3-flash"
-OFFICIAL_SGLANG = ("python -m sglang.launch_server --model-path zai-org/GLM-5.3-Flash --tp 8 "
-                   "--host 127.0.0.1 --port 8000 --context-length 16384")
-OFFICIAL_VLLM = ("vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 8 --host 127.0.0.1 "
-                 "--port 8000 --max-model-len 16384 --gpu-memory-utilization 0.90")
+OFFICIAL_SGLANG = (
+    "python -m sglang.launch_server --model-path zai-org/GLM-5.3-Flash --tp 8 "
+    "--host 127.0.0.1 --port 8000 --context-length 16384"
+)
+OFFICIAL_VLLM = (
+    "vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 8 --host 127.0.0.1 "
+    "--port 8000 --max-model-len 16384 --gpu-memory-utilization 0.90"
+)
 
 
 def detail(client: TestClient, hardware: str, profile: str = "balanced", model: str = GLM) -> dict:
@@ -32,8 +36,9 @@ def test_other_8_gpu_nodes_get_official_commands_too(client: TestClient) -> None
     for node in ("8x-b200-180gb", "8x-h100-80gb"):
         data = detail(client, node)
         assert {c["runtime"] for c in data["commands"]} == {"sglang", "vllm"}, node
-        assert all("--tp" in c["argv"] or "--tensor-parallel-size" in c["argv"]
-                   for c in data["commands"])
+        assert all(
+            "--tp" in c["argv"] or "--tensor-parallel-size" in c["argv"] for c in data["commands"]
+        )
 
 
 def test_unverified_pair_shows_estimate_and_asks_for_a_record(client: TestClient) -> None:
@@ -42,8 +47,13 @@ def test_unverified_pair_shows_estimate_and_asks_for_a_record(client: TestClient
     assert data["commands"] == [] and data["estimate_only"] is True
     assert data["memory"]["required_gb_per_gpu"] > 0
     assert "record" in data["reason"]
-    for key in ("model=glm-5.3-flash", "hardware=mac-studio-m5-ultra-512gb", "profile=balanced",
-                "artifact=", "runtime="):
+    for key in (
+        "model=glm-5.3-flash",
+        "hardware=mac-studio-m5-ultra-512gb",
+        "profile=balanced",
+        "artifact=",
+        "runtime=",
+    ):
         assert key in data["record_url"]
 
 

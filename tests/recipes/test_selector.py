@@ -4,8 +4,15 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
 GLM = "glm-5.3-flash"
-BASE = {"model": GLM, "artifact": "glm-5.3-flash-mlx-4bit", "runtime": "mlx-lm",
-        "platform": "metal", "unified_memory": True, "gpu_count": 1, "context": 4096}
+BASE = {
+    "model": GLM,
+    "artifact": "glm-5.3-flash-mlx-4bit",
+    "runtime": "mlx-lm",
+    "platform": "metal",
+    "unified_memory": True,
+    "gpu_count": 1,
+    "context": 4096,
+}
 
 
 def post(client: TestClient, **changes: object):
@@ -14,17 +21,25 @@ def post(client: TestClient, **changes: object):
 
 def test_more_memory_turns_the_verdict(client: TestClient) -> None:
     small = post(client, memory_gb_per_gpu=128, usable_memory_gb=110).json()
-    large = post(client, memory_gb_per_gpu=256, usable_memory_gb=236,
-                 bandwidth_gb_s_per_gpu=819).json()
+    large = post(
+        client, memory_gb_per_gpu=256, usable_memory_gb=236, bandwidth_gb_s_per_gpu=819
+    ).json()
     assert small["verdict"] == "exceeds_memory" and large["verdict"] == "fits"
     assert large["max_context"] >= 4096 and large["estimate_only"] is True
     assert large["decode_tokens_per_s"]["low"] > 0
 
 
 def test_catalog_hardware_by_slug(client: TestClient) -> None:
-    data = client.post("/api/estimate", json={
-        "model": GLM, "hardware": "8x-h200-141gb", "artifact": "glm-5.3-flash-bf16",
-        "runtime": "vllm", "context": 16384}).json()
+    data = client.post(
+        "/api/estimate",
+        json={
+            "model": GLM,
+            "hardware": "8x-h200-141gb",
+            "artifact": "glm-5.3-flash-bf16",
+            "runtime": "vllm",
+            "context": 16384,
+        },
+    ).json()
     assert data["verdict"] == "fits" and data["verified_pair"] is True
     assert data["tensor_parallel"] == 8
 
@@ -32,8 +47,14 @@ def test_catalog_hardware_by_slug(client: TestClient) -> None:
 def test_invalid_input_names_the_field(client: TestClient) -> None:
     cases = {
         "memory_gb_per_gpu": dict(memory_gb_per_gpu=0),
-        "gpu_count": dict(memory_gb_per_gpu=80, gpu_count=3, platform="cuda",
-                          artifact="glm-5.3-flash-bf16", runtime="vllm", unified_memory=False),
+        "gpu_count": dict(
+            memory_gb_per_gpu=80,
+            gpu_count=3,
+            platform="cuda",
+            artifact="glm-5.3-flash-bf16",
+            runtime="vllm",
+            unified_memory=False,
+        ),
         "runtime": dict(memory_gb_per_gpu=80, platform="cuda", runtime="mlx-lm"),
     }
     for field, changes in cases.items():
@@ -57,6 +78,8 @@ def test_htmx_selector_fragment(client: TestClient) -> None:
     assert fragment.select_one("#selector-result") is not None
     assert fragment.select_one('[data-field="memory_gb_per_gpu"]') is not None
     form.update(memory_gb_per_gpu="512", usable_memory_gb="480")
-    ok = BeautifulSoup(client.post(f"/models/{GLM}/selector", data=form,
-                                   headers={"HX-Request": "true"}).text, "html.parser")
+    ok = BeautifulSoup(
+        client.post(f"/models/{GLM}/selector", data=form, headers={"HX-Request": "true"}).text,
+        "html.parser",
+    )
     assert ok.select_one("#selector-verdict").text.strip() == "fits"

@@ -4,13 +4,13 @@ import re
 
 import pytest
 
-from tests.live_server import LiveServer, browser, live_server, page  # noqa: F401
+from tests.live_server import LiveServer
 from tests.records.conftest import GLM, MAC_512
 
 pytestmark = pytest.mark.browser
 
 
-def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) -> None:  # noqa: F811
+def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) -> None:
     from playwright.sync_api import expect
 
     detail_url = live_server.url("recipes:detail", model=GLM, hardware=MAC_512,
