@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
@@ -22,12 +23,14 @@ from app.records.routes import api_router as records_api
 from app.records.routes import router as records_pages
 from app.records.validation import RecordInvalid
 from app.security import (
+    LOOPBACK_HOST_NAMES,
     AuthRequired,
     BodyLimitMiddleware,
     CsrfCookieMiddleware,
     auth_required_response,
     auth_router,
     check_exposure,
+    is_exposed,
     load_secret_key,
     register_template_globals,
 )
@@ -71,6 +74,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(AuthRequired, auth_required_response)
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
+    if not is_exposed(settings):
+        # On loopback the local user is the maintainer, so refuse requests that name
+        # another host: a web page that rebinds its domain to 127.0.0.1 gets nothing.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOST_NAMES)
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app

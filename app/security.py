@@ -47,6 +47,8 @@ CSRF_MAX_AGE_S = 24 * 3600
 AUTH_MAX_AGE_S = 30 * 24 * 3600
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LAST_USED_RESOLUTION = timedelta(hours=1)
+# Host headers a loopback-only app answers to ("testserver" is the in-process test client's).
+LOOPBACK_HOST_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1", "testserver"]
 
 
 class AuthRequired(ServebookError):

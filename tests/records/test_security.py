@@ -208,3 +208,10 @@ class TestCli:
         assert served.exit_code == 0, served.output
         assert started[0]["host"] == "0.0.0.0"
         assert get_settings().host == "0.0.0.0"  # so the app's own check sees the exposure
+
+
+def test_loopback_app_refuses_other_host_headers(client) -> None:  # noqa: ANN001
+    """A page that rebinds its own domain to 127.0.0.1 must not act as the local maintainer."""
+    assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    assert client.get("/", headers={"host": "127.0.0.1:8000"}).status_code == 200
+    assert client.get("/", headers={"host": "localhost:8000"}).status_code == 200
