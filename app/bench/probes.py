@@ -207,20 +207,27 @@ class SamplingProbe:
         tracker = PeakTracker(self.name)
         window = ProbeWindow()
         await self._sample_into(tracker)
-        sampler = asyncio.create_task(self._sample_forever(tracker))
+        stop = asyncio.Event()
+        sampler = asyncio.create_task(self._sample_until(stop, tracker))
         try:
             yield window
         finally:
-            sampler.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sampler
+            # The sampler stops between snapshots, never inside one: a scrape cancelled
+            # mid-request can leave httpcore's pool holding a dead connection, and every
+            # later scrape of the run then fails with PoolTimeout (encode/httpcore#1093).
+            stop.set()
+            await sampler
             await self._sample_into(tracker)
             window.reading = tracker.reading()
 
-    async def _sample_forever(self, tracker: PeakTracker) -> None:
+    async def _sample_until(self, stop: asyncio.Event, tracker: PeakTracker) -> None:
         while True:
-            await asyncio.sleep(self.interval_s)
-            await self._sample_into(tracker)
+            try:
+                async with asyncio.timeout(self.interval_s):
+                    await stop.wait()
+                return
+            except TimeoutError:
+                await self._sample_into(tracker)
 
     async def _sample_into(self, tracker: PeakTracker) -> None:
         try:

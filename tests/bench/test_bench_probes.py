@@ -14,6 +14,8 @@ from app.bench.probes import (
     NotMeasuredProbe,
     NvmlProbe,
     PrometheusProbe,
+    SamplingProbe,
+    Snapshot,
     default_probe,
     parse_prometheus_text,
     snapshot_from_metrics,
@@ -309,3 +311,35 @@ def test_composite_probe_merges_nvml_and_engine_metrics(monkeypatch: pytest.Monk
     assert reading.sources == ["prometheus", "nvml"]
     assert reading.kv_cache_usage_peak == 0.31
     assert len(reading.gpus) == 2
+
+
+def test_window_close_lets_an_inflight_scrape_finish() -> None:
+    """A scrape is never cancelled mid-request: that could wedge the probe's HTTP pool."""
+
+    class SlowProbe(SamplingProbe):
+        name = "slow"
+
+        def __init__(self) -> None:
+            super().__init__(interval_s=0.01)
+            self.started = 0
+            self.finished = 0
+            self.in_flight = asyncio.Event()
+
+        async def snapshot(self) -> Snapshot:
+            self.started += 1
+            if self.started == 2:  # the first one in the background
+                self.in_flight.set()
+            await asyncio.sleep(0.05)
+            self.finished += 1
+            return snapshot_from_metrics(VLLM.format(kv=0.5))
+
+    async def body() -> tuple[SlowProbe, MemoryReading]:
+        probe = SlowProbe()
+        async with probe.window() as window:
+            await probe.in_flight.wait()
+        assert window.reading is not None
+        return probe, window.reading
+
+    probe, reading = asyncio.run(body())
+    assert probe.started == probe.finished == reading.samples == 3
+    assert reading.errors == []

