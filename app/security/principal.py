@@ -1,0 +1,104 @@
+"""Who is calling: the principal behind a request, and the dependencies that require one."""
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from fastapi import Depends, Request
+from fastapi.responses import Response
+from itsdangerous import BadSignature
+from sqlalchemy.orm import Session
+
+from app.db import SessionDep
+from app.errors import Forbidden, ServebookError
+from app.security.exposure import is_exposed
+from app.security.signing import signer
+from app.security.tokens import Role, authenticate
+
+AUTH_COOKIE = "servebook_auth"
+AUTH_MAX_AGE_S = 30 * 24 * 3600
+
+
+class AuthRequired(ServebookError):
+    status_code = 401
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    role: Role
+    via: Literal["loopback", "token"]
+
+    @property
+    def is_maintainer(self) -> bool:
+        return self.role == "maintainer"
+
+
+def bearer_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return None
+
+
+def cookie_token(request: Request) -> str | None:
+    raw = request.cookies.get(AUTH_COOKIE)
+    if not raw:
+        return None
+    try:
+        return str(signer(request, "auth").loads(raw, max_age=AUTH_MAX_AGE_S))
+    except BadSignature:
+        return None
+
+
+def resolve_principal(request: Request, session: Session) -> Principal | None:
+    """The caller, or None when an exposed app gets no valid token."""
+    # The sign-in cookie is for pages; the JSON API takes only an explicit Bearer token.
+    from_cookie = None if request.url.path.startswith("/api/") else cookie_token(request)
+    token = bearer_token(request) or from_cookie
+    record = authenticate(session, token) if token else None
+    if token and record is None and bearer_token(request):
+        raise AuthRequired("The access token is unknown or revoked.")
+    if not is_exposed(request.app.state.settings):
+        return Principal(record.name if record else "local", "maintainer", "loopback")
+    if record is None:
+        return None
+    return Principal(record.name, record.role, "token")  # type: ignore[arg-type]
+
+
+def optional_principal(request: Request, session: SessionDep) -> Principal | None:
+    try:
+        return resolve_principal(request, session)
+    except AuthRequired:
+        return None
+
+
+def require_submitter(request: Request, session: SessionDep) -> Principal:
+    principal = resolve_principal(request, session)
+    if principal is None:
+        raise AuthRequired("Submitting needs a submitter or maintainer access token.")
+    return principal
+
+
+def require_maintainer(request: Request, session: SessionDep) -> Principal:
+    principal = resolve_principal(request, session)
+    if principal is None:
+        raise AuthRequired("Reviewing needs a maintainer access token.")
+    if not principal.is_maintainer:
+        raise Forbidden(f"'{principal.name}' is a {principal.role}; reviewing needs a maintainer.")
+    return principal
+
+
+OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
+SubmitterDep = Annotated[Principal, Depends(require_submitter)]
+MaintainerDep = Annotated[Principal, Depends(require_maintainer)]
+
+
+def sign_in_cookie(request: Request, response: Response, token: str) -> None:
+    value = signer(request, "auth").dumps(token)
+    response.set_cookie(AUTH_COOKIE, value, max_age=AUTH_MAX_AGE_S, httponly=True,
+                        samesite="lax", secure=request.url.scheme == "https")
+
+
+def sign_out_cookie(response: Response) -> None:
+    response.delete_cookie(AUTH_COOKIE, httponly=True, samesite="lax")
