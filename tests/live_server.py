@@ -1,11 +1,12 @@
 """A real uvicorn server on 127.0.0.1 and Debian's chromium driven by Playwright.
 
 tests/conftest.py makes the fixtures available to every test; import only the
-`LiveServer` type where a test wants it. `live_server` serves `create_app(settings)` over the test's own migrated and seeded
-database (the `settings` fixture of tests/conftest.py) on a free port, in a thread of the
-test process; `live_server.url("records:new")` builds URLs from route names. `browser`
-is one chromium per test session (per xdist worker); `page` is a fresh context and tab
-whose relative URLs resolve against the live server. Mark such tests `@pytest.mark.browser`.
+`LiveServer` type where a test wants it. `live_server` serves `create_app(settings)` over
+the test's own migrated and seeded database (the `settings` fixture of tests/conftest.py)
+on a free port, in a thread of the test process; `live_server.url("records:new")` builds
+URLs from route names. `browser` is one chromium per test session (per xdist worker);
+`page` is a fresh context and tab whose relative URLs resolve against the live server.
+Mark such tests `@pytest.mark.browser`.
 Set SERVEBOOK_CHROMIUM to use another chromium binary.
 """
 
