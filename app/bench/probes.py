@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import math
 import re
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -191,7 +192,7 @@ class ProbeWindow:
     reading: MemoryReading | None = None
 
 
-class SamplingProbe:
+class SamplingProbe(ABC):
     """Base for probes that take snapshots on an interval; subclasses implement ``snapshot``."""
 
     name = "sampling"
@@ -199,8 +200,9 @@ class SamplingProbe:
     def __init__(self, interval_s: float = 0.25) -> None:
         self.interval_s = interval_s
 
+    @abstractmethod
     async def snapshot(self) -> Snapshot:
-        raise NotImplementedError
+        """One reading of the source right now."""
 
     @contextlib.asynccontextmanager
     async def window(self) -> AsyncIterator[ProbeWindow]:
