@@ -42,6 +42,7 @@ from app.bench.result import (
     SmokeResult,
     StepRecord,
 )
+from app.bench.shards import Turn, run_sharded, run_streams, shard_count
 from app.bench.stream import (
     ChatEndpoint,
     StreamClients,
@@ -101,7 +102,8 @@ async def run_benchmark(
                 local_server=_is_local(plan.base_url),
                 interval_s=plan.probe_interval_s,
             )
-        return await _Run(plan, http, stream_clients, probe, on_progress).execute()
+        run = _Run(plan, http, stream_clients, probe, on_progress, shard=owns_client)
+        return await run.execute()
     finally:
         await stream_clients.aclose()
         await probe_http.aclose()
@@ -146,8 +148,13 @@ class _Run:
         stream_clients: StreamClients,
         probe: MemoryProbe,
         on_progress: ProgressCallback | None,
+        *,
+        shard: bool = False,
     ) -> None:
         self.plan = plan
+        # Wide levels go to worker processes, which make their own clients: only when the
+        # run owns its clients (a caller's client cannot cross a process boundary).
+        self.shard = shard
         self.stream_clients = stream_clients
         self.probe = probe
         self.on_progress = on_progress
@@ -316,37 +323,52 @@ class _Run:
         started = time.perf_counter()
         rounds = self.plan.requests_per_stream
         total = level * rounds
-        prompts = [
+        streams = [
             [
-                sized_prompt(
-                    self.sizer, target, stable_seed(self.plan.seed, "ramp", level, stream, turn)
+                _turn(
+                    sized_prompt(
+                        self.sizer, target, stable_seed(self.plan.seed, "ramp", level, stream, turn)
+                    )
                 )
                 for turn in range(rounds)
             ]
             for stream in range(level)
         ]
-        samples: list[RequestSample] = []
         name = f"concurrency:{level}"
-
-        async def one_stream(index: int, stream_prompts: Sequence[SizedPrompt]) -> None:
-            endpoint = self.endpoint.using(self.stream_clients.get(index))
-            for prompt in stream_prompts:
-                samples.append(
-                    await stream_chat(
-                        endpoint,
-                        prompt.messages,
-                        self.plan.max_tokens,
-                        prompt_tokens_target=prompt.target_tokens,
-                    )
-                )
-                await self._progress(name, len(samples), total)
-
         await self._progress(name, 0, total)
         async with self.probe.window() as window:
-            await asyncio.gather(*(one_stream(index, batch) for index, batch in enumerate(prompts)))
+            by_stream = await self._level_samples(name, streams, total)
+        samples = [sample for stream in by_stream for sample in stream]
         result = level_summary(level, samples, self.plan.ttft_limit_ms, window.reading)
         self._record(name, started, result.first_error, failed=result.errors > 0)
         return result
+
+    async def _level_samples(
+        self, name: str, streams: list[list[Turn]], total: int
+    ) -> list[list[RequestSample]]:
+        """The level's streams, in this event loop or, when wide, over worker processes."""
+        shards = shard_count(len(streams)) if self.shard else 1
+        if shards > 1:
+            samples = await run_sharded(
+                self.endpoint,
+                streams,
+                self.plan.max_tokens,
+                shards=shards,
+                api_key=self.endpoint.secret,
+                connect_timeout_s=self.plan.connect_timeout_s,
+            )
+            await self._progress(name, total, total)
+            return samples
+        done = 0
+
+        async def count(_: RequestSample) -> None:
+            nonlocal done
+            done += 1
+            await self._progress(name, done, total)
+
+        return await run_streams(
+            self.endpoint, self.stream_clients, streams, self.plan.max_tokens, count
+        )
 
     def _ramp_stop_reason(self, level: ConcurrencyLevel) -> str | None:
         if level.errors:
@@ -566,6 +588,10 @@ def _needle_error(failed: Sequence[NeedleCell]) -> str | None:
     if cell.sample.error is not None:
         return cell.sample.error.message
     return truncation_message(cell.sample.prompt_tokens, cell.sample.prompt_tokens_target or 0)
+
+
+def _turn(prompt: SizedPrompt) -> Turn:
+    return Turn(prompt.messages, prompt.target_tokens)
 
 
 def _first_error(samples: Sequence[RequestSample]) -> str | None:
