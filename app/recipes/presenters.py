@@ -58,6 +58,16 @@ def detail_out(request: Request, detail: ProfileDetail) -> dict[str, Any]:
     }
 
 
+def benchmark_prefill(detail: ProfileDetail) -> dict[str, str]:
+    """Query parameters that pre-fill the benchmark page for this recipe's server."""
+    params = record_prefill(detail)
+    params.update(base_url="http://127.0.0.1:8000/v1", served_model=detail.served_model_name)
+    primary = next((c for c in detail.commands if c.runtime == params.get("runtime")), None)
+    if primary is not None:
+        params["command"] = primary.shell
+    return params
+
+
 def record_prefill(detail: ProfileDetail) -> dict[str, str]:
     """Query parameters that pre-fill the record form from this page."""
     params = {

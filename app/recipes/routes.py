@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse, Response
 
 from app.catalog.service import CatalogService
 from app.db import SessionDep
-from app.recipes.presenters import detail_out, record_prefill
+from app.recipes.presenters import benchmark_prefill, detail_out, record_prefill
 from app.recipes.selector import run_selector
 from app.recipes.service import DetailService
 from app.web import render
@@ -24,7 +24,11 @@ def detail_page(
 ) -> Response:
     """One model on one hardware configuration under one profile."""
     detail = DetailService(session).load(model, hardware, profile)
-    context = {"detail": detail, "record_prefill": record_prefill(detail)}
+    context = {
+        "detail": detail,
+        "record_prefill": record_prefill(detail),
+        "benchmark_prefill": benchmark_prefill(detail),
+    }
     return render(request, "recipes/detail.html", context)
 
 

@@ -128,3 +128,13 @@ def test_two_gpus_over_nvlink_split_by_tensor_parallelism(client: TestClient) ->
     if data["runtime"] in ("vllm", "sglang"):
         assert data["applied_values"]["tensor_parallel"] == 2
     assert data["memory"]["usable"]["gb"] == 22.5
+
+
+def test_detail_page_links_a_prefilled_benchmark(client: TestClient) -> None:
+    html = client.get(f"/models/{GLM}/hardware/8x-h200-141gb/profiles/balanced").text
+    link = BeautifulSoup(html, "html.parser").select_one("#measure a")["href"]
+    form = BeautifulSoup(client.get(link).text, "html.parser")
+    assert form.select_one('input[name="served_model"]')["value"] == "zai-org/GLM-5.3-Flash"
+    assert form.select_one('input[name="base_url"]')["value"] == "http://127.0.0.1:8000/v1"
+    assert form.select_one('input[name="command"]')["value"] == OFFICIAL_SGLANG
+    assert form.select_one('select[name="hardware"] option[selected]')["value"] == "8x-h200-141gb"
