@@ -37,9 +37,11 @@ class Settings(BaseSettings):
 
     @property
     def sqlite_path(self) -> Path | None:
-        if not self.is_sqlite or ":memory:" in self.database_url:
+        # sqlite:///relative, sqlite:////absolute; "sqlite://" alone is in memory.
+        path = self.database_url.partition("///")[2]
+        if not self.is_sqlite or not path or ":memory:" in path:
             return None
-        return Path(self.database_url.split("///", 1)[1])
+        return Path(path)
 
 
 def is_loopback(host: str) -> bool:

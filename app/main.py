@@ -34,6 +34,7 @@ from app.security import (
     load_secret_key,
     register_template_globals,
 )
+from app.security.http import prefers_json
 from app.web import templates
 
 register_template_globals(templates.env)
@@ -83,15 +84,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def wants_json(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or "application/json" in request.headers.get(
-        "accept", ""
-    )
-
 
 async def _render_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServebookError)
-    if wants_json(request):
+    if prefers_json(request):
         return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
     return templates.TemplateResponse(
         request, "error.html", {"message": exc.message}, status_code=exc.status_code
@@ -101,7 +97,7 @@ async def _render_error(request: Request, exc: Exception) -> Response:
 async def _render_invalid(request: Request, exc: Exception) -> Response:
     """Every field error at once, as the record API documents it."""
     assert isinstance(exc, RecordInvalid)
-    if wants_json(request):
+    if prefers_json(request):
         errors = [error.model_dump() for error in exc.errors]
         return JSONResponse({"errors": errors}, status_code=422)
     return await _render_error(request, exc)

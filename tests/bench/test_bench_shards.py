@@ -110,6 +110,7 @@ def test_run_sharded_stamps_against_the_callers_origin() -> None:
     assert [len(stream) for stream in by_stream] == [1] * 5
     samples = [sample for stream in by_stream for sample in stream]
     assert len(samples) == 5 and all(sample.ok for sample in samples)
-    # Spawned workers take a while to start, but the offsets agree to within a few ms.
+    # Spawned workers take a while to start but leave the barrier together; the bound is
+    # loose because two cores may also be running other tests and the server.
     offsets = sorted(sample.send_offset_ms for sample in samples)
-    assert offsets[0] > 0 and offsets[-1] - offsets[0] < 50
+    assert offsets[0] > 0 and offsets[-1] - offsets[0] < 200
