@@ -37,7 +37,18 @@ def training_corpus(rng: random.Random) -> list[str]:
     return sentences
 
 
-def build(out_dir: Path) -> None:
+# hidden 64 with 4 heads gives head_dim 16, enough for transformers serve.
+DEFAULT_SHAPE = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+}
+
+
+def build(out_dir: Path, **shape: int) -> None:
+    """Train the tokenizer and save a random-weight model of DEFAULT_SHAPE, or `shape`."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -58,11 +69,7 @@ def build(out_dir: Path) -> None:
     fast.chat_template = CHAT_TEMPLATE
     config = LlamaConfig(
         vocab_size=len(fast),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **{**DEFAULT_SHAPE, **shape},
         max_position_embeddings=4096,
         tie_word_embeddings=True,
         bos_token_id=fast.bos_token_id,

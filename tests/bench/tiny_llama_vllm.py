@@ -2,9 +2,9 @@
 
 Usage: python tiny_llama_vllm.py OUT_DIR
 
-vLLM's CPU attention refuses head_dim 16, so the model is rebuilt with hidden 128, 2 heads,
-1 KV head (head_dim 64) and 2 layers, about 350k parameters; the tokenizer and chat
-template are ``tiny_llama.py``'s own. Nothing is downloaded.
+vLLM's CPU attention refuses head_dim 16, so the model has hidden 128, 2 heads, 1 KV head
+(head_dim 64) and 2 layers, about 350k parameters; the tokenizer and chat template are
+``tiny_llama.py``'s own. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -16,27 +16,15 @@ from tiny_llama import build
 
 
 def build_for_vllm(out_dir: Path) -> None:
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    build(out_dir)  # tokenizer, chat template and a first model, replaced below
-    tokenizer = AutoTokenizer.from_pretrained(out_dir)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
+    build(
+        out_dir,
         hidden_size=128,
         intermediate_size=256,
         num_hidden_layers=2,
         num_attention_heads=2,
         num_key_value_heads=1,
         head_dim=64,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
     )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(out_dir)
 
 
 if __name__ == "__main__":
