@@ -3,6 +3,7 @@
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from statistics import median
 
 from sqlalchemy.orm import Session
@@ -11,7 +12,7 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.schemas import FitFilters
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.errors import NotFound
-from app.estimate import Assessment, Estimate, Route, Verdict, assess
+from app.estimate import Assessment, Estimate, ModelSpec, Route, Verdict, assess
 from app.models import Artifact, Hardware, LlmModel, Profile, ReportedFigure, Runtime
 from app.recipes.profiles import requested_context
 from app.recipes.verification import VerifiedPairs
@@ -83,8 +84,22 @@ class ModelEvidence:
     measured: dict[int, list]  # hardware id -> accepted single-stream points
     reported: dict[int, ReportedFigure]
 
-    def routes(self) -> list[RouteChoice]:
-        """Every loadable (artifact, runtime) pair, most preferred first."""
+    @cached_property
+    def spec(self) -> ModelSpec:
+        return model_spec(self.model)
+
+    @cached_property
+    def routes(self) -> list[tuple[RouteChoice, Route]]:
+        """Every loadable (artifact, runtime) pair with its estimator route, preferred first.
+
+        Built once per model: every hardware row of the table assesses the same routes.
+        """
+        return [
+            (c, Route(artifact_spec(c.artifact), runtime_spec(c.runtime), c.verified))
+            for c in self.ranked_choices()
+        ]
+
+    def ranked_choices(self) -> list[RouteChoice]:
         choices = [
             RouteChoice(artifact, runtime, self.verified.is_verified(artifact.id, runtime.id))
             for artifact in self.model.artifacts
@@ -184,19 +199,18 @@ def fit_row(
     context: int | None = None,
 ) -> FitRow:
     """Assess one hardware configuration for the model under the given profile."""
-    choices = [
-        c
-        for c in evidence.routes()
-        if artifact_slug in (None, c.artifact.slug) and runtime_slug in (None, c.runtime.slug)
+    pairs = [
+        (choice, route)
+        for choice, route in evidence.routes
+        if artifact_slug in (None, choice.artifact.slug)
+        and runtime_slug in (None, choice.runtime.slug)
     ]
-    by_slug = {(c.artifact.slug, c.runtime.slug): c for c in choices}
-    routes = [
-        Route(artifact_spec(c.artifact), runtime_spec(c.runtime), c.verified) for c in choices
-    ]
+    by_slug = {(c.artifact.slug, c.runtime.slug): c for c, _ in pairs}
+    routes = [route for _, route in pairs]
     start = context or requested_context(profile, hardware, evidence.model)
     start = start or evidence.model.native_context
     assessment = assess(
-        model_spec(evidence.model),
+        evidence.spec,
         hardware_spec(hardware),
         routes,
         start,
