@@ -1,7 +1,8 @@
 """Benchmark client for OpenAI-compatible LLM servers.
 
 ``run_benchmark(plan)`` runs smoke, warm-up, per-length repeats, a concurrency ramp and a
-needle test against ``plan.base_url`` and returns a JSON-serialisable ``BenchResult``.
+needle test against ``plan.base_url`` and returns a JSON-serialisable ``BenchResult``, or
+raises ``TargetUnreachable`` when nothing answers there.
 """
 
 from app.bench.hosts import HostNotAllowedError, check_url_allowed
@@ -14,6 +15,7 @@ from app.bench.probes import (
 )
 from app.bench.procedure import (
     ProgressCallback,
+    TargetUnreachable,
     check_plan_hosts,
     run_benchmark,
     run_benchmark_sync,
@@ -32,6 +34,7 @@ __all__ = [
     "ProgressCallback",
     "PrometheusProbe",
     "RequestSample",
+    "TargetUnreachable",
     "check_plan_hosts",
     "check_url_allowed",
     "run_benchmark",

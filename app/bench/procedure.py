@@ -3,6 +3,11 @@
 Steps run in that order and each keeps its outcome in the result. Lengths run from the
 shortest up; once one fails (or the server truncates it) the longer ones are skipped, since
 they cannot succeed and each failure may cost a full request timeout.
+
+A target that nothing answers (no connection opened for the smoke request) gives no result
+at all: ``TargetUnreachable`` is raised, since an absent server says nothing about a model.
+A server that answers but cannot serve (an HTTP error, an error in the stream, no tokens)
+gives a ``load_failure`` result, which is evidence worth keeping.
 """
 
 from __future__ import annotations
@@ -57,6 +62,16 @@ SMOKE_MAX_TOKENS = 32
 WARMUP_TARGET_TOKENS = 512
 
 
+class TargetUnreachable(Exception):
+    """Nothing answered at ``url``: the connection was refused, the name did not resolve or
+    the connect timed out. Nothing was measured, so there is no result to keep."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"could not connect to {url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+
 def check_plan_hosts(plan: BenchPlan) -> None:
     """Raise HostNotAllowedError before any request if a URL leaves the allowed hosts."""
     check_url_allowed(plan.base_url, plan.allowed_hosts)
@@ -71,7 +86,10 @@ async def run_benchmark(
     on_progress: ProgressCallback | None = None,
     http: httpx.AsyncClient | None = None,
 ) -> BenchResult:
-    """Run the whole procedure against ``plan.base_url``; raises only for a refused host.
+    """Run the whole procedure against ``plan.base_url``.
+
+    Raises ``HostNotAllowedError`` before any request for a host outside the allowed ones,
+    and ``TargetUnreachable`` when no connection opens for the smoke request.
 
     ``http``, when given, carries every request (the caller closes it); by default each
     concurrent stream of the ramp gets a client of its own (see ``StreamClients``).
@@ -174,9 +192,12 @@ class _Run:
 
     async def execute(self) -> BenchResult:
         smoke = await self._smoke()
-        if not smoke.ok:
+        failure = smoke.sample.error
+        if failure is not None and failure.kind == "connect":
+            raise TargetUnreachable(self.endpoint.url, failure.message)
+        if not smoke.ok:  # the server answered, but could not serve the model
             self._skip_all_after_smoke()
-            error = smoke.sample.error.message if smoke.sample.error else "smoke request failed"
+            error = failure.message if failure else "smoke request failed"
             return self._result("load_failure", error, smoke=smoke)
         warmup = await self._warmup()
         lengths = await self._lengths()
@@ -546,7 +567,10 @@ def level_summary(
 def classify(
     smoke: SmokeResult, lengths: list[LengthResult], needles: list[NeedleLength]
 ) -> tuple[Outcome, str | None]:
-    """load_failure > long_context_failure > wrong_answer > ok, with the first error text."""
+    """load_failure > long_context_failure > wrong_answer > ok, with the first error text.
+
+    Only for a server that answered: an unreachable one raised ``TargetUnreachable`` first.
+    """
     if not smoke.ok:
         return "load_failure", smoke.sample.error.message if smoke.sample.error else None
     for result in lengths:

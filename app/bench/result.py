@@ -19,8 +19,8 @@ TokenCountSource = Literal["usage", "chunks"]
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
 StepStatus = Literal["ok", "failed", "skipped"]
 ErrorKind = Literal[
-    "connect",  # no TCP connection (refused, unreachable)
-    "timeout",  # connect timeout or the request's overall deadline passed
+    "connect",  # no connection opened (refused, host not resolved, connect timeout)
+    "timeout",  # the request's overall deadline passed, or a read or write timed out
     "http",  # non-2xx status; message from the JSON body when there is one
     "stream_error",  # an error object inside a 200 stream
     "connection_cut",  # the connection closed mid-stream

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import socket
 import ssl
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -287,7 +288,9 @@ async def stream_chat(
             "timeout", f"no complete answer within {endpoint.request_timeout_s:g} s"
         )
     except httpx.HTTPError as exc:
-        state.error = _failure(_transport_error_kind(exc), _describe(exc))
+        kind = _transport_error_kind(exc)
+        message = connect_failure_reason(exc) if kind == "connect" else _describe(exc)
+        state.error = _failure(kind, message)
     end_ns = perf_counter_ns()
     sent_ns = sent_at[0] if sent_at else called_ns
     sample = _to_sample(state, parser, sent_ns, headers_ns, end_ns, endpoint, prompt_tokens_target)
@@ -338,15 +341,44 @@ def _failure(kind: ErrorKind, message: str) -> RequestError:
 
 
 def _transport_error_kind(exc: httpx.HTTPError) -> ErrorKind:
-    if isinstance(
-        exc, httpx.ConnectTimeout | httpx.PoolTimeout | httpx.ReadTimeout | httpx.WriteTimeout
-    ):
-        return "timeout"
-    if isinstance(exc, httpx.ConnectError):
+    # A connect timeout is a connection that never opened, like a refusal: nothing answered.
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
         return "connect"
+    if isinstance(exc, httpx.PoolTimeout | httpx.ReadTimeout | httpx.WriteTimeout):
+        return "timeout"
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
         return "connection_cut"
     return "protocol"
+
+
+def connect_failure_reason(exc: httpx.HTTPError) -> str:
+    """Why no connection opened, in a few words: "connection refused", "connect timed out".
+
+    httpx reports a refusal as "All connection attempts failed"; the OS error that says what
+    happened sits at the bottom of the exception chain.
+    """
+    if isinstance(exc, httpx.ConnectTimeout):
+        return "connect timed out"
+    cause = _innermost_os_error(exc)
+    if isinstance(cause, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(cause, socket.gaierror):
+        return f"host name not resolved ({cause.strerror})"
+    if cause is not None and cause.strerror:
+        return cause.strerror
+    return _describe(exc)
+
+
+def _innermost_os_error(exc: BaseException) -> OSError | None:
+    found = None
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno is not None:
+            found = current
+        current = current.__cause__ or current.__context__
+    return found
 
 
 def _describe(exc: BaseException) -> str:

@@ -9,11 +9,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from app.bench.hosts import HostNotAllowedError
-from app.bench.procedure import run_benchmark_sync
+from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult
 from app.benchmarks.to_record import record_from_result
 from app.benchmarks.worker import API_KEY_ENV, Worker
 from app.config import get_settings
+
+# Exit codes of `servebook bench`, for scripts; 2 is click's own code for a usage error.
+EXIT_OUTCOME_NOT_OK = 1  # measured, but the outcome is not ok (click errors exit 1 too)
+EXIT_UNREACHABLE = 3  # nothing answered: nothing measured, nothing written or stored
+
+
+class Unreachable(click.ClickException):
+    exit_code = EXIT_UNREACHABLE
 
 
 def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> list[int] | None:
@@ -108,7 +116,17 @@ def summary(result: BenchResult) -> list[Table]:
 @click.option("--profile", default=None)
 @click.option("--command-line", "command", default="", help="the server's launch command")
 def bench(served_model: str, json_path: Path | None, record: bool, **options: object) -> None:
-    """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle."""
+    """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle.
+
+    \b
+    Exit status:
+      0  the server was measured and the outcome is ok
+      1  the outcome is not ok (load_failure, long_context_failure, wrong_answer);
+         the result is still printed, written by --json and stored by --record.
+         Other errors (a host not allowed, a record refused) also exit 1
+      2  usage error
+      3  could not connect to the target: nothing measured, written or stored
+    """
     target_keys = (
         "catalog_model",
         "artifact",
@@ -130,11 +148,21 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
     console = Console()
     for table in summary(result):
         console.print(table)
+    # Error texts may hold brackets that rich would read as markup; one line for grep.
+    console.print(outcome_line(result), markup=False, highlight=False, soft_wrap=True)
     if json_path:
         json_path.write_text(result.model_dump_json(indent=2))
         console.print(f"result written to {json_path}")
     if record:
         store_record(console, result, target)
+    if result.outcome != "ok":
+        click.get_current_context().exit(EXIT_OUTCOME_NOT_OK)
+
+
+def outcome_line(result: BenchResult) -> str:
+    if result.outcome == "ok":
+        return "outcome: ok"
+    return f"outcome: {result.outcome}: {result.outcome_error or 'no error text'}"
 
 
 def build_plan(served_model: str, options: dict) -> BenchPlan:
@@ -177,6 +205,8 @@ def run_with_progress(plan: BenchPlan) -> BenchResult:
             return run_benchmark_sync(plan, on_progress=report)
         except HostNotAllowedError as error:
             raise click.ClickException(str(error)) from error
+        except TargetUnreachable as error:
+            raise Unreachable(f"{error} (nothing was measured or stored)") from error
 
 
 def store_record(console: Console, result: BenchResult, target: dict) -> None:

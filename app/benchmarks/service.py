@@ -115,8 +115,15 @@ def job_out(job: BenchJob, url: str, record_url: str | None) -> dict[str, Any]:
         "progress": job.progress,
         "attempts": job.attempts,
         "error": job.error or None,
+        **outcome_of(job),
         "record_id": job.record_id,
         "record_url": record_url,
         "plan": job.plan,
         "target": job.target,
     }
+
+
+def outcome_of(job: BenchJob) -> dict[str, Any]:
+    """What the run found, once it measured something; a failed job has only its error."""
+    result = job.result or {}
+    return {"outcome": result.get("outcome"), "outcome_error": result.get("outcome_error")}

@@ -3,6 +3,9 @@
 A job's record and its "succeeded" state are written in one transaction, guarded by the
 lease, so a worker that dies mid-run leaves no half record: the lease expires, another
 worker claims the job again (or marks it failed once its attempts are used up).
+
+A server that answers, even with errors, gives a record (a load failure is evidence). A
+target that nothing answers gives none: the job fails with "could not connect to URL: ...".
 """
 
 import logging
@@ -19,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.bench.procedure import run_benchmark_sync
+from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult
 from app.benchmarks.repository import JobRepository, claimable
 from app.benchmarks.to_record import record_from_result
@@ -201,6 +204,8 @@ def give_up(repo: JobRepository, job: BenchJob, now) -> None:  # noqa: ANN001
 def describe(error: Exception) -> str:
     if isinstance(error, ServebookError):
         return error.message
+    if isinstance(error, TargetUnreachable):
+        return str(error)  # "could not connect to URL: reason", as users should read it
     if isinstance(error, ValidationError):
         return f"invalid plan: {error}"
     return f"{type(error).__name__}: {error}"

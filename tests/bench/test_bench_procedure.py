@@ -16,6 +16,7 @@ from fake_openai_server import FakeOpenAIServer
 from app.bench import (
     BenchResult,
     HostNotAllowedError,
+    TargetUnreachable,
     check_url_allowed,
     run_benchmark,
     run_benchmark_sync,
@@ -193,29 +194,48 @@ def test_needle_runs_automatically_only_above_16k() -> None:
     assert plan.model_copy(update={"needle": False}).needle_lengths() == []
 
 
-def test_unreachable_server_is_a_load_failure() -> None:
+def closed_port() -> int:
+    """A port that nothing listens on: bound to learn a free number, then closed."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+        return probe.getsockname()[1]
 
-    async def body(server: FakeOpenAIServer) -> BenchResult:
-        plan = fake_plan(server, "fake").model_copy(
-            update={"base_url": f"http://127.0.0.1:{closed_port}"}
-        )
-        return await run_benchmark(plan)
 
-    result = run_with_server(body)
+def test_unreachable_server_is_not_a_result() -> None:
+    port = closed_port()
+    progress: list[tuple[str, int, int]] = []
+
+    async def body(server: FakeOpenAIServer) -> TargetUnreachable:
+        plan = fake_plan(server, "fake").model_copy(update={"base_url": f"http://127.0.0.1:{port}"})
+        with pytest.raises(TargetUnreachable) as caught:
+            await run_benchmark(plan, on_progress=lambda *event: progress.append(event))
+        return caught.value
+
+    error = run_with_server(body)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    assert str(error) == f"could not connect to {url}: connection refused"
+    assert (error.url, error.reason) == (url, "connection refused")
+    # It gave up after the smoke request: no step past it was attempted.
+    assert {step for step, _, _ in progress} == {"smoke"}
+
+
+@pytest.mark.parametrize(
+    ("model", "error"),
+    [
+        ("fake?http_status=404", "HTTP 404: injected failure with status 404"),
+        ("fake?http_status=500", "HTTP 500: injected failure with status 500"),
+        ("fake?http_status=503", "HTTP 503: injected failure with status 503"),
+        ("fake?error_after=0", "injected engine failure"),
+        ("fake?tokens=0", "the stream ended without any content, reasoning or tool-call delta"),
+    ],
+)
+def test_server_that_answers_but_cannot_serve_is_a_load_failure(model: str, error: str) -> None:
+    result, _ = benchmark(model)
     assert result.outcome == "load_failure"
-    assert result.outcome_error is not None and "ConnectError" in result.outcome_error
-    assert result.steps[0].status == "failed"
+    assert result.outcome_error == error
+    assert result.steps[0].name == "smoke" and result.steps[0].status == "failed"
     assert {step.status for step in result.steps[1:]} == {"skipped"}
     assert result.lengths == [] and result.concurrency is None
-
-
-def test_failed_smoke_keeps_the_server_error_text() -> None:
-    result, _ = benchmark("fake?http_status=500")
-    assert result.outcome == "load_failure"
-    assert result.outcome_error == "HTTP 500: injected failure with status 500"
 
 
 def test_server_rejecting_stream_options_falls_back_to_chunk_counts() -> None:

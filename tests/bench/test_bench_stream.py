@@ -11,9 +11,11 @@ a timing check gets up to three attempts and one clean attempt passes it.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import Callable
 
+import httpx
 import pytest
 from bench_support import run_with_server
 from fake_openai_server import FakeOpenAIServer
@@ -222,6 +224,41 @@ def test_unreachable_server_is_a_connect_error() -> None:
     assert not sample.ok
     assert sample.error is not None
     assert sample.error.kind == "connect"
+    assert sample.error.message == "connection refused"
+
+
+def name_not_resolved() -> httpx.ConnectError:
+    error = httpx.ConnectError("[Errno -2] Name or service not known")
+    error.__cause__ = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    return error
+
+
+@pytest.mark.parametrize(
+    ("make_error", "message"),
+    [
+        (name_not_resolved, "host name not resolved (Name or service not known)"),
+        (lambda: httpx.ConnectTimeout("timed out"), "connect timed out"),
+    ],
+)
+def test_connection_that_never_opens_is_a_connect_error(
+    make_error: Callable[[], Exception], message: str
+) -> None:
+    def fail(request: httpx.Request) -> httpx.Response:
+        raise make_error()
+
+    async def ask() -> RequestSample:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(fail)) as http:
+            endpoint = ChatEndpoint(
+                http=http,
+                url="http://gpu-box:8000/v1/chat/completions",
+                model="m",
+                request_timeout_s=5,
+            )
+            return await stream_chat(endpoint, MESSAGES, 4)
+
+    sample = asyncio.run(ask())
+    assert sample.error is not None
+    assert (sample.error.kind, sample.error.message) == ("connect", message)
 
 
 def test_stream_that_ends_without_tokens_is_no_output() -> None:

@@ -2,13 +2,15 @@
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from app.benchmarks.worker import Worker
@@ -55,6 +57,7 @@ def test_api_job_runs_and_becomes_a_pending_record(
     assert worker_for(settings).run_once() is True
     status = client.get(f"/api/benchmarks/{job_id}").json()
     assert status["status"] == "succeeded", status
+    assert (status["outcome"], status["outcome_error"]) == ("ok", None)
     record = session.get(Record, status["record_id"])
     assert (record.provenance, record.review_state, record.outcome) == ("bench", "pending", "ok")
     points = session.scalars(select(Measurement).where(Measurement.record_id == record.id)).all()
@@ -128,15 +131,60 @@ def test_bad_plan_and_target_list_every_error(client: TestClient, fake_server: s
     assert "lengths" in fields
 
 
-def test_server_that_is_down_becomes_a_load_failure_record(
+def closed_port() -> int:
+    """A port that nothing listens on: bound to learn a free number, then closed."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def record_count(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Record))
+
+
+def test_unreachable_target_fails_the_job_and_stores_nothing(
     client: TestClient, settings: Settings, session: Session
 ) -> None:
-    body = job_body("http://127.0.0.1:9/v1", request_timeout_s=5)
+    port = closed_port()
+    body = job_body(f"http://127.0.0.1:{port}/v1", request_timeout_s=5)
+    job_id = client.post("/api/benchmarks", json=body).json()["id"]
+    assert worker_for(settings).run_once() is True
+    job = session.get(BenchJob, job_id)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    assert job.status == "failed"
+    assert job.error == f"could not connect to {url}: connection refused"
+    assert job.record_id is None and job.result is None
+    assert record_count(session) == 0
+    status = client.get(f"/api/benchmarks/{job_id}").json()
+    assert (status["status"], status["error"], status["outcome"]) == ("failed", job.error, None)
+    page = client.get(f"/benchmarks/{job_id}").text
+    assert 'data-status="failed"' in page
+    assert f'id="job-error">could not connect to {url}: connection refused<' in page
+    assert 'id="job-record"' not in page
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_server_that_answers_with_an_error_becomes_a_load_failure_record(
+    client: TestClient, settings: Settings, session: Session, fake_server: str, status: int
+) -> None:
+    body = job_body(fake_server, model=f"fake?http_status={status}")
     job_id = client.post("/api/benchmarks", json=body).json()["id"]
     worker_for(settings).run_once()
     job = session.get(BenchJob, job_id)
-    assert job.status == "succeeded"
-    assert session.get(Record, job.record_id).outcome == "load_failure"
+    assert job.status == "succeeded" and job.error == ""
+    record = session.get(Record, job.record_id)
+    assert (record.provenance, record.review_state, record.outcome) == (
+        "bench",
+        "pending",
+        "load_failure",
+    )
+    assert record_count(session) == 1
+    api = client.get(f"/api/benchmarks/{job_id}").json()
+    error = f"HTTP {status}: injected failure with status {status}"
+    assert (api["outcome"], api["outcome_error"]) == ("load_failure", error)
+    page = client.get(f"/benchmarks/{job_id}").text
+    assert 'id="job-outcome"' in page and "<strong>load_failure</strong>: " + error in page
+    assert 'id="job-record"' in page
 
 
 def test_page_prefills_queues_and_shows_progress(
