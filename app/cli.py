@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.config import PROJECT_ROOT, Settings, get_settings, is_loopback
 from app.db import make_engine, make_sessionmaker
+from app.resolve.custom import INTERCONNECTS, PLATFORMS
 
 
 def alembic_config(settings: Settings) -> Config:
@@ -106,58 +107,130 @@ def seed(seed_dir: Path | None) -> None:
 
 @main.command()
 @click.option("--model", "model_slug", required=True)
-@click.option("--hardware", "hardware_slug", required=True)
+@click.option("--hardware", "hardware_slug", default=None, help="A catalog hardware slug.")
+@click.option("--profile", "profile_slug", default="balanced", show_default=True)
 @click.option("--artifact", "artifact_slug", default=None)
 @click.option("--runtime", "runtime_slug", default=None)
 @click.option("--context", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--memory-gb-per-gpu",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Describe hardware instead of --hardware: memory per card (GB).",
+)
+@click.option(
+    "--usable-memory-gb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Usable memory over all cards (default 90% of the memory).",
+)
+@click.option(
+    "--bandwidth-gb-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Memory bandwidth per card (GB/s); without it no speed is estimated.",
+)
+@click.option("--gpu-count", type=click.IntRange(min=1, max=64), default=1, show_default=True)
+@click.option("--platform", type=click.Choice(PLATFORMS), default="cuda", show_default=True)
+@click.option("--interconnect", type=click.Choice(INTERCONNECTS), default="none", show_default=True)
+@click.option("--unified-memory", is_flag=True, help="The GPU shares the machine's memory.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def estimate(
     model_slug: str,
-    hardware_slug: str,
+    hardware_slug: str | None,
+    profile_slug: str,
     artifact_slug: str | None,
     runtime_slug: str | None,
     context: int | None,
+    memory_gb_per_gpu: float | None,
+    usable_memory_gb: float | None,
+    bandwidth_gb_s: float | None,
+    gpu_count: int,
+    platform: str,
+    interconnect: str,
+    unified_memory: bool,
     as_json: bool,
 ) -> None:
-    """Estimate memory, fit and speed of a model on a hardware configuration."""
-    from app.catalog.service import CatalogService, estimate_route
-    from app.errors import ServebookError
+    """Resolve a model's recipe on catalog or described hardware: fit, memory, speed.
 
+    The figures are the fit table's and the detail page's own (one resolution).
+    """
+    from app.errors import ServebookError
+    from app.recipes.presenters import estimate_out
+    from app.recipes.selector import run_selector
+    from app.resolve import RecipeService
+
+    if (hardware_slug is None) == (memory_gb_per_gpu is None):
+        raise click.UsageError("give --hardware SLUG, or describe it with --memory-gb-per-gpu")
+    raw = {
+        "hardware": hardware_slug or "custom",
+        "memory_gb_per_gpu": memory_gb_per_gpu,
+        "usable_memory_gb": usable_memory_gb,
+        "bandwidth_gb_s_per_gpu": bandwidth_gb_s,
+        "gpu_count": gpu_count,
+        "platform": platform,
+        "interconnect": interconnect,
+        "unified_memory": unified_memory,
+        "profile": profile_slug,
+        "artifact": artifact_slug,
+        "runtime": runtime_slug,
+        "context": context,
+    }
     with session_scope(get_settings()) as session:
         try:
-            result = estimate_route(
-                CatalogService(session),
-                model_slug,
-                hardware_slug,
-                artifact_slug,
-                runtime_slug,
-                context,
-            ).as_json()
+            service = RecipeService(session)
+            result = run_selector(service, service.inputs(model_slug), raw)
+            if not result.ok:
+                problems = "; ".join(f"{k}: {v}" for k, v in result.errors.items())
+                raise click.ClickException(problems)
+            assert result.recipe is not None
+            out = estimate_out(result.recipe)
         except ServebookError as error:
             raise click.ClickException(error.message) from error
     if as_json:
-        json.dump(result, sys.stdout, indent=2)
+        json.dump(out, sys.stdout, indent=2)
         click.echo()
         return
-    click.echo(format_estimate(result))
+    click.echo(format_estimate(out))
 
 
 def format_estimate(result: dict) -> str:
     speed = result["decode_tokens_per_s"]
     lines = [
-        f"{result['model']} on {result['hardware']}: {result['verdict']} — {result['reason']}",
-        f"  route            {result['artifact']} with {result['runtime']}"
-        f" ({'verified' if result['verified_pair'] else 'unverified'} pair)",
-        f"  weights          {result['weights_gb']} GB",
-        f"  KV cache         {result['kv_bytes_per_token']} bytes/token",
-        f"  memory per GPU   {result['required_gb_per_gpu']} of {result['usable_gb_per_gpu']} GB"
-        f" at {result['context']:,} tokens",
-        f"  max context      {result['max_context']}",
-        f"  decode           {speed['low']} ~ {speed['high']} tok/s"
-        if speed
-        else "  decode           unknown (no bandwidth figure)",
-        f"  basis            {result['basis']} (estimated)",
+        f"{result['model']} on {result['hardware_name']} ({result['profile']}): "
+        f"{result['verdict_label']} — {result['reason']}",
     ]
+    exceeds = result["verdict"] == "exceeds_memory"
+    if result["artifact"]:
+        pair = "verified" if result["verified_pair"] else "unverified"
+        label = "closest route   " if exceeds else "route           "
+        lines.append(f"  {label} {result['artifact']} with {result['runtime']} ({pair} pair)")
+    if result["required_gb_per_gpu"] is not None:
+        headroom = result["headroom_gb_per_gpu"]
+        spare = f"{headroom:.1f} GB to spare" if headroom >= 0 else f"{-headroom:.1f} GB short"
+        lines.append(
+            f"  memory per GPU   {result['required_gb_per_gpu']:.1f} of "
+            f"{result['usable_gb_per_gpu']:.1f} GB ({result['memory']['basis']}), {spare}"
+        )
+    lines.append(f"  start context    {result['context']:,} tokens")
+    largest = result["max_context"]
+    lines.append(
+        f"  max context      {largest:,} tokens (one request)"
+        if largest
+        else "  max context      does not fit"
+    )
+    if speed:
+        value = (
+            f"{speed['low']:.1f}"
+            if speed["low"] == speed["high"]
+            else f"{speed['low']:.1f} ~ {speed['high']:.1f}"
+        )
+        lines.append(f"  token generation {value} tok/s ({speed['basis']}: {speed['note']})")
+    elif result["verdict"] != "exceeds_memory":
+        lines.append("  token generation unknown (no bandwidth figure)")
+    lines.append(f"  status           {result['status'].replace('_', ' ')}")
+    for launch in result["commands"]:
+        lines.append(f"  command          {launch['shell']}")
     lines += [f"  warning          {w}" for w in result["warnings"]]
     return "\n".join(lines)
 

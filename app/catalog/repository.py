@@ -88,9 +88,11 @@ class CatalogRepository:
         """Single-request measurements of accepted, working records of a model."""
         statement = (
             select(
+                Record.id.label("record_id"),
                 Record.hardware_id,
                 Record.profile_id,
-                Record.id.label("record_id"),
+                Record.artifact_id,
+                Record.runtime_id,
                 Measurement.context_length,
                 Measurement.decode_tokens_per_s,
                 Measurement.ttft_ms,
@@ -103,5 +105,6 @@ class CatalogRepository:
                 Record.outcome == "ok",
                 Measurement.concurrency == 1,
             )
+            .order_by(Record.id, Measurement.id)
         )
         return self.session.execute(statement).all()

@@ -1,6 +1,6 @@
-"""Inputs and JSON shapes of the catalog pages and API."""
+"""Inputs and JSON shapes of the catalog: the model list and the fit table's filters."""
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -38,51 +38,3 @@ class ModelOut(BaseModel):
     attention: str
     url: str
     fit_url: str
-
-
-class RangeOut(BaseModel):
-    low: float
-    high: float
-    basis: Literal["measured", "reported", "estimated"]
-    note: str
-    source: str | None = None
-    records: int = 0
-
-
-class MemoryOut(BaseModel):
-    required_gb_per_gpu: float | None
-    usable_gb_per_gpu: float
-    basis: str | None
-
-
-class ProfileStatusOut(BaseModel):
-    slug: str
-    name: str
-    status: Literal["verified", "verification_pending"]
-    url: str
-
-
-class FitRowOut(BaseModel):
-    hardware: str
-    hardware_name: str
-    platform: str
-    usable_memory_gb: float
-    gpu_count: int
-    verdict: Verdict
-    verdict_label: str
-    reason: str
-    recommended_runtime: str | None
-    recommended_artifact: str | None
-    alternative_runtimes: list[str]
-    profile_status: Literal["verified", "verification_pending"]
-    profiles: list[ProfileStatusOut]
-    start_context: int
-    max_context: int | None
-    token_generation: RangeOut | None
-    memory: MemoryOut
-
-
-class FitTableOut(BaseModel):
-    model: ModelOut
-    filters: dict[str, str]
-    rows: list[FitRowOut]

@@ -21,8 +21,13 @@ def runtime_reserve(runtime: RuntimeSpec, hardware: HardwareSpec, setup: Setup) 
     """Memory per GPU the runtime keeps out of the usable figure, in GB."""
     rule = runtime.budget
     if rule.kind == "vllm_fraction":
-        return _vllm_reserve(runtime, hardware, setup.cuda_graphs)
+        fraction = setup.memory_fraction or rule.fraction
+        return _fraction_reserve(runtime, hardware, fraction, setup.cuda_graphs)
     if rule.kind == "sglang_static":
+        if setup.memory_fraction is not None:
+            # An explicit mem_fraction_static replaces SGLang's own reserve rule: the rest of
+            # the card is left for activations, graphs and communication.
+            return _fraction_reserve(runtime, hardware, setup.memory_fraction, cuda_graphs=False)
         return _sglang_reserve(hardware, setup)
     if rule.kind == "fixed_margin":
         return _fixed_reserve(runtime)
@@ -34,16 +39,18 @@ def withheld_gb(hardware: HardwareSpec) -> float:
     return hardware.memory_gb_per_gpu - hardware.usable_gb_per_gpu
 
 
-def _vllm_reserve(runtime: RuntimeSpec, hardware: HardwareSpec, cuda_graphs: bool) -> Quantity:
-    """vLLM leaves (1 - gpu_memory_utilization) of the GPU free, plus non-torch and graph memory."""
-    fraction = runtime.budget.fraction
+def _fraction_reserve(
+    runtime: RuntimeSpec, hardware: HardwareSpec, fraction: float | None, cuda_graphs: bool
+) -> Quantity:
+    """The runtime leaves (1 - fraction) of the GPU free, plus non-torch and graph memory."""
     if fraction is None or not 0 < fraction <= 1:
         raise EstimateError("runtime", f"{runtime.slug}: vllm_fraction needs a fraction in (0, 1]")
     left_free = (1 - fraction) * hardware.memory_gb_per_gpu
     beyond_usable = max(0.0, left_free - withheld_gb(hardware))
     graphs = CUDA_GRAPHS_GB if cuda_graphs else 0.0
+    name = "gpu_memory_utilization" if runtime.budget.kind == "vllm_fraction" else "memory fraction"
     note = (
-        f"gpu_memory_utilization {fraction:g} leaves {left_free:.2f} GB free "
+        f"{name} {fraction:g} leaves {left_free:.2f} GB free "
         f"({beyond_usable:.2f} GB beyond the usable figure) + {NON_TORCH_GB} GB non-torch"
     )
     note += f" + {CUDA_GRAPHS_GB} GB CUDA graphs" if cuda_graphs else ""

@@ -20,6 +20,7 @@ class Setup:
     tensor_parallel: int
     cuda_graphs: bool
     caps_sliding_window: bool
+    memory_fraction: float | None = None
 
 
 def resolve_setup(
@@ -35,7 +36,7 @@ def resolve_setup(
     check_plan(plan)
     check_runtime_runs(runtime, hardware, artifact)
     check_kv_dtype(runtime, plan.kv_dtype)
-    tensor_parallel = resolve_tensor_parallel(plan, runtime, hardware)
+    tensor_parallel = resolve_tensor_parallel(plan, runtime, hardware, model)
     check_tensor_parallel(model, runtime, hardware, tensor_parallel)
     return Setup(
         context=plan.context,
@@ -45,6 +46,7 @@ def resolve_setup(
         tensor_parallel=tensor_parallel,
         cuda_graphs=runtime.cuda_graphs if plan.cuda_graphs is None else plan.cuda_graphs,
         caps_sliding_window=runtime.caps_sliding_window,
+        memory_fraction=plan.memory_fraction,
     )
 
 
@@ -82,6 +84,9 @@ def check_plan(plan: Plan) -> None:
         value = getattr(plan, name)
         if value is not None and value < 1:
             raise EstimateError(name, f"{name} must be at least 1, got {value}")
+    fraction = plan.memory_fraction
+    if fraction is not None and not 0 < fraction <= 1:
+        raise EstimateError("memory_fraction", f"memory_fraction must be in (0, 1], got {fraction}")
 
 
 def check_runtime_runs(
@@ -112,11 +117,20 @@ def check_kv_dtype(runtime: RuntimeSpec, kv_dtype: str) -> None:
         )
 
 
-def resolve_tensor_parallel(plan: Plan, runtime: RuntimeSpec, hardware: HardwareSpec) -> int:
-    """Tensor-parallel size: the plan's, else every GPU when the runtime can split, else one."""
+def resolve_tensor_parallel(
+    plan: Plan, runtime: RuntimeSpec, hardware: HardwareSpec, model: ModelSpec
+) -> int:
+    """Tensor-parallel size: the plan's; else, when the runtime can split, the most GPUs
+    whose count divides the attention heads (all of them when the heads are unknown, which
+    the check then refuses); else one."""
     if plan.tensor_parallel is not None:
         return plan.tensor_parallel
-    return hardware.gpu_count if runtime.tensor_parallel else 1
+    if not runtime.tensor_parallel:
+        return 1
+    heads = model.num_attention_heads
+    if heads is None:
+        return hardware.gpu_count
+    return max(size for size in range(1, hardware.gpu_count + 1) if heads % size == 0)
 
 
 def check_tensor_parallel(

@@ -114,3 +114,6 @@ class Plan:
     prefill_tokens: int | None = None
     tensor_parallel: int | None = None
     cuda_graphs: bool | None = None
+    # The share of each GPU the runtime may take (vLLM gpu_memory_utilization, SGLang
+    # mem_fraction_static); None keeps the runtime's own budget rule.
+    memory_fraction: float | None = None

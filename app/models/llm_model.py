@@ -40,6 +40,8 @@ class LlmModel(TimestampMixin, Base):
     sliding_window_layers: Mapped[int] = mapped_column(default=0)
     full_attention_layers: Mapped[int | None]
     linear_state_bytes_per_seq: Mapped[int | None]
+    # Multi-token-prediction layers in the weights: speculative decoding needs no draft model.
+    mtp_layers: Mapped[int] = mapped_column(default=0, server_default="0")
     start_context: Mapped[int | None]
     description: Mapped[str] = mapped_column(Text, default="")
     notes: Mapped[str] = mapped_column(Text, default="")

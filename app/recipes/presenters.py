@@ -1,80 +1,264 @@
-"""JSON shape of a profile detail page."""
+"""JSON shapes of resolved recipes: the fit row, the detail page and the estimate.
 
-from dataclasses import asdict
+Each reads the figures a `ResolvedRecipe` already holds; none computes a number.
+"""
+
+import json
+import shlex
 from typing import Any
 
 from fastapi import Request
 
 from app.estimate import Quantity
-from app.recipes.service import ProfileDetail
-from app.records.evidence import evidence_out
+from app.recipes.knobs import knob_rows
+from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
+from app.resolve import FitRow, ResolvedRecipe
+from app.resolve.commands import HOST, PORT, shared_setup
+
+
+def speed_out(recipe: ResolvedRecipe) -> dict[str, Any] | None:
+    speed = recipe.token_generation
+    return speed.as_json() if speed else None
+
+
+def route_out(recipe: ResolvedRecipe) -> dict[str, Any]:
+    route = recipe.route
+    return {
+        "artifact": route.artifact.slug if route else None,
+        "runtime": route.runtime.slug if route else None,
+        "verified_pair": bool(route and route.verified),
+        "verified_by": verified_by(recipe),
+    }
+
+
+def verified_by(recipe: ResolvedRecipe) -> dict[str, Any] | None:
+    pair = recipe.pair
+    if pair is None or not pair.verified:
+        return None
+    return {
+        "source": pair.source,
+        "official_url": pair.official_url,
+        "record_ids": list(pair.record_ids),
+        "runtime_versions": pair.version_range(),
+    }
+
+
+def memory_out(recipe: ResolvedRecipe) -> dict[str, Any] | None:
+    memory = recipe.memory
+    if memory is None:
+        return None
+    out: dict[str, Any] = {
+        "required_gb_per_gpu": memory.required_gb,
+        "usable_gb_per_gpu": memory.usable_gb,
+        "headroom_gb_per_gpu": memory.headroom_gb,
+        "basis": memory.basis.value,
+        "note": memory.note,
+        "estimated_gb_per_gpu": memory.estimated_gb,
+    }
+    estimate = recipe.estimate
+    if estimate is not None:
+        m = estimate.memory
+        out["breakdown"] = {
+            "weights": quantity_out(m.weights),
+            "kv_cache": quantity_out(m.kv_cache),
+            "prefill_workspace": quantity_out(m.prefill_workspace),
+            "runtime_reserve": quantity_out(m.runtime_reserve),
+        }
+        out["tensor_parallel"] = estimate.tensor_parallel
+        out["estimate_basis"] = estimate.basis.value
+    return out
 
 
 def quantity_out(quantity: Quantity) -> dict[str, Any]:
     return {"gb": round(quantity.value, 2), "basis": quantity.basis.value, "note": quantity.note}
 
 
-def detail_out(request: Request, detail: ProfileDetail) -> dict[str, Any]:
-    estimate = detail.estimate
-    memory = None
-    if estimate is not None:
-        m = estimate.memory
-        memory = {
-            "weights": quantity_out(m.weights),
-            "kv_cache": quantity_out(m.kv_cache),
-            "prefill_workspace": quantity_out(m.prefill_workspace),
-            "runtime_reserve": quantity_out(m.runtime_reserve),
-            "usable": quantity_out(m.usable),
-            "required_gb_per_gpu": round(m.required, 2),
-            "headroom_gb_per_gpu": round(m.headroom, 2),
-            "tensor_parallel": estimate.tensor_parallel,
-        }
-    route = detail.route
+def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
+    """Everything the resolution says, in the shape every JSON surface starts from."""
     return {
-        "model": detail.model.slug,
-        "hardware": detail.hardware.slug,
-        "profile": detail.profile.slug,
-        "verdict": detail.row.verdict.value,
-        "reason": detail.reason,
-        "artifact": route.artifact.slug if route else None,
-        "runtime": route.runtime.slug if route else None,
-        "verified_pair": bool(route and route.verified),
-        "memory": memory,
-        "applied_values": detail.applied.as_json() if detail.applied else None,
-        "commands": [c.as_json() for c in detail.commands],
-        "estimate_only": detail.estimate_only,
-        "smoke_test": detail.smoke_test() if not detail.estimate_only else None,
-        "memory_check": detail.memory_check(),
-        "stop_conditions": detail.profile.stop_conditions,
-        "measurement_order": detail.profile.measurement_order,
-        "warnings": detail.warnings,
-        "record_url": str(
-            request.url_for("records:new").include_query_params(**record_prefill(detail))
-        ),
-        "token_generation": asdict(detail.row.token_generation)
-        if detail.row.token_generation
-        else None,
-        "records": evidence_out(request, detail.records),
+        "model": recipe.model.slug,
+        "hardware": recipe.hardware.slug,
+        "hardware_name": recipe.hardware.name,
+        "profile": recipe.profile.slug,
+        "verdict": recipe.verdict.value,
+        "verdict_label": recipe.verdict_label,
+        "reason": recipe.reason,
+        **route_out(recipe),
+        "alternative_runtimes": list(recipe.alternatives),
+        "status": recipe.status,
+        "start_context": recipe.start_context,
+        "max_context": recipe.max_context,
+        "context_steps": [step.__dict__ for step in recipe.context_steps],
+        "memory": memory_out(recipe),
+        "token_generation": speed_out(recipe),
+        "applied_values": recipe.applied.as_json() if recipe.applied else None,
+        "knobs": [row.as_json() for row in knob_rows(recipe)],
+        "commands": [c.as_json() for c in recipe.commands],
+        "estimate_only": recipe.estimate_only,
+        "can_benchmark": not recipe.unsupported,
+        "measured": [point.__dict__ for point in recipe.measured],
+        "estimate_vs_measured": {
+            "decode": recipe.decode_check.as_json() if recipe.decode_check else None,
+            "memory": recipe.memory_check.as_json() if recipe.memory_check else None,
+        },
+        "warnings": list(recipe.warnings),
     }
 
 
-def benchmark_prefill(detail: ProfileDetail) -> dict[str, str]:
+def estimate_out(recipe: ResolvedRecipe) -> dict[str, Any]:
+    """The flat shape of `servebook estimate --json` and `POST /api/estimate`."""
+    estimate, memory, speed = recipe.estimate, recipe.memory, recipe.token_generation
+    return {
+        **recipe_out(recipe),
+        "context": recipe.start_context,
+        "required_gb_per_gpu": memory.required_gb if memory else None,
+        "usable_gb_per_gpu": memory.usable_gb
+        if memory
+        else round(recipe.hardware.usable_gb_per_gpu, 1),
+        "headroom_gb_per_gpu": memory.headroom_gb if memory else None,
+        "weights_gb": round(estimate.weights_gb.value, 2) if estimate else None,
+        "kv_bytes_per_token": estimate.kv_bytes_per_token if estimate else None,
+        "tensor_parallel": estimate.tensor_parallel if estimate else None,
+        "decode_tokens_per_s": speed.as_json() if speed else None,
+        "basis": estimate.basis.value if estimate else None,
+    }
+
+
+def detail_url(request: Request, recipe: ResolvedRecipe, profile_slug: str | None = None) -> str:
+    return str(
+        request.url_for(
+            "recipes:detail",
+            model=recipe.model.slug,
+            hardware=recipe.hardware.slug,
+            profile=profile_slug or recipe.profile.slug,
+        )
+    )
+
+
+def fit_row_out(request: Request, row: FitRow) -> FitRowOut:
+    shown = row.shown
+    hardware = row.hardware
+    memory = shown.memory
+    route = shown.route if not shown.unsupported else None
+    return FitRowOut(
+        hardware=hardware.slug,
+        hardware_name=hardware.name,
+        platform=hardware.platform,
+        usable_memory_gb=hardware.usable_memory_gb,
+        gpu_count=hardware.gpu_count,
+        profile=shown.profile.slug,
+        verdict=shown.verdict,
+        verdict_label=shown.verdict_label,
+        reason=shown.reason,
+        recommended_runtime=route.runtime.slug if route else None,
+        recommended_artifact=route.artifact.slug if route else None,
+        verified_pair=bool(route and route.verified),
+        alternative_runtimes=list(shown.alternatives),
+        profile_status=shown.status,  # type: ignore[arg-type]
+        profiles=[
+            ProfileStatusOut(
+                slug=r.profile.slug,
+                name=r.profile.name,
+                status=r.status,  # type: ignore[arg-type]
+                url=detail_url(request, r),
+                token_generation=RangeOut(**r.token_generation.as_json())
+                if r.token_generation
+                else None,
+            )
+            for r in row.recipes
+        ],
+        start_context=shown.start_context,
+        max_context=shown.max_context,
+        token_generation=RangeOut(**shown.token_generation.as_json())
+        if shown.token_generation
+        else None,
+        memory=MemoryOut(
+            required_gb_per_gpu=memory.required_gb if memory else None,
+            usable_gb_per_gpu=memory.usable_gb if memory else round(hardware.usable_gb_per_gpu, 1),
+            headroom_gb_per_gpu=memory.headroom_gb if memory else None,
+            basis=memory.basis.value if memory else None,
+        ),
+    )
+
+
+def served_model_name(recipe: ResolvedRecipe) -> str:
+    route = recipe.route
+    if route is None:
+        return recipe.model.hf_repo
+    if route.runtime.slug == "ollama":
+        return f"hf.co/{route.artifact.repo}:{route.artifact.quant.upper()}"
+    return route.artifact.repo
+
+
+def smoke_test(recipe: ResolvedRecipe) -> str:
+    """A streaming request that proves the server answers and streams."""
+    body = {
+        "model": served_model_name(recipe),
+        "messages": [{"role": "user", "content": "Say hello in five words."}],
+        "max_tokens": 32,
+        "stream": True,
+    }
+    return shlex.join(
+        [
+            "curl",
+            "-N",
+            f"http://{HOST}:{PORT}/v1/chat/completions",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            json.dumps(body),
+        ]
+    )
+
+
+MEMORY_CHECKS = {
+    "cuda": "nvidia-smi --query-gpu=index,name,memory.used,memory.total --format=csv",
+    "rocm": "rocm-smi --showmeminfo vram",
+    "metal": "sysctl iogpu.wired_limit_mb && memory_pressure",
+}
+
+
+def memory_check(recipe: ResolvedRecipe) -> str:
+    return MEMORY_CHECKS.get(recipe.hardware.platform, "free -g")
+
+
+def exposure_note(recipe: ResolvedRecipe) -> str | None:
+    return shared_setup(recipe.route.runtime) if recipe.route else None
+
+
+def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
+    """Query parameters that pre-fill the record form from this page."""
+    params = {
+        "model": recipe.model.slug,
+        "hardware": recipe.hardware.slug,
+        "profile": recipe.profile.slug,
+    }
+    if recipe.route:
+        params.update(artifact=recipe.route.artifact.slug, runtime=recipe.route.runtime.slug)
+    return params
+
+
+def benchmark_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
     """Query parameters that pre-fill the benchmark page for this recipe's server."""
-    params = record_prefill(detail)
-    params.update(base_url="http://127.0.0.1:8000/v1", served_model=detail.served_model_name)
-    primary = next((c for c in detail.commands if c.runtime == params.get("runtime")), None)
+    params = record_prefill(recipe)
+    params.update(base_url=f"http://{HOST}:{PORT}/v1", served_model=served_model_name(recipe))
+    primary = recipe.primary_command
     if primary is not None:
         params["command"] = primary.shell
     return params
 
 
-def record_prefill(detail: ProfileDetail) -> dict[str, str]:
-    """Query parameters that pre-fill the record form from this page."""
-    params = {
-        "model": detail.model.slug,
-        "hardware": detail.hardware.slug,
-        "profile": detail.profile.slug,
+def detail_out(request: Request, recipe: ResolvedRecipe, records: dict | None) -> dict[str, Any]:
+    """The detail page's content: the recipe, the page's checks and the records behind it."""
+    runnable = not recipe.estimate_only
+    return {
+        **recipe_out(recipe),
+        "smoke_test": smoke_test(recipe) if runnable else None,
+        "memory_check": memory_check(recipe),
+        "stop_conditions": recipe.profile.stop_conditions,
+        "measurement_order": recipe.profile.measurement_order,
+        "record_url": str(
+            request.url_for("records:new").include_query_params(**record_prefill(recipe))
+        ),
+        "records": records,
     }
-    if detail.route:
-        params.update(artifact=detail.route.artifact.slug, runtime=detail.route.runtime.slug)
-    return params

@@ -1,21 +1,66 @@
-"""Profile detail pages, the device selector and their JSON API."""
+"""Pages and JSON that render resolved recipes: a model's fit table, profile detail pages,
+the device selector and the estimate API."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from app.catalog.service import CatalogService
+from app.catalog.presenters import model_out
+from app.catalog.schemas import FitFilters
 from app.db import SessionDep
-from app.recipes.presenters import benchmark_prefill, detail_out, record_prefill
-from app.recipes.selector import run_selector
-from app.recipes.service import DetailService
+from app.estimate import Verdict
+from app.recipes.knobs import knob_rows
+from app.recipes.presenters import (
+    benchmark_prefill,
+    detail_out,
+    estimate_out,
+    exposure_note,
+    fit_row_out,
+    memory_check,
+    record_prefill,
+    smoke_test,
+)
+from app.recipes.schemas import FitTableOut
+from app.recipes.selector import CUSTOM, SelectorResult, run_selector
+from app.records.evidence import evidence_out, load_detail_evidence
+from app.resolve import ModelInputs, RecipeService
+from app.security.signin import FormDep
 from app.web import render
 
 router = APIRouter(tags=["pages"])
 api_router = APIRouter(prefix="/api", tags=["recipes"])
 
 DETAIL_PATH = "/models/{model}/hardware/{hardware}/profiles/{profile}"
+FiltersDep = Annotated[FitFilters, Query()]
+
+
+@router.get("/models/{slug}", name="catalog:model")
+def model_page(request: Request, slug: str, session: SessionDep, filters: FiltersDep) -> Response:
+    """A model's hardware fit table; htmx filter requests get only the table."""
+    service = RecipeService(session)
+    inputs, rows = service.fit_table(slug, filters)
+    context = {
+        "model": inputs.model,
+        "balanced": inputs.balanced,
+        "rows": rows,
+        "filters": filters,
+        "platforms": service.platforms(),
+        "verdicts": list(Verdict),
+        **selector_context(service, inputs, {}, None),
+    }
+    return render(request, "recipes/model.html", context, block="fit_table")
+
+
+@api_router.get("/models/{slug}/fit", name="api:model_fit", response_model=FitTableOut)
+def model_fit(request: Request, slug: str, session: SessionDep, filters: FiltersDep) -> FitTableOut:
+    """The hardware fit table of a model, one row per hardware configuration (balanced)."""
+    inputs, rows = RecipeService(session).fit_table(slug, filters)
+    return FitTableOut(
+        model=model_out(request, inputs.model),
+        filters=filters.query(),
+        rows=[fit_row_out(request, row) for row in rows],
+    )
 
 
 @router.get(DETAIL_PATH, name="recipes:detail")
@@ -23,13 +68,30 @@ def detail_page(
     request: Request, model: str, hardware: str, profile: str, session: SessionDep
 ) -> Response:
     """One model on one hardware configuration under one profile."""
-    detail = DetailService(session).load(model, hardware, profile)
+    service = RecipeService(session)
+    recipe = service.recipe(model, hardware, profile)
     context = {
-        "detail": detail,
-        "record_prefill": record_prefill(detail),
-        "benchmark_prefill": benchmark_prefill(detail),
+        "recipe": recipe,
+        "profiles": service.inputs(model).profiles,
+        "knobs": knob_rows(recipe),
+        "smoke_test": smoke_test(recipe),
+        "memory_check": memory_check(recipe),
+        "exposure_note": exposure_note(recipe),
+        "records": load_detail_evidence(session, recipe.model, recipe.hardware, recipe.profile),
+        "record_prefill": record_prefill(recipe),
+        "benchmark_prefill": benchmark_prefill(recipe),
     }
     return render(request, "recipes/detail.html", context)
+
+
+@api_router.get(DETAIL_PATH, name="api:profile_detail")
+def detail_api(
+    request: Request, model: str, hardware: str, profile: str, session: SessionDep
+) -> dict[str, Any]:
+    """The detail page's content: verdict, memory, applied values, commands, records."""
+    recipe = RecipeService(session).recipe(model, hardware, profile)
+    records = load_detail_evidence(session, recipe.model, recipe.hardware, recipe.profile)
+    return detail_out(request, recipe, evidence_out(request, records))
 
 
 @router.api_route(
@@ -38,36 +100,39 @@ def detail_page(
     name="recipes:selector",
     include_in_schema=False,
 )
-async def selector(request: Request, model: str, session: SessionDep) -> Response:
-    """The device selector's live result (an htmx fragment, or the page on first load)."""
-    form = await request.form() if request.method == "POST" else request.query_params
-    catalog = CatalogService(session)
-    llm = catalog.get_model(model)
-    raw = dict(form)
-    result = run_selector(catalog, llm, raw) if raw else None
-    context = {
-        "model": llm,
-        "result": result,
-        "raw": raw,
-        "hardware": catalog.repo.list_hardware(),
-        "runtimes": catalog.repo.list_runtimes(),
-    }
-    return render(request, "recipes/selector.html", context, block="selector_result")
+def selector(
+    request: Request, model: str, session: SessionDep, form: FormDep, fill: bool = False
+) -> Response:
+    """The selector's live answer; `fill` (a new hardware pick) re-renders the whole form."""
+    service = RecipeService(session)
+    inputs = service.inputs(model)
+    raw = {k: v for k, v in (form or request.query_params).items() if k != "fill"}
+    result = run_selector(service, inputs, raw, fill=fill) if raw else None
+    context = {"model": inputs.model, **selector_context(service, inputs, raw, result)}
+    block = "device_selector" if fill else "selector_result"
+    return render(request, "recipes/selector.html", context, block=block)
 
 
-@api_router.get(DETAIL_PATH, name="api:profile_detail")
-def detail_api(
-    request: Request, model: str, hardware: str, profile: str, session: SessionDep
+def selector_context(
+    service: RecipeService, inputs: ModelInputs, raw: dict[str, Any], result: SelectorResult | None
 ) -> dict[str, Any]:
-    """The detail page's content: verdict, memory, applied values, commands."""
-    return detail_out(request, DetailService(session).load(model, hardware, profile))
+    return {
+        "selector_values": result.values if result else raw,
+        "selector_answer": result,
+        "hardware_choices": service.list_hardware(),
+        "runtimes": service.list_runtimes(),
+        "profiles": inputs.profiles,
+        "custom": CUSTOM,
+    }
 
 
 @api_router.post("/estimate", name="api:estimate")
 def estimate_api(session: SessionDep, body: Annotated[dict[str, Any], Body()]) -> Response:
-    """Estimate a model on catalog or custom hardware (the device selector's JSON twin)."""
-    catalog = CatalogService(session)
-    llm = catalog.get_model(str(body.get("model", "")))
-    result = run_selector(catalog, llm, body)
-    status = 200 if result.ok else 422
-    return JSONResponse(result.as_json(), status_code=status)
+    """Estimate a model on catalog or described hardware (the selector's JSON twin)."""
+    service = RecipeService(session)
+    inputs = service.inputs(str(body.get("model", "")))
+    result = run_selector(service, inputs, body)
+    if not result.ok:
+        return JSONResponse({"errors": result.errors}, status_code=422)
+    assert result.recipe is not None
+    return JSONResponse(estimate_out(result.recipe))

@@ -1,31 +1,42 @@
-"""The device selector: "what if" estimates for catalog or self-described hardware."""
+"""The device selector: "what if" for catalog hardware or a machine described by numbers.
 
-from dataclasses import dataclass
-from typing import Literal
+It resolves through the same path as the fit table, with a transient hardware entry for a
+described machine, so its verdict, memory, speed and command are the table's own.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from app.catalog.service import CatalogService
-from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
-from app.estimate import Basis, Estimate, EstimateError, HardwareSpec, Plan, estimate
-from app.models import LlmModel
+from app.models import Hardware
+from app.resolve import ModelInputs, ResolvedRecipe, resolve_recipe
+from app.resolve.custom import HardwareDescription, Interconnect, Platform, custom_hardware
+from app.resolve.service import RecipeService
 
-PLATFORMS = ("cuda", "rocm", "metal", "vulkan", "cpu")
-INTERCONNECTS = ("none", "nvlink", "nvswitch", "xgmi", "pcie")
-# Estimator input names mapped to the form field a person should fix.
-FIELD_FOR_ERROR = {
-    "tensor_parallel": "gpu_count",
-    "memory_gb_per_gpu": "memory_gb_per_gpu",
-    "usable_gb_per_gpu": "usable_memory_gb",
-    "gpu_count": "gpu_count",
-    "runtime": "runtime",
-    "format": "runtime",
-    "platform": "runtime",
-    "kv_dtype": "kv_cache_dtype",
-    "context": "context",
-    "concurrency": "concurrency",
-    "model": "artifact",
-}
+CUSTOM = "custom"
+# Form fields that describe the machine; a catalog card fills them in.
+HARDWARE_FIELDS = (
+    "memory_gb_per_gpu",
+    "usable_memory_gb",
+    "gpu_count",
+    "bandwidth_gb_s_per_gpu",
+    "interconnect",
+    "platform",
+    "unified_memory",
+)
+OPTIONAL_FIELDS = frozenset(
+    {
+        "memory_gb_per_gpu",
+        "usable_memory_gb",
+        "bandwidth_gb_s_per_gpu",
+        "artifact",
+        "runtime",
+        "context",
+        "concurrency",
+        "group",
+    }
+)
 
 
 class SelectorInput(BaseModel):
@@ -33,87 +44,63 @@ class SelectorInput(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    hardware: str = Field(default="custom", max_length=100)
+    hardware: str = Field(default=CUSTOM, max_length=100)
     memory_gb_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
     usable_memory_gb: float | None = Field(default=None, gt=0, le=1_000_000)
     gpu_count: int = Field(default=1, ge=1, le=64)
     bandwidth_gb_s_per_gpu: float | None = Field(default=None, gt=0, le=100_000)
-    interconnect: Literal[INTERCONNECTS] = "none"  # type: ignore[valid-type]
-    platform: Literal[PLATFORMS] = "cuda"  # type: ignore[valid-type]
+    interconnect: Interconnect = "none"
+    platform: Platform = "cuda"
     unified_memory: bool = False
-    artifact: str = Field(max_length=120)
-    runtime: str = Field(max_length=50)
-    context: int = Field(default=4096, ge=256, le=10_000_000)
-    concurrency: int = Field(default=1, ge=1, le=1024)
-    kv_cache_dtype: str = Field(default="auto", max_length=20)
+    group: str | None = Field(default=None, pattern="^(local|server)$")
+    profile: str = Field(default="balanced", max_length=50)
+    artifact: str | None = Field(default=None, max_length=120)
+    runtime: str | None = Field(default=None, max_length=50)
+    context: int | None = Field(default=None, ge=256, le=10_000_000)
+    concurrency: int | None = Field(default=None, ge=1, le=1024)
 
     @field_validator("*", mode="before")
     @classmethod
-    def blank_is_none(cls, value: object, info) -> object:  # noqa: ANN001
-        if value == "" and info.field_name in {
-            "memory_gb_per_gpu",
-            "usable_memory_gb",
-            "bandwidth_gb_s_per_gpu",
-        }:
+    def blank_is_none(cls, value: object, info: Any) -> object:
+        if value == "" and info.field_name in OPTIONAL_FIELDS:
             return None
         return value
 
     @model_validator(mode="after")
-    def custom_needs_memory(self) -> "SelectorInput":
-        if self.hardware == "custom" and self.memory_gb_per_gpu is None:
+    def describes_the_machine(self) -> "SelectorInput":
+        if self.hardware != CUSTOM:
+            return self
+        if self.memory_gb_per_gpu is None:
             raise ValueError("memory_gb_per_gpu: describe the memory per card (GB)")
+        total = self.memory_gb_per_gpu * self.gpu_count
+        if self.usable_memory_gb is not None and self.usable_memory_gb > total:
+            raise ValueError(f"usable_memory_gb: more than the {total:g} GB the cards have in all")
         return self
+
+    def description(self) -> HardwareDescription:
+        assert self.memory_gb_per_gpu is not None
+        return HardwareDescription(
+            memory_gb_per_gpu=self.memory_gb_per_gpu,
+            gpu_count=self.gpu_count,
+            platform=self.platform,
+            bandwidth_gb_s_per_gpu=self.bandwidth_gb_s_per_gpu,
+            usable_memory_gb=self.usable_memory_gb,
+            interconnect=self.interconnect,
+            unified_memory=self.unified_memory,
+            group=self.group,
+        )
 
 
 @dataclass
 class SelectorResult:
-    input: SelectorInput | None
-    errors: dict[str, str]
-    estimate: Estimate | None = None
-    verified: bool = False
-    hardware_label: str = ""
+    values: dict[str, Any]  # what the form shows, catalog figures filled in
+    errors: dict[str, str] = field(default_factory=dict)
+    recipe: ResolvedRecipe | None = None
+    catalog_hardware: bool = False
 
     @property
     def ok(self) -> bool:
-        return not self.errors and self.estimate is not None
-
-    def as_json(self) -> dict:
-        if not self.ok:
-            return {"errors": self.errors}
-        est = self.estimate
-        assert est is not None and self.input is not None
-        memory = est.memory
-        return {
-            "hardware": self.hardware_label,
-            "verdict": "fits" if memory.fits else "exceeds_memory",
-            "verified_pair": self.verified,
-            "estimate_only": not self.verified,
-            "tensor_parallel": est.tensor_parallel,
-            "memory": {
-                "weights_gb": round(memory.weights.value, 2),
-                "kv_cache_gb": round(memory.kv_cache.value, 2),
-                "prefill_workspace_gb": round(memory.prefill_workspace.value, 2),
-                "runtime_reserve_gb": round(memory.runtime_reserve.value, 2),
-                "required_gb_per_gpu": round(memory.required, 2),
-                "usable_gb_per_gpu": round(memory.usable.value, 2),
-            },
-            "max_context": est.max_context,
-            "kv_bytes_per_token": est.kv_bytes_per_token,
-            "decode_tokens_per_s": (
-                {"low": est.decode_tokens_per_s.low, "high": est.decode_tokens_per_s.high}
-                if est.decode_tokens_per_s
-                else None
-            ),
-            "basis": est.basis.value,
-            "warnings": list(est.warnings),
-        }
-
-
-def parse_input(data: dict) -> tuple[SelectorInput | None, dict[str, str]]:
-    try:
-        return SelectorInput.model_validate(data), {}
-    except ValidationError as error:
-        return None, field_errors(error)
+        return not self.errors and self.recipe is not None
 
 
 def field_errors(error: ValidationError) -> dict[str, str]:
@@ -127,51 +114,77 @@ def field_errors(error: ValidationError) -> dict[str, str]:
     return errors
 
 
-def custom_hardware(data: SelectorInput) -> HardwareSpec:
-    memory = data.memory_gb_per_gpu or 0.0
-    usable_total = data.usable_memory_gb or memory * data.gpu_count * 0.90
-    assumed = {} if data.usable_memory_gb else {"usable_memory_gb": Basis.ASSUMED}
-    return HardwareSpec(
-        slug="custom",
-        platform=data.platform,
-        unified_memory=data.unified_memory,
-        gpu_count=data.gpu_count,
-        memory_gb_per_gpu=memory,
-        usable_gb_per_gpu=usable_total / data.gpu_count,
-        bandwidth_gb_s_per_gpu=data.bandwidth_gb_s_per_gpu,
-        interconnect=data.interconnect,
-        basis={"memory_gb_per_gpu": Basis.PUBLISHED, **assumed},
-    )
+def catalog_values(hardware: Hardware) -> dict[str, Any]:
+    """The form fields as the catalog states them for a hardware configuration."""
+    return {
+        "memory_gb_per_gpu": hardware.memory_gb_per_gpu,
+        "usable_memory_gb": hardware.usable_memory_gb,
+        "gpu_count": hardware.gpu_count,
+        "bandwidth_gb_s_per_gpu": hardware.bandwidth_gb_s_per_gpu,
+        "interconnect": hardware.interconnect,
+        "platform": hardware.platform,
+        "unified_memory": hardware.unified_memory,
+    }
 
 
-def run_selector(catalog: CatalogService, model: LlmModel, raw: dict) -> SelectorResult:
-    """Validate the input and estimate; every failure is a message for one field."""
-    data, errors = parse_input(raw)
-    if data is None:
-        return SelectorResult(None, errors)
-    artifact = next((a for a in model.artifacts if a.slug == data.artifact), None)
-    runtime = next((r for r in catalog.repo.list_runtimes() if r.slug == data.runtime), None)
-    if artifact is None:
-        errors["artifact"] = f"choose one of: {', '.join(a.slug for a in model.artifacts)}"
-    if runtime is None:
-        errors["runtime"] = "unknown runtime"
-    hardware = custom_hardware(data)
-    label = "custom hardware"
-    if data.hardware != "custom":
-        row = catalog.repo.get_hardware(data.hardware)
-        if row is None:
-            errors["hardware"] = "unknown hardware; pick one from the list or 'custom'"
-        else:
-            hardware, label = hardware_spec(row), row.name
-    if errors:
-        return SelectorResult(data, errors)
-    assert artifact is not None and runtime is not None
-    plan = Plan(context=data.context, concurrency=data.concurrency, kv_dtype=data.kv_cache_dtype)
-    try:
-        result = estimate(
-            model_spec(model), artifact_spec(artifact), runtime_spec(runtime), hardware, plan
+def route_errors(inputs: ModelInputs, data: SelectorInput, hardware: Hardware) -> dict[str, str]:
+    """A named model file and runtime must exist, load each other and run here."""
+    errors: dict[str, str] = {}
+    artifacts = {a.slug: a for a in inputs.model.artifacts}
+    runtimes = {r.slug: r for r in inputs.runtimes}
+    artifact = artifacts.get(data.artifact) if data.artifact else None
+    runtime = runtimes.get(data.runtime) if data.runtime else None
+    if data.artifact and artifact is None:
+        errors["artifact"] = f"choose one of: {', '.join(artifacts)}"
+    if data.runtime and runtime is None:
+        errors["runtime"] = f"choose one of: {', '.join(runtimes)}"
+    if data.profile not in {p.slug for p in inputs.profiles}:
+        errors["profile"] = f"choose one of: {', '.join(p.slug for p in inputs.profiles)}"
+    if runtime is not None and hardware.platform not in runtime.platforms:
+        errors["runtime"] = (
+            f"{runtime.name} does not run on {hardware.platform} "
+            f"(runs on {', '.join(runtime.platforms)})"
         )
-    except EstimateError as error:
-        return SelectorResult(data, {FIELD_FOR_ERROR.get(error.field, "form"): error.message})
-    verified = catalog.load_evidence(model).verified.is_verified(artifact.id, runtime.id)
-    return SelectorResult(data, {}, result, verified, label)
+    elif runtime is not None and artifact is not None and artifact.format not in runtime.formats:
+        loads = ", ".join(runtime.formats)
+        errors["runtime"] = f"{runtime.name} cannot load {artifact.format} files (loads {loads})"
+    return errors
+
+
+def run_selector(
+    service: RecipeService, inputs: ModelInputs, raw: dict[str, Any], *, fill: bool = False
+) -> SelectorResult:
+    """Validate, resolve, and say what to fix field by field.
+
+    With `fill`, a catalog card's own figures and the table's recommended route for it
+    replace what the form held, so the person starts from the table's answer.
+    """
+    values = {k: v for k, v in raw.items() if k != "model"}
+    try:
+        data = SelectorInput.model_validate(values)
+    except ValidationError as error:
+        return SelectorResult(values, field_errors(error))
+    hardware = custom_hardware(data.description()) if data.hardware == CUSTOM else None
+    if hardware is None:
+        hardware = service.catalog.get_hardware(data.hardware)
+        if hardware is None:
+            known = ", ".join(h.slug for h in service.list_hardware())
+            return SelectorResult(values, {"hardware": f"choose 'custom' or one of: {known}"})
+        values.update(catalog_values(hardware))
+        if fill:
+            data = data.model_copy(update={"artifact": None, "runtime": None})
+    errors = route_errors(inputs, data, hardware)
+    if errors:
+        return SelectorResult(values, errors)
+    recipe = resolve_recipe(
+        inputs,
+        hardware,
+        inputs.profile(data.profile),
+        artifact=data.artifact,
+        runtime=data.runtime,
+        context=data.context,
+        concurrency=data.concurrency,
+    )
+    if recipe.route is not None:
+        values.update(artifact=recipe.route.artifact.slug, runtime=recipe.route.runtime.slug)
+    return SelectorResult(values, {}, recipe, catalog_hardware=data.hardware != CUSTOM)

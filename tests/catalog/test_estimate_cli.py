@@ -61,7 +61,8 @@ def test_best_route_without_artifact_or_runtime() -> None:
     data = json.loads(result.output)
     assert data["verdict"] == "fits" and data["runtime"] in ("sglang", "vllm")
     text = invoke("--model", "glm-5.3-flash", "--hardware", "rtx-4090-24gb")
-    assert "exceeds_memory" in text.output and "GB" in text.output
+    assert "exceeds memory" in text.output and "GB short" in text.output
+    assert "token generation" not in text.output  # no speed for what does not fit
 
 
 def test_unknown_slugs_are_refused_with_choices() -> None:

@@ -59,11 +59,12 @@ def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveSer
     form.locator('input[name="memory_gb_per_gpu"]').fill("128")
     form.locator('input[name="usable_memory_gb"]').fill("110")
     page.wait_for_selector("#selector-verdict")
-    assert page.locator("#selector-verdict").inner_text() == "exceeds memory"
+    assert page.locator("#selector-verdict").inner_text() == "exceeds memory (unsupported)"
+    assert page.locator("#selector-speed").count() == 0  # no speed for what does not fit
     form.locator('input[name="memory_gb_per_gpu"]').fill("256")
     form.locator('input[name="usable_memory_gb"]').fill("236")
     page.wait_for_function(
-        "document.querySelector('#selector-verdict')?.textContent.trim() === 'fits'"
+        "document.querySelector('#selector-verdict')?.textContent.trim() === 'experimental'"
     )
     form.locator('input[name="memory_gb_per_gpu"]').fill("-1")
     page.wait_for_selector('[data-field="memory_gb_per_gpu"]')

@@ -58,7 +58,7 @@ def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) ->
     expect(page.locator("#estimate-only")).to_have_count(0)
     expect(page.locator("#launch .command-block")).to_have_count(1)
     expect(page.locator("#launch pre.command")).to_contain_text("--host 127.0.0.1")
-    expect(page.locator("#verdict .basis-measured")).to_be_visible()
+    expect(page.locator("#token-generation .basis-measured")).to_be_visible()
     expect(page.locator("#measured-points tbody tr")).to_have_count(2)
     expect(page.locator("#last-known-good")).to_contain_text("0.31.2")
 

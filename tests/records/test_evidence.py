@@ -123,19 +123,22 @@ class TestDetailPage:
         second = post_record(client, valid).json()["id"]
         accept(client, second)
         post_record(client, valid)  # pending: listed, but no evidence
-        records = detail(client, h200)["records"]
+        data = detail(client, h200)
+        records = data["records"]
         good = records["last_known_good"]
         assert good["id"] == second and good["runtime_version"] == "0.5.11"
         assert "32768" in good["command"] and good["same_profile"] is True
-        assert [p["records"] for p in records["measured"]] == [2, 2]
+        assert [p["records"] for p in data["measured"]] == [2, 2]
         assert len(records["records"]) == 3
-        check = records["estimate_vs_measured"]
-        assert detail(client, h200)["artifact"] == GLM_FP8  # the route the records ran
-        assert check["records"] == 2
-        nearest = min((4096, 95.0), (16384, 88.0), key=lambda p: abs(p[0] - check["context"]))
-        assert check["decode"]["measured"] == nearest[1]  # at the estimate's own context
+        check = data["estimate_vs_measured"]
+        assert data["artifact"] == GLM_FP8  # the route the records ran
+        nearest = min((4096, 95.0), (16384, 88.0), key=lambda p: abs(p[0] - data["start_context"]))
+        assert check["decode"]["measured"] == nearest[1]  # at the recipe's starting context
         assert check["decode"]["ratio"] == round(nearest[1] / check["decode"]["estimated"], 3)
-        assert check["memory"]["measured"] == 124.0
+        # The check compares the same figure the page shows as the measured requirement.
+        assert check["memory"]["measured"] == data["memory"]["required_gb_per_gpu"] == 124.0
+        assert data["memory"]["basis"] == "measured"
+        assert check["memory"]["estimated"] == data["memory"]["estimated_gb_per_gpu"]
 
         page = BeautifulSoup(client.get(
             f"/models/{GLM}/hardware/{h200}/profiles/balanced").text, "html.parser")

@@ -148,6 +148,9 @@ class SeedModel(StrictModel):
     sliding_window_layers: SInt = Sourced[int](value=0, basis="exact")
     full_attention_layers: SInt | None = None
     linear_state_bytes_per_seq: SInt | None = None
+    # Multi-token-prediction layers shipped with the weights: speculative decoding without a
+    # separate draft model (vLLM "mtp", SGLang EAGLE over the model's own layers).
+    mtp_layers: SInt = Sourced[int](value=0, basis="exact")
     start_context: StrictInt | None = None  # starting context a recipe recommends locally
     description: Text
     sources: list[Url] = Field(min_length=1)
@@ -191,6 +194,7 @@ class SeedModel(StrictModel):
         check_range(self.qk_rope_head_dim, "qk_rope_head_dim", low=0, low_inclusive=True)
         check_range(self.sliding_window_layers, "sliding_window_layers", low=0,
                     low_inclusive=True)
+        check_range(self.mtp_layers, "mtp_layers", low=0, low_inclusive=True)
         for name in ATTENTION_FIELDS[self.attention]:
             if getattr(self, name) is None:
                 raise field_error(name, f"required when attention is {self.attention}")

@@ -6,6 +6,7 @@ catalog, or accepted reproduction records that loaded and answered.
 
 from collections import defaultdict
 from collections.abc import Iterable
+from copy import deepcopy
 from dataclasses import dataclass, field
 
 from app.catalog.repository import CatalogRepository
@@ -63,3 +64,13 @@ class VerifiedPairs:
 
     def is_verified(self, artifact_id: int, runtime_id: int) -> bool:
         return self.evidence(artifact_id, runtime_id).verified
+
+    def with_record(
+        self, artifact_id: int, runtime_id: int, version: str, record_id: int
+    ) -> "VerifiedPairs":
+        """The same evidence plus one more accepted working record."""
+        evidence = deepcopy(self._evidence)
+        entry = evidence.setdefault((artifact_id, runtime_id), PairEvidence())
+        entry.record_ids.append(record_id)
+        entry.record_versions.append(version)
+        return VerifiedPairs(evidence)

@@ -1,11 +1,11 @@
-"""Applied values: a profile's knobs resolved for one model, runtime and hardware."""
+"""Applied values: a profile's knobs resolved for one model, model file, runtime and hardware."""
 
 from dataclasses import dataclass, field, replace
 
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
-from app.estimate import EstimateError, Plan, estimate
+from app.estimate import Estimate, EstimateError, Plan, estimate
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
-from app.recipes.profiles import by_group, requested_context
+from app.resolve.profiles import by_group, requested_context
 
 # Never hand a runtime more than this share of the card by default.
 MAX_MEMORY_FRACTION = 0.90
@@ -25,20 +25,45 @@ class AppliedValues:
     speculative_decoding: bool
     cuda_graphs: bool
     why: dict[str, str] = field(default_factory=dict)
+    # Knobs the command leaves to the runtime: the estimate then uses the runtime's own rule
+    # (SGLang's reserve, the runtime's prefill chunk), not the profile's wish.
+    left_at_default: frozenset[str] = frozenset()
 
-    def plan(self) -> Plan:
+    def plan(self, concurrency: int | None = None, context: int | None = None) -> Plan:
+        """The estimator's plan at the served load, or at one request or another context."""
+        default = self.left_at_default
         return Plan(
-            context=self.context,
-            concurrency=self.max_concurrency,
+            context=context or self.context,
+            concurrency=concurrency or self.max_concurrency,
             kv_dtype=self.kv_cache_dtype,
-            prefill_tokens=self.prefill_tokens,
+            prefill_tokens=None if "prefill_tokens" in default else self.prefill_tokens,
             tensor_parallel=self.tensor_parallel,
             cuda_graphs=self.cuda_graphs,
+            memory_fraction=None if "memory_fraction" in default else self.memory_fraction,
         )
 
     def as_json(self) -> dict:
-        values = {k: v for k, v in self.__dict__.items() if k != "why"}
-        return {**values, "why": dict(self.why)}
+        values = {k: v for k, v in self.__dict__.items() if k not in ("why", "left_at_default")}
+        return {**values, "why": dict(self.why), "left_at_default": sorted(self.left_at_default)}
+
+
+@dataclass(frozen=True)
+class Specs:
+    """The estimator's view of one route on one hardware configuration."""
+
+    model: LlmModel
+    artifact: Artifact
+    runtime: Runtime
+    hardware: Hardware
+
+    def estimate(self, plan: Plan) -> Estimate:
+        return estimate(
+            model_spec(self.model),
+            artifact_spec(self.artifact),
+            runtime_spec(self.runtime),
+            hardware_spec(self.hardware),
+            plan,
+        )
 
 
 def tensor_parallel_size(model: LlmModel, runtime: Runtime, hardware: Hardware) -> tuple[int, str]:
@@ -68,22 +93,28 @@ def kv_dtype_for(profile_dtype: str, runtime: Runtime) -> str:
     return "auto"
 
 
-def resolve(
-    profile: Profile, model: LlmModel, artifact: Artifact, runtime: Runtime, hardware: Hardware
+def requested_values(
+    profile: Profile,
+    specs: Specs,
+    context: int | None = None,
+    concurrency: int | None = None,
 ) -> AppliedValues:
-    """Resolve the profile for this hardware; context and concurrency shrink to what fits."""
+    """The profile's knobs for this hardware, before memory has a say."""
     settings = profile.settings
+    model, runtime, hardware = specs.model, specs.runtime, specs.hardware
     tp, tp_why = tensor_parallel_size(model, runtime, hardware)
     fraction = settings.get("memory_fraction")
-    base = AppliedValues(
+    return AppliedValues(
         tensor_parallel=tp,
         split="tensor" if tp > 1 else (runtime.split if hardware.gpu_count > 1 else "none"),
-        context=requested_context(profile, hardware, model) or model.native_context,
+        context=min(context, model.native_context)
+        if context
+        else requested_context(profile, hardware, model),
         kv_cache_dtype=kv_dtype_for(str(settings.get("kv_cache_dtype", "auto")), runtime),
         prefill_tokens=int(
             by_group(settings.get("prefill_tokens"), hardware) or runtime.default_prefill_tokens
         ),
-        max_concurrency=int(by_group(settings.get("concurrency"), hardware) or 1),
+        max_concurrency=concurrency or int(by_group(settings.get("concurrency"), hardware) or 1),
         memory_fraction=min(float(fraction), MAX_MEMORY_FRACTION)
         if fraction and runtime.budget.get("kind") != "fixed_margin"
         else None,
@@ -91,36 +122,25 @@ def resolve(
         cuda_graphs=bool(settings.get("cuda_graphs", True)) and runtime.cuda_graphs,
         why={"tensor_parallel": tp_why},
     )
-    return fit_to_memory(base, model, artifact, runtime, hardware)
 
 
-def fit_to_memory(
-    values: AppliedValues, model: LlmModel, artifact: Artifact, runtime: Runtime, hardware: Hardware
-) -> AppliedValues:
-    """Lower context (then concurrency) to what the estimate says fits, saying why."""
-    specs = (
-        model_spec(model),
-        artifact_spec(artifact),
-        runtime_spec(runtime),
-        hardware_spec(hardware),
-    )
+def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> AppliedValues | None:
+    """Lower the context (then concurrency) to what the estimate says fits, saying why.
+
+    None when even one request at the minimum context does not fit: the route cannot serve.
+    """
     why = dict(values.why)
     try:
-        single = estimate(*specs, replace(values.plan(), concurrency=1))
-    except EstimateError as error:
-        why["context"] = error.message
-        return replace(values, why=why)
-    largest = single.max_context
-    if largest is not None and largest < values.context:
+        largest = specs.estimate(values.plan(concurrency=1)).max_context
+    except EstimateError:
+        return None
+    if largest is None or largest < min(min_context, values.context):
+        return None
+    if largest < values.context:
         why["context"] = f"lowered to {largest:,}, the largest that fits"
         values = replace(values, context=largest)
-    elif largest is not None and values.context == model.native_context:
-        why["context"] = "largest context that fits"
     concurrency = values.max_concurrency
-    while (
-        concurrency > 1
-        and not estimate(*specs, replace(values.plan(), concurrency=concurrency)).memory.fits
-    ):
+    while concurrency > 1 and not specs.estimate(values.plan(concurrency=concurrency)).memory.fits:
         concurrency //= 2
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = f"lowered to {concurrency} so the KV cache fits"

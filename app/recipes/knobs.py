@@ -1,0 +1,71 @@
+"""The applied-values table: each knob's value, and whether the command really sets it."""
+
+from dataclasses import dataclass
+
+from app.resolve import ResolvedRecipe
+from app.resolve.applied import AppliedValues
+from app.resolve.commands import KNOBS, Knob, KnobState
+
+LABELS = {
+    "tensor_parallel": "Tensor-parallel size",
+    "context": "Starting context",
+    "kv_cache_dtype": "KV cache dtype",
+    "prefill_tokens": "Prefill batch (chunked prefill tokens)",
+    "max_concurrency": "Maximum concurrent requests",
+    "memory_fraction": "Memory fraction",
+    "speculative_decoding": "Speculative decoding",
+    "cuda_graphs": "CUDA graphs",
+}
+
+
+@dataclass(frozen=True)
+class KnobRow:
+    name: str
+    label: str
+    value: str
+    state: str | None  # set | default | unsupported; None where no command is shown
+    flag: str | None
+    note: str
+    why: str
+
+    def as_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def value_text(values: AppliedValues, name: str) -> str:
+    value = getattr(values, name)
+    if name == "context":
+        return f"{value:,} tokens"
+    if name == "prefill_tokens":
+        return f"{value:,}"
+    if name == "memory_fraction":
+        return f"{value:.2f}" if value is not None else "runtime margin (fixed)"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
+    """One row per knob, read against the primary command when one is shown."""
+    values = recipe.applied
+    if values is None:
+        return []
+    command = recipe.primary_command
+    rows = []
+    for name in KNOBS:
+        knob: Knob | None = command.knobs.get(name) if command else None
+        rows.append(
+            KnobRow(
+                name=name,
+                label=LABELS[name],
+                value=value_text(values, name),
+                state=knob.state.value if knob else None,
+                flag=knob.flag if knob else None,
+                note=knob.note if knob else "",
+                why=values.why.get(name, ""),
+            )
+        )
+    return rows
+
+
+__all__ = ["KnobRow", "KnobState", "knob_rows"]

@@ -1,0 +1,24 @@
+"""The one resolution: catalog rows + accepted evidence + the estimator -> resolved recipes.
+
+Every surface (fit table, detail page, selector, JSON API, CLI) renders what this package
+returns and computes no figure of its own. It reads `app.catalog` and `app.estimate`; it
+never imports the pages (`app.recipes`) or the records package.
+"""
+
+from app.resolve.figures import Evidence, MemoryFigure, SpeedFigure
+from app.resolve.inputs import ModelInputs, RouteChoice, load_model_inputs
+from app.resolve.recipe import ResolvedRecipe, resolve_recipe
+from app.resolve.service import FitRow, RecipeService
+
+__all__ = [
+    "Evidence",
+    "FitRow",
+    "MemoryFigure",
+    "ModelInputs",
+    "RecipeService",
+    "ResolvedRecipe",
+    "RouteChoice",
+    "SpeedFigure",
+    "load_model_inputs",
+    "resolve_recipe",
+]

@@ -1,0 +1,292 @@
+"""Launch commands per runtime, built as argv lists with each runtime's real flags.
+
+A balanced recipe reads like the official instructions: a knob is put on the command line
+only where the profile departs from balanced (or the runtime needs it said, such as the
+context). Every knob the command leaves out is reported as "left at the runtime's default"
+with the flag that would set it; a knob a runtime cannot set says why. Every server binds
+to 127.0.0.1; sharing it is a separate, explicit choice (see `shared_setup`).
+
+Speculative decoding flags (seed_data/SOURCES.md, "Speculative decoding"):
+- SGLang serves a model's own MTP layers through EAGLE with the recipe's 3/1/4 settings,
+  and has NGRAM (CUDA only) for models without one.
+- vLLM has `{"method": "mtp"}` for models with MTP layers and n-gram lookup otherwise.
+- llama.cpp and MLX-LM need a separate draft model file, which the catalog does not hold;
+  Ollama has no speculative decoding.
+"""
+
+import json
+import shlex
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from app.models import Artifact, LlmModel, Runtime
+from app.resolve.applied import AppliedValues
+
+HOST = "127.0.0.1"
+PORT = 8000
+
+# Knobs a profile sets, in the order the applied-values table lists them.
+KNOBS = (
+    "tensor_parallel",
+    "context",
+    "kv_cache_dtype",
+    "prefill_tokens",
+    "max_concurrency",
+    "memory_fraction",
+    "speculative_decoding",
+    "cuda_graphs",
+)
+
+
+class KnobState(StrEnum):
+    SET = "set"  # the command sets it
+    DEFAULT = "default"  # left at the runtime's default; `flag` would set it
+    UNSUPPORTED = "unsupported"  # the runtime cannot set it; `note` says why
+
+
+@dataclass(frozen=True)
+class Knob:
+    state: KnobState
+    flag: str | None = None
+    note: str = ""
+
+    def as_json(self) -> dict:
+        return {"state": self.state.value, "flag": self.flag, "note": self.note}
+
+
+@dataclass(frozen=True)
+class Command:
+    runtime: str
+    artifact: str
+    argv: list[str]
+    followup: list[str] | None = None  # e.g. pulling the model into a daemon
+    knobs: dict[str, Knob] = field(default_factory=dict)
+
+    @property
+    def shell(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def followup_shell(self) -> str | None:
+        return shlex.join(self.followup) if self.followup else None
+
+    def left_at_default(self) -> frozenset[str]:
+        return frozenset(k for k, knob in self.knobs.items() if knob.state != KnobState.SET)
+
+    def as_json(self) -> dict:
+        return {
+            "runtime": self.runtime,
+            "artifact": self.artifact,
+            "argv": self.argv,
+            "shell": self.shell,
+            "followup": self.followup_shell,
+            "knobs": {name: knob.as_json() for name, knob in self.knobs.items()},
+        }
+
+
+@dataclass
+class Argv:
+    """An argv under construction, with what it did about each knob."""
+
+    values: AppliedValues
+    explicit: Collection[str]
+    argv: list[str]
+    knobs: dict[str, Knob] = field(default_factory=dict)
+
+    def always(self, knob: str, flags: list[str]) -> None:
+        self.argv += flags
+        self.knobs[knob] = Knob(KnobState.SET, shlex.join(flags))
+
+    def option(self, knob: str, flags: list[str]) -> None:
+        """Set where the profile departs from balanced; otherwise name the flag only."""
+        if knob in self.explicit:
+            self.always(knob, flags)
+        else:
+            self.knobs[knob] = Knob(KnobState.DEFAULT, shlex.join(flags))
+
+    def cannot(self, knob: str, why: str) -> None:
+        self.knobs[knob] = Knob(KnobState.UNSUPPORTED, None, why)
+
+
+Builder = Callable[[Argv, Artifact, LlmModel], None]
+
+
+def sglang(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
+    v = cmd.values
+    if v.tensor_parallel > 1:
+        cmd.always("tensor_parallel", ["--tp", str(v.tensor_parallel)])
+    else:
+        cmd.option("tensor_parallel", ["--tp", "1"])
+    cmd.argv += ["--host", HOST, "--port", str(PORT)]
+    cmd.always("context", ["--context-length", str(v.context)])
+    if v.memory_fraction is not None:
+        cmd.option("memory_fraction", ["--mem-fraction-static", f"{v.memory_fraction:.2f}"])
+    kv_cache_flag(cmd, ["--kv-cache-dtype", v.kv_cache_dtype])
+    cmd.option("prefill_tokens", ["--chunked-prefill-size", str(v.prefill_tokens)])
+    cmd.option("max_concurrency", ["--max-running-requests", str(v.max_concurrency)])
+    speculative(cmd, sglang_speculative(model, artifact))
+    graphs_flag(cmd, ["--disable-cuda-graph"])
+
+
+def sglang_speculative(model: LlmModel, artifact: Artifact) -> list[str] | str:
+    if model.mtp_layers:
+        return [
+            "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+            "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+        ]  # fmt: skip
+    return ["--speculative-algorithm", "NGRAM"]
+
+
+def vllm(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
+    v = cmd.values
+    if v.tensor_parallel > 1:
+        cmd.always("tensor_parallel", ["--tensor-parallel-size", str(v.tensor_parallel)])
+    else:
+        cmd.option("tensor_parallel", ["--tensor-parallel-size", "1"])
+    cmd.argv += ["--host", HOST, "--port", str(PORT)]
+    cmd.always("context", ["--max-model-len", str(v.context)])
+    # The published commands always state the share of the card vLLM takes.
+    cmd.always("memory_fraction", ["--gpu-memory-utilization", f"{v.memory_fraction or 0.90:.2f}"])
+    kv_cache_flag(cmd, ["--kv-cache-dtype", v.kv_cache_dtype])
+    cmd.option("prefill_tokens", ["--max-num-batched-tokens", str(v.prefill_tokens)])
+    cmd.option("max_concurrency", ["--max-num-seqs", str(v.max_concurrency)])
+    method = (
+        {"method": "mtp", "num_speculative_tokens": model.mtp_layers}
+        if model.mtp_layers
+        else {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
+    )
+    speculative(cmd, ["--speculative-config", json.dumps(method)])
+    graphs_flag(cmd, ["--enforce-eager"])
+
+
+def llama_cpp(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
+    v = cmd.values
+    cmd.argv += ["-hf", f"{artifact.repo}:{artifact.quant.upper()}"]
+    cmd.argv += ["--host", HOST, "--port", str(PORT)]
+    # llama-server shares --ctx-size between its parallel slots.
+    cmd.always("context", ["--ctx-size", str(v.context * v.max_concurrency)])
+    cmd.always("max_concurrency", ["--parallel", str(v.max_concurrency)])
+    cmd.argv += ["--n-gpu-layers", "999", "--flash-attn", "on"]
+    if v.split == "layer":
+        cmd.argv += ["--split-mode", "layer"]
+    cmd.cannot("tensor_parallel", "llama.cpp splits a model across cards by layers")
+    kv_cache_flag(cmd, ["--cache-type-k", v.kv_cache_dtype, "--cache-type-v", v.kv_cache_dtype])
+    cmd.option("prefill_tokens", ["--ubatch-size", str(v.prefill_tokens)])
+    cmd.cannot("memory_fraction", "llama.cpp keeps a fixed margin free instead of a fraction")
+    speculative(cmd, "llama.cpp needs a separate draft model (--model-draft); none is listed")
+    cmd.cannot("cuda_graphs", "llama.cpp manages CUDA graphs itself")
+
+
+def mlx_lm(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
+    cmd.argv += ["--model", artifact.repo, "--host", HOST, "--port", str(PORT)]
+    cmd.cannot("tensor_parallel", "MLX-LM serves from one Apple-silicon GPU")
+    cmd.cannot("context", "mlx_lm.server has no context limit flag; its cache grows per request")
+    cmd.cannot("kv_cache_dtype", "mlx_lm.server keeps the KV cache at the model's precision")
+    cmd.cannot("prefill_tokens", "mlx_lm.server has no prefill chunk flag")
+    cmd.cannot("max_concurrency", "mlx_lm.server has no flag for concurrent requests")
+    cmd.cannot("memory_fraction", "MLX uses the GPU share of unified memory; no fraction flag")
+    speculative(cmd, "MLX-LM needs a separate draft model (--draft-model); none is listed")
+    cmd.cannot("cuda_graphs", "not a CUDA runtime")
+
+
+def ollama(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
+    v = cmd.values
+    cmd.argv += [f"OLLAMA_HOST={HOST}:{PORT}"]
+    cmd.always("context", [f"OLLAMA_CONTEXT_LENGTH={v.context}"])
+    cmd.always("max_concurrency", [f"OLLAMA_NUM_PARALLEL={v.max_concurrency}"])
+    cmd.argv += ["OLLAMA_FLASH_ATTENTION=1"]
+    kv_cache_flag(cmd, [f"OLLAMA_KV_CACHE_TYPE={v.kv_cache_dtype}"])
+    cmd.cannot("tensor_parallel", "Ollama splits a model across cards by layers")
+    cmd.cannot("prefill_tokens", "Ollama sets the batch per model (num_batch), not per server")
+    cmd.cannot("memory_fraction", "Ollama keeps a fixed margin free instead of a fraction")
+    speculative(cmd, "Ollama has no speculative decoding")
+    cmd.cannot("cuda_graphs", "Ollama manages CUDA graphs itself")
+    cmd.argv += ["ollama", "serve"]
+
+
+def kv_cache_flag(cmd: Argv, flags: list[str]) -> None:
+    if cmd.values.kv_cache_dtype != "auto":
+        cmd.always("kv_cache_dtype", flags)
+    else:
+        cmd.knobs["kv_cache_dtype"] = Knob(KnobState.DEFAULT, None, "the model's own precision")
+
+
+def speculative(cmd: Argv, flags_or_why: list[str] | str) -> None:
+    """Speculative decoding is only ever on when the profile asks for it."""
+    if isinstance(flags_or_why, str):
+        cmd.cannot("speculative_decoding", flags_or_why)
+    elif cmd.values.speculative_decoding:
+        cmd.always("speculative_decoding", flags_or_why)
+    else:
+        cmd.knobs["speculative_decoding"] = Knob(KnobState.DEFAULT, shlex.join(flags_or_why))
+
+
+def graphs_flag(cmd: Argv, flags: list[str]) -> None:
+    if not cmd.values.cuda_graphs:
+        cmd.always("cuda_graphs", flags)
+    else:
+        cmd.knobs["cuda_graphs"] = Knob(KnobState.DEFAULT, None, "on by default")
+
+
+# The start of each command line, before its flags.
+PROGRAMS: dict[str, Callable[[Artifact], list[str]]] = {
+    "sglang": lambda a: ["python", "-m", "sglang.launch_server", "--model-path", a.repo],
+    "vllm": lambda a: ["vllm", "serve", a.repo],
+    "llama-cpp": lambda a: ["llama-server"],
+    "mlx-lm": lambda a: ["mlx_lm.server"],
+    "ollama": lambda a: ["env"],
+}
+BUILDERS: dict[str, Builder] = {
+    "sglang": sglang,
+    "vllm": vllm,
+    "llama-cpp": llama_cpp,
+    "mlx-lm": mlx_lm,
+    "ollama": ollama,
+}
+
+# What each runtime takes to require a key from clients, for a shared setup.
+API_KEY_FLAGS = {
+    "sglang": ["--api-key", "$SERVEBOOK_SERVER_KEY"],
+    "vllm": ["--api-key", "$SERVEBOOK_SERVER_KEY"],
+    "llama-cpp": ["--api-key", "$SERVEBOOK_SERVER_KEY"],
+}
+
+
+def departures(values: AppliedValues, balanced: AppliedValues) -> frozenset[str]:
+    """The knobs where a profile departs from balanced: those its command must set."""
+    return frozenset(k for k in KNOBS if getattr(values, k) != getattr(balanced, k))
+
+
+def build_command(
+    runtime: Runtime,
+    artifact: Artifact,
+    model: LlmModel,
+    values: AppliedValues,
+    explicit: Collection[str],
+) -> Command | None:
+    """The runtime's command for these values; None for a runtime without a builder."""
+    builder = BUILDERS.get(runtime.slug)
+    if builder is None:
+        return None
+    cmd = Argv(values, explicit, PROGRAMS[runtime.slug](artifact))
+    builder(cmd, artifact, model)
+    followup = None
+    if runtime.slug == "ollama":
+        followup = ["ollama", "pull", f"hf.co/{artifact.repo}:{artifact.quant.upper()}"]
+    knobs = {name: cmd.knobs[name] for name in KNOBS if name in cmd.knobs}
+    return Command(runtime.slug, artifact.slug, cmd.argv, followup, knobs)
+
+
+def shared_setup(runtime: Runtime) -> str:
+    """How to require a key when the server must be reachable from other machines."""
+    flags = API_KEY_FLAGS.get(runtime.slug)
+    if flags:
+        return (
+            f"Add {' '.join(flags)} and bind to a private interface behind a firewall; "
+            "clients then send 'Authorization: Bearer <key>'."
+        )
+    return (
+        f"{runtime.name} has no access control of its own: keep it on 127.0.0.1 and put "
+        "an authenticating reverse proxy in front of it."
+    )

@@ -1,0 +1,143 @@
+"""Everything the resolution of one model's recipes reads, loaded once per model.
+
+This is the resolution's only database access; `resolve_recipe` is pure over these inputs.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from sqlalchemy.orm import Session
+
+from app.catalog.repository import CatalogRepository
+from app.catalog.specs import artifact_spec, model_spec, runtime_spec
+from app.errors import NotFound
+from app.estimate import ModelSpec, Route
+from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
+from app.resolve.figures import MeasuredPoint
+from app.resolve.verification import VerifiedPairs
+
+BALANCED = "balanced"
+
+
+@dataclass(frozen=True)
+class RouteChoice:
+    """A model file served by a runtime, and whether that pair is verified."""
+
+    artifact: Artifact
+    runtime: Runtime
+    verified: bool
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.artifact.slug, self.runtime.slug
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """One model with the catalog rows and accepted evidence its recipes depend on."""
+
+    model: LlmModel
+    runtimes: Sequence[Runtime]
+    profiles: Sequence[Profile]
+    verified: VerifiedPairs
+    measured: Sequence[MeasuredPoint]
+    reported: dict[int, ReportedFigure]  # hardware id -> token generation reported by others
+
+    @cached_property
+    def spec(self) -> ModelSpec:
+        return model_spec(self.model)
+
+    @cached_property
+    def balanced(self) -> Profile:
+        """The profile the fit table shows, and the one other profiles depart from."""
+        return next((p for p in self.profiles if p.slug == BALANCED), self.profiles[0])
+
+    def profile(self, slug: str) -> Profile:
+        found = next((p for p in self.profiles if p.slug == slug), None)
+        if found is None:
+            known = ", ".join(p.slug for p in self.profiles)
+            raise NotFound(f"No profile '{slug}'. Profiles: {known}.")
+        return found
+
+    @cached_property
+    def routes(self) -> list[tuple[RouteChoice, Route]]:
+        """Every loadable (artifact, runtime) pair with its estimator route, preferred first.
+
+        Official weights first, the model's own repository before sibling ones (it is what
+        official instructions launch), then the runtime's rank, then precision.
+        """
+        choices = [
+            RouteChoice(artifact, runtime, self.verified.is_verified(artifact.id, runtime.id))
+            for artifact in self.model.artifacts
+            for runtime in self.runtimes
+            if artifact.format in runtime.formats
+        ]
+        main_repo = self.model.hf_repo
+        choices.sort(
+            key=lambda c: (
+                not c.artifact.is_official,
+                c.artifact.repo != main_repo,
+                c.runtime.priority,
+                -c.artifact.bits_per_weight,
+            )
+        )
+        return [
+            (c, Route(artifact_spec(c.artifact), runtime_spec(c.runtime), c.verified))
+            for c in choices
+        ]
+
+    def points(self, hardware: Hardware, profile: Profile, route: RouteChoice) -> list:
+        """Accepted single-request points of this route and profile on this hardware."""
+        return [
+            p
+            for p in self.measured
+            if p.hardware_id == hardware.id
+            and p.profile_id == profile.id
+            and p.artifact_id == route.artifact.id
+            and p.runtime_id == route.runtime.id
+        ]
+
+    def with_accepted(self, record: Record) -> "ModelInputs":
+        """These inputs as they would be once `record` is accepted (nothing is written)."""
+        if record.outcome != "ok":
+            return self
+        points = [
+            MeasuredPoint(
+                record_id=record.id,
+                hardware_id=record.hardware_id,
+                profile_id=record.profile_id,
+                artifact_id=record.artifact_id,
+                runtime_id=record.runtime_id,
+                context_length=m.context_length,
+                decode_tokens_per_s=m.decode_tokens_per_s,
+                ttft_ms=m.ttft_ms,
+                peak_memory_gb_per_gpu=m.peak_memory_gb_per_gpu,
+            )
+            for m in record.measurements
+            if m.concurrency == 1
+        ]
+        verified = self.verified.with_record(
+            record.artifact_id, record.runtime_id, record.runtime_version, record.id
+        )
+        return replace(self, measured=[*self.measured, *points], verified=verified)
+
+
+def load_model_inputs(session: Session, model_slug: str) -> ModelInputs:
+    repo = CatalogRepository(session)
+    model = repo.get_model(model_slug)
+    if model is None:
+        known = ", ".join(m.slug for m in repo.list_models())
+        raise NotFound(f"No model '{model_slug}' in the catalog. Known models: {known}.")
+    return ModelInputs(
+        model=model,
+        runtimes=repo.list_runtimes(),
+        profiles=repo.list_profiles(),
+        verified=VerifiedPairs.load(repo, [a.id for a in model.artifacts]),
+        measured=[
+            MeasuredPoint(**row._asdict()) for row in repo.accepted_single_stream_points(model.id)
+        ],
+        reported={
+            f.hardware_id: f for f in model.reported_figures if f.metric == "decode_tokens_per_s"
+        },
+    )
