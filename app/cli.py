@@ -2,45 +2,14 @@
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from alembic import command
-from alembic.config import Config
-from sqlalchemy.orm import Session
 
-from app.config import PROJECT_ROOT, Settings, get_settings, is_loopback
-from app.db import make_engine, make_sessionmaker
+from app.config import Settings, get_settings, is_loopback
+from app.db import alembic_config, session_scope, upgrade_database
 from app.resolve.custom import INTERCONNECTS, PLATFORMS
-
-
-def alembic_config(settings: Settings) -> Config:
-    config = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
-    config.set_main_option("sqlalchemy.url", settings.database_url)
-    return config
-
-
-def upgrade_database(settings: Settings, revision: str = "head") -> None:
-    """Apply migrations up to `revision` on the configured database."""
-    engine = make_engine(settings)
-    with engine.begin() as connection:
-        config = alembic_config(settings)
-        config.attributes["connection"] = connection
-        command.upgrade(config, revision)
-    engine.dispose()
-
-
-@contextmanager
-def session_scope(settings: Settings) -> Iterator[Session]:
-    """A unit of work for one command: commit at the end, roll back on error."""
-    engine = make_engine(settings)
-    try:
-        with make_sessionmaker(engine)() as session, session.begin():
-            yield session
-    finally:
-        engine.dispose()
 
 
 @click.group()

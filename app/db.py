@@ -1,15 +1,18 @@
-"""Engine, declarative base and the per-request unit of work."""
+"""Engine, declarative base, the per-request and per-command units of work, migrations."""
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
+from alembic import command
+from alembic.config import Config
 from fastapi import Depends, Request
 from sqlalchemy import JSON, DateTime, MetaData, create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from app.config import Settings
+from app.config import PROJECT_ROOT, Settings
 
 # Named constraints are what let SQLite batch migrations alter them later.
 NAMING_CONVENTION = {
@@ -71,3 +74,33 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+
+
+# ---------------------------------------------------------------- commands and migrations
+
+
+def alembic_config(settings: Settings) -> Config:
+    config = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
+    config.set_main_option("sqlalchemy.url", settings.database_url)
+    return config
+
+
+def upgrade_database(settings: Settings, revision: str = "head") -> None:
+    """Apply migrations up to `revision` on the configured database."""
+    engine = make_engine(settings)
+    with engine.begin() as connection:
+        config = alembic_config(settings)
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+    engine.dispose()
+
+
+@contextmanager
+def session_scope(settings: Settings) -> Iterator[Session]:
+    """A unit of work for one command: commit at the end, roll back on error."""
+    engine = make_engine(settings)
+    try:
+        with make_sessionmaker(engine)() as session, session.begin():
+            yield session
+    finally:
+        engine.dispose()

@@ -11,9 +11,8 @@ from sqlalchemy.orm import Session
 
 from app.catalog.seed import seed_catalog
 from app.catalog.seed_schema import load_catalog
-from app.cli import session_scope, upgrade_database
 from app.config import PROJECT_ROOT, Settings
-from app.db import make_engine, make_sessionmaker
+from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from app.main import create_app
 
 # Browser fixtures live in one place: a session-scoped browser imported into several test

@@ -8,8 +8,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from app.cli import alembic_config
-from app.db import Base, make_engine
+from app.db import Base, alembic_config, make_engine
 from tests.conftest import sqlite_settings
 
 

@@ -210,7 +210,7 @@ def run_with_progress(plan: BenchPlan) -> BenchResult:
 
 
 def store_record(console: Console, result: BenchResult, target: dict) -> None:
-    from app.cli import session_scope
+    from app.db import session_scope
     from app.errors import ServebookError
     from app.records.service import submit_record
 

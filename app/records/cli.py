@@ -33,7 +33,7 @@ def import_command(file: Path, model: str, hardware: str, artifact: str, runtime
                    outcome: str, command_line: str, notes: str, fmt: str | None,
                    submitted_by: str) -> None:
     """Import a vLLM, GuideLLM or llama-bench result FILE as a pending record."""
-    from app.cli import session_scope
+    from app.db import session_scope
 
     settings = get_settings()
     if file.stat().st_size > settings.max_upload_bytes:
@@ -72,7 +72,7 @@ def token() -> None:
 @click.option("--name", required=True, help="Who holds it, e.g. a person or a CI job.")
 def token_create(role: str, name: str) -> None:
     """Create a token and print it once; only its sha256 is stored."""
-    from app.cli import session_scope
+    from app.db import session_scope
 
     with session_scope(get_settings()) as session:
         secret = create_token(session, name, role)  # type: ignore[arg-type]

@@ -179,7 +179,7 @@ def resolve_recipe(
         hardware=hardware,
         profile=profile,
         verdict=verdict,
-        reason=_reason(verdict, choice, applied, requested, memory, one_request.max_context),
+        reason=_reason(verdict, choice, applied, requested, one_request.max_context),
         route=choice,
         pair=inputs.verified.evidence(choice.artifact.id, choice.runtime.id),
         alternatives=alternatives,
@@ -292,30 +292,15 @@ def _reason(
     choice: RouteChoice,
     applied: AppliedValues,
     requested: int,
-    memory: MemoryFigure,
     largest: int | None,
 ) -> str:
-    load = f"{applied.context:,} tokens"
-    if applied.max_concurrency > 1:
-        load += f" x {applied.max_concurrency} requests"
-    if memory.basis == Evidence.MEASURED:
-        room = (
-            f"measured peak {memory.required_gb:.1f} of {memory.usable_gb:.1f} GB per GPU "
-            f"({memory.headroom_gb:.1f} GB to spare)"
-        )
+    """Why the verdict; the memory figure beside it carries the numbers."""
+    if applied.context < requested:
+        fits = f"fits up to {largest or applied.context:,} tokens, not the {requested:,} asked"
     else:
-        room = (
-            f"{memory.required_gb:.1f} of {memory.usable_gb:.1f} GB per GPU "
-            f"({memory.headroom_gb:.1f} GB to spare)"
-        )
-    if verdict == Verdict.FITS_REDUCED_CONTEXT or (
-        verdict == Verdict.EXPERIMENTAL and applied.context < requested
-    ):
-        fits = (
-            f"fits up to {largest or applied.context:,} tokens, not the {requested:,} asked; {room}"
-        )
-    else:
-        fits = f"fits {load}: {room}"
+        fits = f"fits {applied.context:,} tokens"
+        if applied.max_concurrency > 1:
+            fits += f" x {applied.max_concurrency} requests"
     if verdict == Verdict.EXPERIMENTAL:
         what = "runtime pairing" if choice.artifact.is_official else "compressed runtime"
         return f"{what} needs verification; {fits}"

@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
-from app.cli import main, upgrade_database
+from app.cli import main
 from app.config import PROJECT_ROOT
-from app.db import make_engine, make_sessionmaker
+from app.db import make_engine, make_sessionmaker, upgrade_database
 from app.models import Hardware, LlmModel, OfficialPairing
 from tests.conftest import sqlite_settings
 

@@ -1,7 +1,8 @@
 """How long the fit table and a detail page take, per model and over HTTP.
 
-Every row runs the estimator over every loadable route and solves for the largest
-context, so this is the page's hot path. Prints figures; asserts nothing.
+Every row resolves each profile's recipe: the estimator over every loadable route, the
+profile's values fitted to memory and the largest context solved. This is the page's hot
+path. Prints figures; asserts nothing.
 """
 
 import statistics
@@ -18,9 +19,10 @@ from app.catalog.schemas import FitFilters  # noqa: E402
 from app.catalog.seed import seed_catalog  # noqa: E402
 from app.catalog.seed_schema import load_catalog  # noqa: E402
 from app.catalog.service import CatalogService  # noqa: E402
-from app.cli import session_scope, upgrade_database  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
+from app.db import session_scope, upgrade_database  # noqa: E402
 from app.main import create_app  # noqa: E402
+from app.resolve import RecipeService  # noqa: E402
 
 
 def timed(fn, repeat: int) -> list[float]:
@@ -40,8 +42,8 @@ def main() -> None:
             seed_catalog(session, load_catalog(PROJECT_ROOT / "seed_data"))
         print(f"{'model':32} {'rows':>5} {'service p50 ms':>15} {'HTTP page p50 ms':>17}")
         with TestClient(create_app(settings)) as client, session_scope(settings) as session:
-            service = CatalogService(session)
-            for model in service.list_models():
+            service = RecipeService(session)
+            for model in CatalogService(session).list_models():
                 _, rows = service.fit_table(model.slug, FitFilters())
                 direct = timed(lambda s=model.slug: service.fit_table(s, FitFilters()), 5)
                 page = timed(lambda s=model.slug: client.get(f"/models/{s}"), 5)

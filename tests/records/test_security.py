@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.cli import main, session_scope
+from app.cli import main
 from app.config import Settings, get_settings
+from app.db import session_scope
 from app.main import create_app
 from app.models import ApiToken
 from app.security import AUTH_COOKIE, ExposedWithoutTokens, create_token
