@@ -159,11 +159,11 @@ def resolve_recipe(
     choice = _choice(pairs, chosen)
     if assessment.verdict == Verdict.EXCEEDS_MEMORY or choice is None:
         return _exceeding(inputs, hardware, profile, assessment)
+    specs = Specs(model, choice.artifact, choice.runtime, hardware)
     served = _serve(inputs, hardware, profile, choice, requested, minimum, concurrency)
     if served is None:
-        return _exceeding(inputs, hardware, profile, assessment)
+        return _profile_does_not_fit(inputs, specs, profile, assessment, minimum, concurrency)
     applied, command = served
-    specs = Specs(model, choice.artifact, choice.runtime, hardware)
     one_request = specs.estimate(applied.plan(concurrency=1))
     at_load = specs.estimate(applied.plan())
     medians = tuple(medians_by_context(inputs.points(hardware, profile, choice)))
@@ -393,7 +393,34 @@ def _exceeding(
     inputs: ModelInputs, hardware: Hardware, profile: Profile, assessment: Assessment
 ) -> ResolvedRecipe:
     """Nothing fits: estimated memory of the closest route, and nothing else."""
-    estimate = assessment.estimate
+    return _unsupported(inputs, hardware, profile, assessment, assessment.estimate)
+
+
+def _profile_does_not_fit(
+    inputs: ModelInputs,
+    specs: Specs,
+    profile: Profile,
+    assessment: Assessment,
+    minimum: int,
+    concurrency: int | None,
+) -> ResolvedRecipe:
+    """The route fits one request at its runtime's defaults, but not at the profile's values
+    (a smaller memory fraction, say): the profile's own estimate at the minimum context."""
+    wanted = requested_values(profile, specs, minimum, concurrency)
+    try:
+        estimate = specs.estimate(wanted.plan(concurrency=1))
+    except EstimateError:
+        estimate = None
+    return _unsupported(inputs, specs.hardware, profile, assessment, estimate)
+
+
+def _unsupported(
+    inputs: ModelInputs,
+    hardware: Hardware,
+    profile: Profile,
+    assessment: Assessment,
+    estimate: Estimate | None,
+) -> ResolvedRecipe:
     memory = None
     reason = assessment.reason
     if estimate is not None:
@@ -406,7 +433,7 @@ def _exceeding(
             required,
         )
         reason = f"needs {required:.1f} GB per GPU, {usable:.1f} GB usable"
-        if assessment.max_context is not None:
+        if assessment.max_context is not None and assessment.verdict == Verdict.EXCEEDS_MEMORY:
             reason += (
                 f"; fits only {assessment.max_context:,} tokens, "
                 f"below the {min(MIN_USEFUL_CONTEXT, assessment.context):,} minimum"
