@@ -40,6 +40,27 @@ def parse_review(raw: Mapping[str, Any] | ReviewIn) -> ReviewIn:
     return review
 
 
+def needs_confirmation(record: Record) -> bool:
+    """A flagged record is accepted only with the flags confirmed and a reason, so a number a
+    reviewer should have questioned never changes the catalog by a single click."""
+    return record.review_state == "pending" and bool(record.flags)
+
+
+def check_flags_confirmed(record: Record, review: ReviewIn) -> None:
+    """Every missing part at once, so the form can show both errors together."""
+    errors = []
+    if not review.confirm_flags:
+        codes = ", ".join(sorted({flag["code"] for flag in record.flags}))
+        errors.append(FieldError(field="confirm_flags",
+                                 message=f"the record is flagged ({codes}); confirm that you "
+                                         "checked the flags to accept it anyway"))
+    if not review.reason.strip():
+        errors.append(FieldError(field="reason",
+                                 message="say why you accept a flagged record"))
+    if errors:
+        raise RecordInvalid(errors)
+
+
 def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn,
                   actor: str) -> Record:
     """Accept, reject or retract; anything else is a conflict with the record's state."""
@@ -53,6 +74,8 @@ def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | Rev
         raise Conflict(f"Record {record_id} is {source}; it cannot be {review.action}ed. "
                        + (f"Allowed: {', '.join(allowed)}." if allowed else
                           "No further review is possible."))
+    if review.action == "accept" and needs_confirmation(record):
+        check_flags_confirmed(record, review)
     if not records.move_state(record_id, source, target):
         raise Conflict(f"Record {record_id} was reviewed by someone else just now; reload it.")
     records.add_all([RecordEvent(record_id=record_id, action=target, reason=review.reason.strip(),

@@ -19,6 +19,7 @@ from app.errors import ServebookError
 from app.models import Record
 from app.records.charts import record_charts
 from app.records.compare import compare_records
+from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
 from app.records.export import CSV_DOC, record_out, to_csv
 from app.records.forms import (
     DEFAULT_ROWS,
@@ -32,7 +33,7 @@ from app.records.forms import (
 from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
 from app.records.pages import RecordPages
-from app.records.review import allowed_actions, review_record
+from app.records.review import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
     OUTCOME_LABELS,
     OUTCOMES,
@@ -193,27 +194,42 @@ def detail(request: Request, record_id: int, session: SessionDep,
            principal: OptionalPrincipal) -> Response:
     """A record: provenance, measurements, flags, history, and review for maintainers."""
     record = get_record(session, record_id)
-    return render(request, "records/detail.html", detail_context(record, principal, {}))
+    context = detail_context(session, record, principal, {})
+    return render(request, "records/detail.html", context)
 
 
-def detail_context(record: Record, principal: Principal | None, errors: dict[str, str],
-                   typed: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"record": record, "principal": principal, "actions": allowed_actions(
-        record.review_state), "review_errors": errors, "typed": typed or {},
-        "outcome_labels": OUTCOME_LABELS, "charts": record_charts(record.measurements)}
+def detail_context(session: Session, record: Record, principal: Principal | None,
+                   errors: dict[str, str], typed: dict[str, Any] | None = None) -> dict[str, Any]:
+    actions = allowed_actions(record.review_state)
+    return {"record": record, "principal": principal, "actions": actions,
+            "review_errors": errors, "typed": typed or {}, "outcome_labels": OUTCOME_LABELS,
+            "charts": record_charts(record.measurements),
+            "needs_confirmation": needs_confirmation(record),
+            **acceptance_preview(session, record, principal, actions)}
+
+
+def acceptance_preview(session: Session, record: Record, principal: Principal | None,
+                       actions: list[str]) -> dict[str, Any]:
+    """What the Accept button would change; only a maintainer who can accept sees it, and
+    only then is it worth resolving every recipe twice."""
+    if not (principal and principal.is_maintainer and "accept" in actions):
+        return {"consequences": None}
+    return {"consequences": acceptance_consequences(session, record),
+            "why_nothing_changes": why_nothing_changes(record)}
 
 
 @router.post("/records/{record_id}/review", name="records:review", dependencies=[CsrfDep])
 def review(request: Request, record_id: int, session: SessionDep, principal: MaintainerDep,
            form: FormDep) -> Response:
     """Accept, reject or retract from the record page."""
-    raw = {"action": str(form.get("action", "")), "reason": str(form.get("reason", ""))}
+    raw = {"action": str(form.get("action", "")), "reason": str(form.get("reason", "")),
+           "confirm_flags": bool(form.get("confirm_flags"))}
     try:
         review_record(session, record_id, raw, principal.name)
     except RecordInvalid as invalid:
         record = get_record(session, record_id)
         errors = {e.field: e.message for e in invalid.errors}
-        context = detail_context(record, principal, errors, raw)
+        context = detail_context(session, record, principal, errors, raw)
         status = 200 if is_htmx(request) else 422
         return render(request, "records/detail.html", context, block="review", status_code=status)
     return redirect(request, str(request.url_for("records:detail", record_id=record_id)))
@@ -293,12 +309,36 @@ def get_api(request: Request, record_id: int, session: SessionDep) -> dict[str, 
     return record_out(request, get_record(session, record_id))
 
 
+@api_router.get("/records/{record_id}/acceptance", name="api:records_acceptance")
+def acceptance_api(request: Request, record_id: int, session: SessionDep) -> dict[str, Any]:
+    """What accepting the record would change on the recipe pages, before anyone accepts it;
+    no changes once the record is no longer pending."""
+    record = get_record(session, record_id)
+    return {
+        "record": record.id,
+        "review_state": record.review_state,
+        "flags": record.flags,
+        "needs_confirmation": needs_confirmation(record),
+        "changes": [change_out(request, record, change)
+                    for change in acceptance_consequences(session, record)],
+    }
+
+
+def change_out(request: Request, record: Record, change: Consequence) -> dict[str, Any]:
+    url = request.url_for("recipes:detail", model=record.model.slug,
+                          hardware=change.hardware.slug, profile=change.profile.slug)
+    return {"hardware": change.hardware.slug, "hardware_name": change.hardware.name,
+            "profile": change.profile.slug, "what": change.what, "before": change.before,
+            "after": change.after, "url": str(url)}
+
+
 @api_router.post("/records/{record_id}/review", name="api:records_review",
                  responses={409: {"description": "the transition is not allowed"},
                             422: {"model": ErrorsOut}})
 def review_api(request: Request, record_id: int, session: SessionDep, principal: MaintainerDep,
                body: BodyDep) -> Response:
-    """Accept, reject or retract a record (`{"action": ..., "reason": ...}`)."""
+    """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
+    flagged record also takes `"confirm_flags": true` and a reason."""
     try:
         record = review_record(session, record_id, as_object(body), principal.name)
     except RecordInvalid as invalid:

@@ -128,3 +128,5 @@ class ReviewIn(BaseModel):
 
     action: ReviewAction
     reason: str = Field(default="", max_length=5_000)
+    confirm_flags: bool = Field(default=False, description="accept a flagged record anyway: "
+                                "the reviewer has checked every flag (needs a reason)")

@@ -67,3 +67,27 @@ def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) ->
     expect(speed.locator(".basis")).to_have_text("measured")
     expect(speed).to_contain_text("1 accepted record")
     assert page.js_errors == []
+
+
+def test_a_flagged_record_shows_its_consequences_and_needs_confirming(
+        page, live_server: LiveServer, valid: dict) -> None:
+    from playwright.sync_api import expect
+
+    valid["runtime_version"] = "0.5.8"  # older than SGLang's min_version: flagged
+    created = page.request.post(live_server.url("api:records_create"), data=valid)
+    assert created.ok and created.json()["flags"]
+    page.goto(live_server.url("records:detail", record_id=created.json()["id"]))
+    status = page.locator(f"#acceptance-changes tr[data-hardware='{valid['hardware']}']"
+                          "[data-what='status']")
+    expect(status.locator(".after")).to_have_text("verified")
+
+    page.fill("#review-accept >> xpath=ancestor::form >> input[name=reason]", "backport checked")
+    page.click("#review-accept")  # the unticked confirmation stops the browser from sending
+    assert page.locator("#confirm-flags").evaluate("box => box.validity.valueMissing")
+    expect(page.locator(".lede .review")).to_have_text("pending")
+
+    page.check("#confirm-flags")
+    page.click("#review-accept")
+    expect(page.locator(".lede .review")).to_have_text("accepted")
+    expect(page.locator("#history")).to_contain_text("backport checked")
+    assert page.js_errors == []
