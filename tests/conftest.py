@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.seed import seed_catalog
 from app.catalog.seed_schema import load_catalog
-from app.config import PROJECT_ROOT, Settings
+from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from app.main import create_app
 
@@ -53,6 +53,15 @@ def session(settings: Settings) -> Iterator[Session]:
     with make_sessionmaker(engine)() as session:
         yield session
     engine.dispose()
+
+
+@pytest.fixture
+def cli_database(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Console commands run in this test read the test's database."""
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
+    get_settings.cache_clear()
+    yield db_path
+    get_settings.cache_clear()
 
 
 @pytest.fixture

@@ -114,10 +114,7 @@ Builder = Callable[[Argv, Artifact, LlmModel], None]
 
 def sglang(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     v = cmd.values
-    if v.tensor_parallel > 1:
-        cmd.always("tensor_parallel", ["--tp", str(v.tensor_parallel)])
-    else:
-        cmd.option("tensor_parallel", ["--tp", "1"])
+    tensor_parallel_flag(cmd, "--tp")
     cmd.argv += ["--host", HOST, "--port", str(PORT)]
     cmd.always("context", ["--context-length", str(v.context)])
     if v.memory_fraction is not None:
@@ -125,11 +122,11 @@ def sglang(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     kv_cache_flag(cmd, ["--kv-cache-dtype", v.kv_cache_dtype])
     cmd.option("prefill_tokens", ["--chunked-prefill-size", str(v.prefill_tokens)])
     cmd.option("max_concurrency", ["--max-running-requests", str(v.max_concurrency)])
-    speculative(cmd, sglang_speculative(model, artifact))
+    speculative(cmd, sglang_speculative(model))
     graphs_flag(cmd, ["--disable-cuda-graph"])
 
 
-def sglang_speculative(model: LlmModel, artifact: Artifact) -> list[str] | str:
+def sglang_speculative(model: LlmModel) -> list[str]:
     if model.mtp_layers:
         return [
             "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
@@ -140,10 +137,7 @@ def sglang_speculative(model: LlmModel, artifact: Artifact) -> list[str] | str:
 
 def vllm(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     v = cmd.values
-    if v.tensor_parallel > 1:
-        cmd.always("tensor_parallel", ["--tensor-parallel-size", str(v.tensor_parallel)])
-    else:
-        cmd.option("tensor_parallel", ["--tensor-parallel-size", "1"])
+    tensor_parallel_flag(cmd, "--tensor-parallel-size")
     cmd.argv += ["--host", HOST, "--port", str(PORT)]
     cmd.always("context", ["--max-model-len", str(v.context)])
     # The published commands always state the share of the card vLLM takes.
@@ -203,6 +197,15 @@ def ollama(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     speculative(cmd, "Ollama has no speculative decoding")
     cmd.cannot("cuda_graphs", "Ollama manages CUDA graphs itself")
     cmd.argv += ["ollama", "serve"]
+
+
+def tensor_parallel_flag(cmd: Argv, flag: str) -> None:
+    """Always said when the model is split; one card is the runtime's default."""
+    size = cmd.values.tensor_parallel
+    if size > 1:
+        cmd.always("tensor_parallel", [flag, str(size)])
+    else:
+        cmd.option("tensor_parallel", [flag, "1"])
 
 
 def kv_cache_flag(cmd: Argv, flags: list[str]) -> None:

@@ -7,7 +7,6 @@ import pytest
 from click.testing import CliRunner
 
 from app.cli import main
-from app.config import get_settings
 
 KEYS = {
     "weights_gb",
@@ -22,11 +21,8 @@ KEYS = {
 
 
 @pytest.fixture(autouse=True)
-def database(db_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+def _commands_read_the_test_database(cli_database: Path) -> None:
+    """Every test here runs the console script against its own database."""
 
 
 def invoke(*args: str):

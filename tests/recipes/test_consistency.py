@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
 from app.cli import main
-from app.config import PROJECT_ROOT, get_settings
+from app.config import PROJECT_ROOT
 
 MODELS = [
     m["slug"]
@@ -83,11 +83,8 @@ def cli_json(model: str, hardware: str, profile: str) -> dict:
 
 
 @pytest.fixture(autouse=True)
-def cli_database(db_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+def _commands_read_the_test_database(cli_database: Path) -> None:
+    """Every test here runs the console script against its own database."""
 
 
 def check_model(client: TestClient, model: str) -> int:
