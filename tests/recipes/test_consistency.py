@@ -304,3 +304,11 @@ def test_every_surface_agrees_after_records_of_each_outcome(client: TestClient) 
         "basis": "measured",
     }
     assert mac["verified_by"]["record_ids"] and mac["commands"]
+    # The pair now verified by that record counts on the 512 GB machine too, and says so.
+    other = BeautifulSoup(
+        client.get(f"/models/{GLM}/hardware/mac-studio-m5-ultra-512gb/profiles/balanced").text,
+        "html.parser",
+    )
+    links = [a.text for a in other.select("#route a.verified-by")]
+    assert links == [f"#{record_id}" for record_id in mac["verified_by"]["record_ids"]]
+    assert other.select_one("#verdict .speed")["data-basis"] == "reported"  # not measured here
