@@ -7,11 +7,16 @@ from dataclasses import dataclass
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.cautions import setup_warnings
-from app.estimate.kv import kv_basis, kv_cache_bytes, kv_growth_bytes_per_token
+from app.estimate.kv import (
+    checked_kv_cache_bytes,
+    checked_kv_growth_bytes_per_token,
+    kv_basis,
+    largest_context_within,
+)
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 from app.estimate.speed import SpeedRange, decode_range, prefill_range
-from app.estimate.units import bytes_to_gb
+from app.estimate.units import GB, bytes_to_gb
 from app.estimate.weights import active_params, active_weight_bytes, weights_bytes
 
 CONTEXT_STEP = 256
@@ -62,7 +67,9 @@ class Estimate:
 
 @dataclass(frozen=True)
 class _Job:
-    """Checked inputs of one estimate, with the plan resolved and the weights sized."""
+    """Checked inputs of one estimate, with the plan resolved, the weights sized, and every
+    part of the memory that does not depend on context worked out once (with its basis):
+    the largest-context search only adds the KV cache to them."""
 
     model: ModelSpec
     artifact: ArtifactSpec
@@ -70,6 +77,16 @@ class _Job:
     hardware: HardwareSpec
     setup: Setup
     weights: Quantity
+    weights_per_gpu: Quantity
+    prefill: Quantity
+    reserve: Quantity
+    usable: Quantity
+    kv_basis: Basis
+
+    @property
+    def fixed_gb(self) -> float:
+        """Memory per GPU that does not grow with context."""
+        return self.weights_per_gpu.value + self.prefill.value + self.reserve.value
 
 
 def estimate(
@@ -116,32 +133,44 @@ def _prepare(
 ) -> _Job:
     """Check the inputs, resolve the plan and size the weights."""
     setup = resolve_setup(model, artifact, runtime, hardware, plan)
-    return _Job(model, artifact, runtime, hardware, setup, weights_bytes(model, artifact))
+    weights = weights_bytes(model, artifact)
+    return _Job(
+        model,
+        artifact,
+        runtime,
+        hardware,
+        setup,
+        weights,
+        weights_per_gpu=_weights_per_gpu(weights, setup.tensor_parallel),
+        prefill=prefill_workspace(model, runtime, setup),
+        reserve=runtime_reserve(runtime, hardware, setup),
+        usable=_usable(hardware),
+        kv_basis=kv_basis(model),
+    )
 
 
 def _memory_at(job: _Job, context: int) -> MemoryBreakdown:
     """Memory per GPU at a context length and the plan's concurrency."""
     return MemoryBreakdown(
-        weights=_weights_per_gpu(job),
+        weights=job.weights_per_gpu,
         kv_cache=_kv_per_gpu(job, context),
-        prefill_workspace=prefill_workspace(job.model, job.runtime, job.setup),
-        runtime_reserve=runtime_reserve(job.runtime, job.hardware, job.setup),
-        usable=_usable(job.hardware),
+        prefill_workspace=job.prefill,
+        runtime_reserve=job.reserve,
+        usable=job.usable,
     )
 
 
-def _weights_per_gpu(job: _Job) -> Quantity:
+def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
     """The weights' share of each GPU under tensor parallelism."""
-    tensor_parallel = job.setup.tensor_parallel
     split = f", split over {tensor_parallel} GPUs" if tensor_parallel > 1 else ""
-    value = bytes_to_gb(job.weights.value) / tensor_parallel
-    return Quantity(value, job.weights.basis, job.weights.note + split)
+    value = bytes_to_gb(weights.value) / tensor_parallel
+    return Quantity(value, weights.basis, weights.note + split)
 
 
 def _kv_bytes_per_gpu(job: _Job, context: int) -> int:
     """KV cache bytes on one GPU for all concurrent sequences."""
     setup = job.setup
-    per_sequence = kv_cache_bytes(
+    per_sequence = checked_kv_cache_bytes(
         job.model, context, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
     )
     return per_sequence * setup.concurrency
@@ -151,13 +180,13 @@ def _kv_per_gpu(job: _Job, context: int) -> Quantity:
     """The KV cache of each GPU, in GB."""
     setup = job.setup
     note = f"{setup.concurrency} x {context} tokens at {setup.kv_dtype}"
-    return Quantity(bytes_to_gb(_kv_bytes_per_gpu(job, context)), kv_basis(job.model), note)
+    return Quantity(bytes_to_gb(_kv_bytes_per_gpu(job, context)), job.kv_basis, note)
 
 
 def _kv_growth(job: _Job, tensor_parallel: int) -> int:
     """Per-token KV growth of one sequence at the plan's dtype."""
     setup = job.setup
-    return kv_growth_bytes_per_token(
+    return checked_kv_growth_bytes_per_token(
         job.model, setup.kv_dtype, setup.caps_sliding_window, tensor_parallel
     )
 
@@ -169,23 +198,37 @@ def _usable(hardware: HardwareSpec) -> Quantity:
 
 
 def _fits_at(job: _Job, context: int) -> bool:
-    """Whether the plan fits at a context length."""
-    return _memory_at(job, context).fits
+    """Whether the plan fits at a context length: the same sum as `MemoryBreakdown.fits`,
+    without building the breakdown."""
+    kv_gb = bytes_to_gb(_kv_bytes_per_gpu(job, context))
+    # Summed in the breakdown's order, so a boundary case falls the same way.
+    required = job.weights_per_gpu.value + kv_gb + job.prefill.value + job.reserve.value
+    return required <= job.usable.value
 
 
 def _largest_fitting_context(job: _Job) -> int | None:
-    """Binary search over multiples of 256; the KV cache only grows with context."""
+    """The largest multiple of 256 (up to native) that fits; None when 256 does not.
+
+    The KV cache is the only part that grows with context, and it grows linearly (with one
+    bend at a capped sliding window), so the boundary is solved in closed form and then
+    confirmed against the same memory sum every other figure uses.
+    """
     steps = job.model.native_context // CONTEXT_STEP
     if steps < 1 or not _fits_at(job, CONTEXT_STEP):
         return None
-    low, high = 1, steps  # low always fits
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _fits_at(job, middle * CONTEXT_STEP):
-            low = middle
-        else:
-            high = middle - 1
-    return low * CONTEXT_STEP
+    setup = job.setup
+    per_sequence = (job.usable.value - job.fixed_gb) * GB / setup.concurrency
+    solved = largest_context_within(
+        job.model, per_sequence, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
+    )
+    # `solved` is infinite when the cache stops growing (capped windows only).
+    step = steps if solved >= steps * CONTEXT_STEP else max(int(solved // CONTEXT_STEP), 1)
+    # Float rounding may put the solved boundary a step off the summed one: walk to it.
+    while step < steps and _fits_at(job, (step + 1) * CONTEXT_STEP):
+        step += 1
+    while step > 1 and not _fits_at(job, step * CONTEXT_STEP):
+        step -= 1
+    return step * CONTEXT_STEP
 
 
 def _decode(job: _Job) -> SpeedRange | None:
@@ -201,7 +244,7 @@ def _input_basis(job: _Job) -> Basis:
     model, hardware = job.model, job.hardware
     bases = [
         job.weights.basis,
-        kv_basis(model),
+        job.kv_basis,
         model.basis_of("native_context"),
         hardware.basis_of("usable_gb_per_gpu"),
         hardware.basis_of("memory_gb_per_gpu"),

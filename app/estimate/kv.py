@@ -113,6 +113,13 @@ def kv_growth_bytes_per_token(
 ) -> int:
     """Bytes the cache of one sequence grows by per token, past any sliding window, on one GPU."""
     check_attention_data(model)
+    return checked_kv_growth_bytes_per_token(model, kv_dtype, caps_sliding_window, tensor_parallel)
+
+
+def checked_kv_growth_bytes_per_token(
+    model: ModelSpec, kv_dtype: str, caps_sliding_window: bool, tensor_parallel: int
+) -> int:
+    """`kv_growth_bytes_per_token` for a model already checked."""
     per_layer = elements_per_token_per_layer(model, tensor_parallel)
     elements = per_layer * growing_layers(model, caps_sliding_window)
     return math.ceil(elements * kv_dtype_bytes(kv_dtype))
@@ -129,8 +136,17 @@ def kv_cache_bytes(
     check_attention_data(model)
     _check_positive("context", context)
     _check_positive("tensor_parallel", tensor_parallel)
+    kv_dtype_bytes(kv_dtype)
+    return checked_kv_cache_bytes(model, context, kv_dtype, caps_sliding_window, tensor_parallel)
+
+
+def checked_kv_cache_bytes(
+    model: ModelSpec, context: int, kv_dtype: str, caps_sliding_window: bool, tensor_parallel: int
+) -> int:
+    """`kv_cache_bytes` for inputs already checked: the estimator's inner loop calls this."""
     elements = _cached_elements(model, context, caps_sliding_window, tensor_parallel)
-    cached = math.ceil(elements * kv_dtype_bytes(kv_dtype))
+    size = KV_DTYPE_BYTES[kv_dtype]
+    cached = -(-elements * size.numerator // size.denominator)  # exact ceiling, in integers
     return cached + linear_state_bytes(model, tensor_parallel)
 
 
@@ -141,6 +157,39 @@ def _cached_elements(model: ModelSpec, context: int, caps: bool, tensor_parallel
     sliding_tokens = min(context, model.sliding_window) if caps and sliding else context
     full = cached_layers(model) - sliding
     return per_layer * (full * context + sliding * sliding_tokens)
+
+
+def largest_context_within(
+    model: ModelSpec,
+    budget_bytes: float,
+    kv_dtype: str = "auto",
+    caps_sliding_window: bool = True,
+    tensor_parallel: int = 1,
+) -> float:
+    """The context whose cache just fills `budget_bytes` for one sequence on one GPU.
+
+    The cache is linear in context for every layer kind, with one bend where capped sliding
+    windows stop growing, so this is a closed form. It is a real number: callers round it
+    to their step and confirm the neighbours with `kv_cache_bytes` (rounding up of partial
+    bytes can move the boundary by a token).
+    """
+    check_attention_data(model)
+    element_bytes = float(kv_dtype_bytes(kv_dtype))
+    per_layer = elements_per_token_per_layer(model, tensor_parallel) * element_bytes
+    room = budget_bytes - linear_state_bytes(model, tensor_parallel)
+    if room < 0:
+        return 0.0
+    sliding = model.sliding_window_layers if caps_sliding_window else 0
+    full = cached_layers(model) - sliding
+    window = model.sliding_window or 0
+    below_window = (full + sliding) * per_layer  # bytes per token while every layer grows
+    if below_window == 0:
+        return math.inf
+    if not sliding or room <= below_window * window:
+        return room / below_window
+    if full == 0:
+        return math.inf  # only capped layers: the cache stops growing at the window
+    return (room - sliding * per_layer * window) / (full * per_layer)
 
 
 def linear_state_bytes(model: ModelSpec, tensor_parallel: int) -> int:

@@ -1,9 +1,19 @@
 """Applied values: a profile's knobs resolved for one model, model file, runtime and hardware."""
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
-from app.estimate import Estimate, EstimateError, Plan, estimate
+from app.estimate import (
+    ArtifactSpec,
+    Estimate,
+    EstimateError,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    estimate,
+)
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.resolve.profiles import by_group, requested_context
 
@@ -56,14 +66,18 @@ class Specs:
     runtime: Runtime
     hardware: Hardware
 
-    def estimate(self, plan: Plan) -> Estimate:
-        return estimate(
+    @cached_property
+    def _specs(self) -> tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec]:
+        # Built once: a recipe estimates the same route several times.
+        return (
             model_spec(self.model),
             artifact_spec(self.artifact),
             runtime_spec(self.runtime),
             hardware_spec(self.hardware),
-            plan,
         )
+
+    def estimate(self, plan: Plan) -> Estimate:
+        return estimate(*self._specs, plan)
 
 
 def tensor_parallel_size(model: LlmModel, runtime: Runtime, hardware: Hardware) -> tuple[int, str]:

@@ -4,7 +4,7 @@ This is the resolution's only database access; `resolve_recipe` is pure over the
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from sqlalchemy.orm import Session
@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.catalog.repository import CatalogRepository
 from app.catalog.specs import artifact_spec, model_spec, runtime_spec
 from app.errors import NotFound
-from app.estimate import ModelSpec, Route
+from app.estimate import Assessment, ModelSpec, Route
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
 from app.resolve.figures import MeasuredPoint
 from app.resolve.verification import VerifiedPairs
@@ -43,6 +43,9 @@ class ModelInputs:
     verified: VerifiedPairs
     measured: Sequence[MeasuredPoint]
     reported: dict[int, ReportedFigure]  # hardware id -> token generation reported by others
+    # Route assessments by (hardware, context, artifact, runtime): profiles that start at the
+    # same context on the same hardware share one. Never carried over by `replace`.
+    assessments: dict[tuple, Assessment] = field(init=False, default_factory=dict, repr=False)
 
     @cached_property
     def spec(self) -> ModelSpec:

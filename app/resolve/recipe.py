@@ -152,9 +152,7 @@ def resolve_recipe(
     requested = min(context, model.native_context) if context else None
     requested = requested or requested_context(profile, hardware, model)
     minimum = min(MIN_USEFUL_CONTEXT, requested)
-    assessment = assess(
-        inputs.spec, hardware_spec(hardware), [r for _, r in pairs], requested, min_context=minimum
-    )
+    assessment = _assess(inputs, hardware, pairs, requested, (artifact, runtime))
     chosen = assessment.route
     choice = _choice(pairs, chosen)
     if assessment.verdict == Verdict.EXCEEDS_MEMORY or choice is None:
@@ -197,6 +195,22 @@ def resolve_recipe(
         memory_check=_memory_check(memory),
         warnings=at_load.warnings,
     )
+
+
+def _assess(
+    inputs: ModelInputs, hardware: Hardware, pairs: list, requested: int, narrowed: tuple
+) -> Assessment:
+    """The routes' assessment at the requested context; catalog hardware shares it."""
+    key = (hardware.id, requested, narrowed)
+    if hardware.id is not None and key in inputs.assessments:
+        return inputs.assessments[key]
+    minimum = min(MIN_USEFUL_CONTEXT, requested)
+    found = assess(
+        inputs.spec, hardware_spec(hardware), [r for _, r in pairs], requested, min_context=minimum
+    )
+    if hardware.id is not None:
+        inputs.assessments[key] = found
+    return found
 
 
 def _choice(pairs: list, route: Route | None) -> RouteChoice | None:

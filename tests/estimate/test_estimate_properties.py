@@ -129,8 +129,18 @@ def test_required_memory_grows_with_concurrency(model, artifact, runtime, contex
     assert (high.max_context or 0) <= (low.max_context or 0)
 
 
-@given(models, artifacts, runtimes, st.floats(8, 512))
-def test_max_context_fits_and_the_next_step_does_not(model, artifact, runtime, memory):
+@given(
+    models,
+    artifacts,
+    runtimes,
+    st.floats(8, 512),
+    st.sampled_from(KV_DTYPES),
+    st.integers(1, 32),
+)
+def test_max_context_fits_and_the_next_step_does_not(
+    model, artifact, runtime, memory, kv_dtype, concurrency
+):
+    """The closed-form solution lands exactly on the boundary the memory sum draws."""
     hardware = HardwareSpec(
         slug="h",
         platform="cuda",
@@ -140,13 +150,15 @@ def test_max_context_fits_and_the_next_step_does_not(model, artifact, runtime, m
         usable_gb_per_gpu=0.9 * memory,
         bandwidth_gb_s_per_gpu=None,
     )
-    found = max_context(model, artifact, runtime, hardware, Plan(context=4096))
+
+    def plan(context: int) -> Plan:
+        return Plan(context=context, concurrency=concurrency, kv_dtype=kv_dtype)
+
+    found = max_context(model, artifact, runtime, hardware, plan(4096))
     if found is None:
-        assert not estimate(model, artifact, runtime, hardware, Plan(context=256)).memory.fits
+        assert not estimate(model, artifact, runtime, hardware, plan(256)).memory.fits
         return
     assert found % 256 == 0 and 256 <= found <= model.native_context
-    assert estimate(model, artifact, runtime, hardware, Plan(context=found)).memory.fits
+    assert estimate(model, artifact, runtime, hardware, plan(found)).memory.fits
     if found + 256 <= model.native_context:
-        assert not estimate(
-            model, artifact, runtime, hardware, Plan(context=found + 256)
-        ).memory.fits
+        assert not estimate(model, artifact, runtime, hardware, plan(found + 256)).memory.fits
