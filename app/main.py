@@ -1,5 +1,6 @@
 """Application factory: the lifespan owns the engine and the session factory."""
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -8,6 +9,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.staticfiles import PathLike
+from starlette.types import Scope
 
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
@@ -22,6 +25,7 @@ from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
 from app.records.routes import router as records_pages
 from app.records.validation import RecordInvalid
+from app.resolve.cache import RecipeCache
 from app.security import (
     LOOPBACK_HOST_NAMES,
     AuthRequired,
@@ -35,7 +39,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.http import prefers_json
-from app.web import templates
+from app.web import PageCache, templates
 
 register_template_globals(templates.env)
 
@@ -53,14 +57,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         worker = None
         if settings.run_worker:
             worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
-        yield {"settings": settings, "engine": engine, "sessionmaker": sessions}
+        recipes = RecipeCache(sessions)
+        yield {
+            "settings": settings,
+            "engine": engine,
+            "sessionmaker": sessions,
+            "recipe_cache": recipes,
+        }
         if worker is not None:
             worker.stop()
         engine.dispose()
 
     app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan)
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
-    app.mount("/static", StaticFiles(directory=PROJECT_ROOT / "static"), name="static")
+    app.state.page_cache = PageCache()
+    app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
     app.include_router(catalog_pages)
     app.include_router(catalog_api)
     app.include_router(recipes_pages)
@@ -83,6 +94,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.secret_key = load_secret_key(settings)
     return app
 
+
+
+class CachedStaticFiles(StaticFiles):
+    """Vendored files carry their version in their name and never change: browsers keep
+    them a year. The app's own CSS and JS revalidate (ETag and Last-Modified)."""
+
+    def file_response(
+        self, full_path: PathLike, stat_result: os.stat_result, scope: Scope, status_code: int = 200
+    ) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        if "/vendor/" in scope["path"]:
+            response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
+        else:
+            response.headers["Cache-Control"] = "no-cache"
+        return response
 
 
 async def _render_error(request: Request, exc: Exception) -> Response:

@@ -15,6 +15,7 @@ class FitFilters(BaseModel):
     platform: str | None = Field(default=None, max_length=20)
     min_memory: float | None = Field(default=None, ge=0, le=100_000)
     verdict: Verdict | None = None
+    page: int = Field(default=1, ge=1, le=100_000)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -22,7 +23,8 @@ class FitFilters(BaseModel):
         return None if value == "" else value
 
     def query(self) -> dict[str, str]:
-        return {k: str(v) for k, v in self.model_dump(mode="json").items() if v is not None}
+        values = self.model_dump(mode="json", exclude={"page"} if self.page == 1 else set())
+        return {k: str(v) for k, v in values.items() if v is not None}
 
 
 class ModelOut(BaseModel):

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
+from app.catalog.revision import bump_revision
 from app.catalog.seed_schema import SeedCatalog, Sourced
 from app.models import (
     Artifact,
@@ -94,6 +95,8 @@ class CatalogSeeder:
         for seed_profile in catalog.profiles:
             self.seed_profile(seed_profile)
         self.seed_pairings(catalog, artifacts, runtimes)
+        if self.report.changed:
+            bump_revision(self.session)
         return self.report
 
     def seed_model(self, seed: Any) -> LlmModel:

@@ -3,6 +3,7 @@
 from app.models.api_token import ApiToken
 from app.models.artifact import Artifact
 from app.models.bench_job import BenchJob
+from app.models.catalog_state import CatalogState
 from app.models.hardware import Hardware
 from app.models.llm_model import LlmModel
 from app.models.measurement import Measurement
@@ -16,6 +17,7 @@ __all__ = [
     "ApiToken",
     "Artifact",
     "BenchJob",
+    "CatalogState",
     "Hardware",
     "LlmModel",
     "Measurement",

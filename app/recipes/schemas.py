@@ -59,4 +59,7 @@ class FitRowOut(BaseModel):
 class FitTableOut(BaseModel):
     model: ModelOut
     filters: dict[str, str]
+    page: int
+    pages: int
+    total: int  # rows that pass the filters, over every page
     rows: list[FitRowOut]

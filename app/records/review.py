@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from app.catalog.revision import bump_revision
 from app.db import utcnow
 from app.errors import Conflict
 from app.models import Record, RecordEvent
@@ -80,5 +81,6 @@ def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | Rev
         raise Conflict(f"Record {record_id} was reviewed by someone else just now; reload it.")
     records.add_all([RecordEvent(record_id=record_id, action=target, reason=review.reason.strip(),
                                  actor=actor, created_at=utcnow())])
+    bump_revision(session)  # accepted evidence changes figures; any review changes the list
     session.expire(record)
     return get_record(session, record_id)

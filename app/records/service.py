@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
+from app.catalog.revision import bump_revision
 from app.db import utcnow
 from app.errors import Conflict, NotFound
 from app.models import Measurement, Record, RecordEvent
@@ -125,6 +126,7 @@ def write_record(session: Session, records: RecordRepository, record: Record,
         rows.append(RecordEvent(record_id=record.id, action="submitted", actor=actor,
                                 created_at=utcnow()))
         records.add_all(rows)
+        bump_revision(session)  # the record is listed on its recipe page
 
 
 def build_measurement(record: Record, point: MeasurementIn) -> Measurement:

@@ -1,17 +1,26 @@
-"""Resolved recipes for the pages, the API and the CLI: the catalog rows they need, loaded
-once per model, handed to the one pure resolution."""
+"""Resolved recipes for the pages, the API and the CLI: every recipe of a model is resolved
+together (once per catalog revision when a cache is given) and read from there."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import ceil
+from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
+from app.catalog.revision import current_revision
 from app.catalog.schemas import FitFilters
 from app.errors import NotFound
 from app.models import Hardware, Runtime
 from app.resolve.inputs import ModelInputs, load_model_inputs
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
+
+if TYPE_CHECKING:
+    from app.resolve.cache import RecipeCache
+
+# A fit table lists at most this many hardware rows per page.
+PAGE_SIZE = 100
 
 
 @dataclass(frozen=True)
@@ -27,12 +36,63 @@ class FitRow:
         return self.recipes[0]
 
 
+@dataclass(frozen=True)
+class FitPage:
+    rows: list[FitRow]
+    page: int
+    pages: int
+    total: int
+
+
+class ResolvedModel:
+    """One model's inputs and every fit-table row (each profile's recipe), in catalog order."""
+
+    def __init__(self, inputs: ModelInputs, hardware: Sequence[Hardware]) -> None:
+        self.inputs = inputs
+        self.rows = [fit_row(inputs, machine) for machine in hardware]
+        self.by_hardware = {row.hardware.slug: row for row in self.rows}
+
+    def recipe(self, hardware: str, profile: str) -> ResolvedRecipe:
+        row = self.by_hardware.get(hardware)
+        if row is None:
+            known = ", ".join(self.by_hardware)
+            raise NotFound(f"No hardware '{hardware}' in the catalog. Known hardware: {known}.")
+        found = next((r for r in row.recipes if r.profile.slug == profile), None)
+        if found is None:
+            known = ", ".join(r.profile.slug for r in row.recipes)
+            raise NotFound(f"No profile '{profile}'. Profiles: {known}.")
+        return found
+
+    def fit_page(self, filters: FitFilters) -> FitPage:
+        rows = [
+            row
+            for row in self.rows
+            if passes_hardware_filters(row.hardware, filters)
+            and (filters.verdict is None or row.shown.verdict == filters.verdict)
+        ]
+        pages = max(1, ceil(len(rows) / PAGE_SIZE))
+        page = min(filters.page, pages)
+        start = (page - 1) * PAGE_SIZE
+        return FitPage(rows[start : start + PAGE_SIZE], page, pages, len(rows))
+
+
 class RecipeService:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, cache: "RecipeCache | None" = None) -> None:
         self.catalog = CatalogRepository(session)
+        self.cache = cache
 
     def inputs(self, model_slug: str) -> ModelInputs:
+        if self.cache is not None:
+            return self.resolved(model_slug)[1].inputs
         return load_model_inputs(self.catalog.session, model_slug)
+
+    def resolved(self, model_slug: str) -> tuple[int, ResolvedModel]:
+        """The revision the answer belongs to, and every recipe of the model."""
+        if self.cache is not None:
+            return self.cache.model(self.catalog.session, model_slug)
+        revision = current_revision(self.catalog.session)
+        inputs = load_model_inputs(self.catalog.session, model_slug)
+        return revision, ResolvedModel(inputs, self.catalog.list_hardware())
 
     def hardware(self, slug: str) -> Hardware:
         found = self.catalog.get_hardware(slug)
@@ -60,6 +120,9 @@ class RecipeService:
         runtime: str | None = None,
         context: int | None = None,
     ) -> ResolvedRecipe:
+        """A named route or context is resolved on demand; otherwise the table's own recipe."""
+        if artifact is None and runtime is None and context is None:
+            return self.resolved(model_slug)[1].recipe(hardware_slug, profile_slug)
         inputs = self.inputs(model_slug)
         check_route_slugs(inputs, artifact, runtime)
         return resolve_recipe(
@@ -70,18 +133,6 @@ class RecipeService:
             runtime=runtime,
             context=context,
         )
-
-    def fit_table(self, model_slug: str, filters: FitFilters) -> tuple[ModelInputs, list[FitRow]]:
-        """One row per hardware configuration that passes the filters."""
-        inputs = self.inputs(model_slug)
-        rows = [
-            fit_row(inputs, hardware)
-            for hardware in self.catalog.list_hardware()
-            if passes_hardware_filters(hardware, filters)
-        ]
-        if filters.verdict is not None:
-            rows = [row for row in rows if row.shown.verdict == filters.verdict]
-        return inputs, rows
 
 
 def fit_row(inputs: ModelInputs, hardware: Hardware) -> FitRow:

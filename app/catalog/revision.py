@@ -1,0 +1,22 @@
+"""The catalog revision: one integer that every change to a recipe page's inputs bumps.
+
+Writers bump it inside their own transaction (services never commit), so a cache sees the
+new revision exactly when the change it stands for is committed.
+"""
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.models import CatalogState
+
+
+def current_revision(session: Session) -> int:
+    revision = session.scalar(select(CatalogState.revision).where(CatalogState.id == 1))
+    return revision or 0
+
+
+def bump_revision(session: Session) -> None:
+    """One atomic increment; concurrent writers on PostgreSQL each get their own step."""
+    session.execute(
+        update(CatalogState).where(CatalogState.id == 1).values(revision=CatalogState.revision + 1)
+    )

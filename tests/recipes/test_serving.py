@@ -1,0 +1,163 @@
+"""Resolve once, serve many: the catalog revision, ETags and 304s, a cache that every app
+process drops on a change, pagination and a query count that does not grow with the rows."""
+
+import copy
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+
+from app.catalog.revision import bump_revision, current_revision
+from app.catalog.seed import seed_catalog
+from app.catalog.seed_schema import load_catalog
+from app.config import PROJECT_ROOT, Settings
+from app.main import create_app
+from app.models import Hardware
+from tests.recipes.test_consistency import RECORD
+
+GLM = "glm-5.3-flash"
+FIT = f"/api/models/{GLM}/fit"
+PAGE = f"/models/{GLM}"
+DETAIL = f"/models/{GLM}/hardware/8x-h200-141gb/profiles/balanced"
+
+
+def revision(session: Session) -> int:
+    session.expire_all()
+    return current_revision(session)
+
+
+def post_record(client: TestClient) -> int:
+    created = client.post("/api/records", json=copy.deepcopy(RECORD))
+    assert created.status_code == 201, created.text
+    return created.json()["id"]
+
+
+def test_writes_that_change_a_page_bump_the_revision(client: TestClient, session: Session) -> None:
+    start = revision(session)
+    assert start >= 1
+    seed_catalog(session, load_catalog(PROJECT_ROOT / "seed_data"))  # nothing new
+    assert revision(session) == start
+    record_id = post_record(client)
+    assert revision(session) == start + 1
+    reviewed = client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
+    assert reviewed.status_code == 200, reviewed.text
+    assert revision(session) == start + 2
+    refused = client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
+    assert refused.status_code == 409 and revision(session) == start + 2  # nothing written
+
+
+@pytest.mark.parametrize("url", [PAGE, FIT, DETAIL, f"/api{DETAIL}"])
+def test_etag_answers_304_until_the_catalog_changes(client: TestClient, url: str) -> None:
+    first = client.get(url)
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and first.headers["cache-control"] == "no-cache"
+    again = client.get(url, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    post_record(client)
+    changed = client.get(url, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    if "profiles" in url:  # the new record is listed on its recipe page
+        assert "0.5.10" in changed.text
+
+
+def test_fragment_and_page_have_their_own_etags(client: TestClient) -> None:
+    page = client.get(PAGE)
+    fragment = client.get(PAGE, headers={"HX-Request": "true"})
+    assert page.headers["etag"] != fragment.headers["etag"]
+    assert "<html" in page.text and "<html" not in fragment.text
+    assert page.headers["vary"] == "HX-Request"
+
+
+@pytest.fixture
+def second_process(settings: Settings) -> Iterator[TestClient]:
+    """Another app on the same database file, as a second server process would be."""
+    with TestClient(create_app(settings)) as other:
+        yield other
+
+
+def test_a_change_in_one_process_shows_in_another(
+    client: TestClient, second_process: TestClient
+) -> None:
+    def balanced_speed(app: TestClient) -> dict:
+        row = next(r for r in app.get(FIT).json()["rows"] if r["hardware"] == "8x-h200-141gb")
+        return row["token_generation"]
+
+    assert balanced_speed(second_process)["basis"] == "estimated"  # cached there now
+    record_id = post_record(client)
+    client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
+    assert balanced_speed(second_process) == balanced_speed(client)
+    assert balanced_speed(second_process)["basis"] == "measured"
+
+
+class QueryCounter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, *args: object) -> None:
+        self.count += 1
+
+
+def queries_for(client: TestClient, url: str) -> int:
+    counter = QueryCounter()
+    event.listen(Engine, "before_cursor_execute", counter)
+    try:
+        assert client.get(url).status_code == 200
+    finally:
+        event.remove(Engine, "before_cursor_execute", counter)
+    return counter.count
+
+
+def test_queries_do_not_grow_with_the_rows(client: TestClient, session: Session) -> None:
+    few = queries_for(client, FIT)
+    cached = queries_for(client, FIT)
+    assert cached == 1  # the revision, nothing else
+    machines = 18
+    for number in range(120):  # ten times the catalog's hardware, give or take
+        session.add(
+            Hardware(
+                slug=f"h100-copy-{number}",
+                name=f"H100 copy {number}",
+                group="server",
+                vendor="nvidia",
+                platform="cuda",
+                unified_memory=False,
+                device="H100",
+                gpu_count=1,
+                memory_gb_per_gpu=80,
+                usable_memory_gb=72,
+                bandwidth_gb_s_per_gpu=3350,
+                bf16_tflops_per_gpu=989,
+                interconnect="none",
+                sort=500,
+                basis={},
+                sources=[],
+            )
+        )
+    bump_revision(session)
+    session.commit()
+    many = queries_for(client, FIT)
+    assert many == few
+    first = client.get(FIT).json()
+    assert (first["page"], first["pages"], first["total"]) == (1, 2, machines + 120)
+    assert len(first["rows"]) == 100
+    second = client.get(FIT, params={"page": 2}).json()
+    assert len(second["rows"]) == machines + 20 and second["page"] == 2
+    assert not {r["hardware"] for r in first["rows"]} & {r["hardware"] for r in second["rows"]}
+    page = client.get(PAGE, params={"page": 2}).text
+    assert 'aria-current="page">2<' in page
+
+
+def test_vendored_files_are_kept_a_year_and_app_files_revalidate(client: TestClient) -> None:
+    vendored = client.get("/static/vendor/htmx-2.0.11.min.js")
+    assert vendored.headers["cache-control"] == "public, max-age=31536000, immutable"
+    own = client.get("/static/css/app.css")
+    assert own.headers["cache-control"] == "no-cache" and own.headers["etag"]
+    assert (
+        client.get(
+            "/static/css/app.css", headers={"If-None-Match": own.headers["etag"]}
+        ).status_code
+        == 304
+    )
