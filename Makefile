@@ -52,8 +52,13 @@ $(VLLM_STAMP):
 test: $(TEST_STAMP) browser $(if $(filter 1,$(SERVEBOOK_VLLM)),$(VLLM_STAMP))
 	$(BIN)/pytest -n 2 --dist loadgroup
 
-## perf: benchmarks under tests/perf, figures printed
-perf: $(TEST_STAMP)
+## perf: benchmarks under tests/perf, figures printed (locust drives the page benchmarks)
+PERF_STAMP := $(VENV)/.installed-perf
+$(PERF_STAMP): pyproject.toml $(TEST_STAMP)
+	$(BIN)/pip install --quiet -e '.[test,perf]'
+	touch $@
+
+perf: $(PERF_STAMP)
 	$(BIN)/python tests/perf/run_all.py
 
 ## guidellm-env: GuideLLM in its own .venv-guidellm; `make perf` then compares it (opt-in)

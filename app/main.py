@@ -15,6 +15,7 @@ from starlette.types import Scope
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
+from app.catalog.revision import current_revision_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
@@ -39,7 +40,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.http import prefers_json
-from app.web import PageCache, templates
+from app.web import PageCache, RevisionNotModified, templates
 
 register_template_globals(templates.env)
 
@@ -58,7 +59,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.run_worker:
             worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
         recipes = RecipeCache(sessions)
+
+        def read_revision() -> int:
+            with engine.connect() as connection:
+                return current_revision_on(connection)
+
         yield {
+            "read_revision": read_revision,
             "settings": settings,
             "engine": engine,
             "sessionmaker": sessions,
@@ -86,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(AuthRequired, auth_required_response)
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
+    app.add_middleware(RevisionNotModified)
     if not is_exposed(settings):
         # On loopback the local user is the maintainer, so refuse requests that name
         # another host: a web page that rebinds its domain to 127.0.0.1 gets nothing.

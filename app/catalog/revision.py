@@ -5,14 +5,21 @@ new revision exactly when the change it stands for is committed.
 """
 
 from sqlalchemy import select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from app.models import CatalogState
 
+REVISION = select(CatalogState.revision).where(CatalogState.id == 1)
+
 
 def current_revision(session: Session) -> int:
-    revision = session.scalar(select(CatalogState.revision).where(CatalogState.id == 1))
-    return revision or 0
+    return session.scalar(REVISION) or 0
+
+
+def current_revision_on(connection: Connection) -> int:
+    """The same read on a bare connection, for checks that need no session."""
+    return connection.scalar(REVISION) or 0
 
 
 def bump_revision(session: Session) -> None:

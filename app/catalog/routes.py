@@ -4,10 +4,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from app.catalog.presenters import model_out
+from app.catalog.revision import current_revision
 from app.catalog.schemas import ModelOut
 from app.catalog.service import CatalogService
 from app.db import SessionDep
-from app.web import render
+from app.web import render, serve_at_revision
 
 router = APIRouter(tags=["pages"])
 api_router = APIRouter(prefix="/api", tags=["catalog"])
@@ -15,9 +16,13 @@ api_router = APIRouter(prefix="/api", tags=["catalog"])
 
 @router.get("/", name="catalog:index")
 def index(request: Request, session: SessionDep) -> Response:
-    """The model index."""
-    models = CatalogService(session).list_models()
-    return render(request, "catalog/index.html", {"models": models})
+    """The model index; it changes only with the catalog revision."""
+
+    def build() -> Response:
+        models = CatalogService(session).list_models()
+        return render(request, "catalog/index.html", {"models": models})
+
+    return serve_at_revision(request, current_revision(session), build)
 
 
 @api_router.get("/models", name="api:models", response_model=list[ModelOut])

@@ -25,7 +25,8 @@ _STRENGTH: dict[Basis, int] = {
 
 def weakest(*bases: Basis | str) -> Basis:
     """Return the weakest of the given bases (EXACT when none are given)."""
-    return min((Basis(basis) for basis in bases), key=_STRENGTH.__getitem__, default=Basis.EXACT)
+    # A plain string looks up the same entry as its enum member; convert only the answer.
+    return Basis(min(bases, key=_STRENGTH.__getitem__, default=Basis.EXACT))
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ def model_fit(request: Request, slug: str, recipes: RecipesDep, filters: Filters
         )
         return JSONResponse(jsonable_encoder(table))
 
-    return serve_at_revision(request, revision, build, variant="json")
+    return serve_at_revision(request, revision, build)
 
 
 @router.get(DETAIL_PATH, name="recipes:detail")
@@ -135,7 +135,7 @@ def detail_api(
         records = load_detail_evidence(session, recipe.model, recipe.hardware, recipe.profile)
         return JSONResponse(detail_out(request, recipe, evidence_out(request, records)))
 
-    return serve_at_revision(request, revision, build, variant="json")
+    return serve_at_revision(request, revision, build)
 
 
 @router.api_route(

@@ -65,11 +65,12 @@ class Specs:
     artifact: Artifact
     runtime: Runtime
     hardware: Hardware
+    # Specs built once per model, route and hardware by the caller, when it has them.
+    prebuilt: tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec] | None = None
 
     @cached_property
     def _specs(self) -> tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec]:
-        # Built once: a recipe estimates the same route several times.
-        return (
+        return self.prebuilt or (
             model_spec(self.model),
             artifact_spec(self.artifact),
             runtime_spec(self.runtime),

@@ -10,10 +10,11 @@ from functools import cached_property
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
-from app.catalog.specs import artifact_spec, model_spec, runtime_spec
+from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.errors import NotFound
-from app.estimate import Assessment, ModelSpec, Route
+from app.estimate import Assessment, HardwareSpec, ModelSpec, Route
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
+from app.resolve.applied import Specs
 from app.resolve.figures import MeasuredPoint
 from app.resolve.verification import VerifiedPairs
 
@@ -46,6 +47,7 @@ class ModelInputs:
     # Route assessments by (hardware, context, artifact, runtime): profiles that start at the
     # same context on the same hardware share one. Never carried over by `replace`.
     assessments: dict[tuple, Assessment] = field(init=False, default_factory=dict, repr=False)
+    hardware_specs: dict[int, HardwareSpec] = field(init=False, default_factory=dict, repr=False)
 
     @cached_property
     def spec(self) -> ModelSpec:
@@ -89,6 +91,17 @@ class ModelInputs:
             (c, Route(artifact_spec(c.artifact), runtime_spec(c.runtime), c.verified))
             for c in choices
         ]
+
+    def specs(self, choice: RouteChoice, hardware: Hardware) -> Specs:
+        """The estimator's specs for a route here, built once per model, route and card."""
+        route = next(r for c, r in self.routes if c.key == choice.key)
+        machine = self.hardware_specs.get(hardware.id) if hardware.id is not None else None
+        if machine is None:
+            machine = hardware_spec(hardware)
+            if hardware.id is not None:
+                self.hardware_specs[hardware.id] = machine
+        prebuilt = (self.spec, route.artifact, route.runtime, machine)
+        return Specs(self.model, choice.artifact, choice.runtime, hardware, prebuilt)
 
     def points(self, hardware: Hardware, profile: Profile, route: RouteChoice) -> list:
         """Accepted single-request points of this route and profile on this hardware."""

@@ -157,7 +157,7 @@ def resolve_recipe(
     choice = _choice(pairs, chosen)
     if assessment.verdict == Verdict.EXCEEDS_MEMORY or choice is None:
         return _exceeding(inputs, hardware, profile, assessment)
-    specs = Specs(model, choice.artifact, choice.runtime, hardware)
+    specs = inputs.specs(choice, hardware)
     served = _serve(inputs, hardware, profile, choice, requested, minimum, concurrency)
     if served is None:
         return _profile_does_not_fit(inputs, specs, profile, assessment, minimum, concurrency)
@@ -230,7 +230,7 @@ def _serve(
     concurrency: int | None,
 ) -> tuple[AppliedValues, Command | None] | None:
     """The profile's values on this route, fitted to memory, and the command that sets them."""
-    specs = Specs(inputs.model, choice.artifact, choice.runtime, hardware)
+    specs = inputs.specs(choice, hardware)
     wanted = requested_values(profile, specs, requested, concurrency)
     explicit = departures(wanted, requested_values(inputs.balanced, specs))
     if concurrency:

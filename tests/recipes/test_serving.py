@@ -49,7 +49,7 @@ def test_writes_that_change_a_page_bump_the_revision(client: TestClient, session
     assert refused.status_code == 409 and revision(session) == start + 2  # nothing written
 
 
-@pytest.mark.parametrize("url", [PAGE, FIT, DETAIL, f"/api{DETAIL}"])
+@pytest.mark.parametrize("url", ["/", PAGE, FIT, DETAIL, f"/api{DETAIL}"])
 def test_etag_answers_304_until_the_catalog_changes(client: TestClient, url: str) -> None:
     first = client.get(url)
     etag = first.headers["etag"]
@@ -69,6 +69,13 @@ def test_fragment_and_page_have_their_own_etags(client: TestClient) -> None:
     assert page.headers["etag"] != fragment.headers["etag"]
     assert "<html" in page.text and "<html" not in fragment.text
     assert page.headers["vary"] == "HX-Request"
+    # A page's ETag never stands for its fragment, nor an old revision for the new one.
+    crossed = client.get(
+        PAGE, headers={"HX-Request": "true", "If-None-Match": page.headers["etag"]}
+    )
+    assert crossed.status_code == 200 and "<html" not in crossed.text
+    stale = client.get(PAGE, headers={"If-None-Match": 'W/"r0-page"'})
+    assert stale.status_code == 200
 
 
 @pytest.fixture
