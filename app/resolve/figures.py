@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from statistics import median
 
+from app.estimate import Estimate
+from app.models import Profile, ReportedFigure
+
 GB_DIGITS = 1
 SPEED_DIGITS = 1
 
@@ -141,3 +144,91 @@ def measured_peak(medians: Sequence[ContextMedian]) -> ContextMedian | None:
     """The context length with the largest measured peak memory."""
     peaks = [m for m in medians if m.peak_memory_gb_per_gpu is not None]
     return max(peaks, key=lambda m: m.peak_memory_gb_per_gpu or 0.0, default=None)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A measured value against the estimate: measured / estimated."""
+
+    measured: float
+    estimated: float
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        return self.measured / self.estimated
+
+    @property
+    def verdict(self) -> str:
+        if self.low is not None and self.high is not None:
+            if self.measured < self.low:
+                return "below the estimated range"
+            return "above the estimated range" if self.measured > self.high else "within range"
+        return "above the estimate" if self.ratio > 1 else "at or below the estimate"
+
+    def as_json(self) -> dict:
+        return {
+            "measured": self.measured,
+            "estimated": self.estimated,
+            "low": self.low,
+            "high": self.high,
+            "ratio": round(self.ratio, 3),
+            "verdict": self.verdict,
+        }
+
+
+def memory_figure(at_load: Estimate, medians: tuple[ContextMedian, ...]) -> MemoryFigure:
+    usable = gb(at_load.memory.usable.value)
+    estimated = gb(at_load.memory.required)
+    peak = measured_peak(medians)
+    if peak is not None and peak.peak_memory_gb_per_gpu is not None:
+        note = (
+            f"largest peak of {peak.records} accepted record{'s' if peak.records != 1 else ''}"
+            f" at {peak.context_length:,} tokens, one request"
+        )
+        return MemoryFigure(peak.peak_memory_gb_per_gpu, usable, Evidence.MEASURED, note, estimated)
+    note = f"estimated; basis {at_load.basis.value}"
+    return MemoryFigure(estimated, usable, Evidence.ESTIMATED, note, estimated)
+
+
+def speed_figure(
+    reported: ReportedFigure | None,
+    profile: Profile,
+    one_request: Estimate,
+    medians: tuple[ContextMedian, ...],
+) -> SpeedFigure | None:
+    """Measured beats reported beats estimated, for one request at the starting context."""
+    measured = measured_speed(medians)
+    if measured is not None:
+        return measured
+    figure = reported
+    if figure is not None:
+        return SpeedFigure(figure.low, figure.high, Evidence.REPORTED, figure.note, figure.source)
+    speed = one_request.decode_tokens_per_s
+    if speed is None:
+        return None
+    note = speed.note
+    if profile.settings.get("speculative_decoding"):
+        note += "; speculative decoding is not modelled and can raise this"
+    low, high = round(speed.low, 1), round(speed.high, 1)
+    return SpeedFigure(low, high, Evidence.ESTIMATED, note)
+
+
+def decode_check(
+    one_request: Estimate, medians: tuple[ContextMedian, ...], context: int
+) -> Check | None:
+    """Measured decode at the measured context nearest the start, against the estimate."""
+    speed = one_request.decode_tokens_per_s
+    timed = [m for m in medians if m.decode_tokens_per_s is not None]
+    if speed is None or speed.high <= 0 or not timed:
+        return None
+    nearest = min(timed, key=lambda m: abs(m.context_length - context))
+    low, high = round(speed.low, 1), round(speed.high, 1)
+    return Check(nearest.decode_tokens_per_s, round((low + high) / 2, 1), low, high)  # type: ignore[arg-type]
+
+
+def memory_check(memory: MemoryFigure) -> Check | None:
+    if memory.basis != Evidence.MEASURED or not memory.estimated_gb:
+        return None
+    return Check(memory.required_gb, memory.estimated_gb)

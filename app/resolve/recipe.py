@@ -13,14 +13,17 @@ from app.models import Hardware, LlmModel, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
 from app.resolve.commands import Command, build_command, departures
 from app.resolve.figures import (
+    Check,
     ContextMedian,
     Evidence,
     MemoryFigure,
     SpeedFigure,
+    decode_check,
     gb,
-    measured_peak,
-    measured_speed,
     medians_by_context,
+    memory_check,
+    memory_figure,
+    speed_figure,
 )
 from app.resolve.inputs import ModelInputs, RouteChoice
 from app.resolve.profiles import (
@@ -50,38 +53,6 @@ class ContextStep:
     context: int
     required_gb: float
     fits: bool
-
-
-@dataclass(frozen=True)
-class Check:
-    """A measured value against the estimate: measured / estimated."""
-
-    measured: float
-    estimated: float
-    low: float | None = None
-    high: float | None = None
-
-    @property
-    def ratio(self) -> float:
-        return self.measured / self.estimated
-
-    @property
-    def verdict(self) -> str:
-        if self.low is not None and self.high is not None:
-            if self.measured < self.low:
-                return "below the estimated range"
-            return "above the estimated range" if self.measured > self.high else "within range"
-        return "above the estimate" if self.ratio > 1 else "at or below the estimate"
-
-    def as_json(self) -> dict:
-        return {
-            "measured": self.measured,
-            "estimated": self.estimated,
-            "low": self.low,
-            "high": self.high,
-            "ratio": round(self.ratio, 3),
-            "verdict": self.verdict,
-        }
 
 
 @dataclass(frozen=True)
@@ -165,13 +136,13 @@ def resolve_recipe(
     one_request = specs.estimate(applied.plan(concurrency=1))
     at_load = specs.estimate(applied.plan())
     medians = tuple(medians_by_context(inputs.points(hardware, profile, choice)))
-    memory = _memory(at_load, medians)
+    memory = memory_figure(at_load, medians)
     verdict = _verdict(choice, applied, requested)
     alternatives = _alternatives(assessment, choice)
     commands = _commands(
         inputs, hardware, profile, choice, alternatives, command, verdict, requested
     )
-    speed = _speed(inputs, hardware, profile, one_request, medians)
+    speed = speed_figure(inputs.reported.get(hardware.id), profile, one_request, medians)
     return ResolvedRecipe(
         model=model,
         hardware=hardware,
@@ -191,8 +162,8 @@ def resolve_recipe(
         status=VERIFIED if medians else PENDING,
         commands=commands,
         measured=medians,
-        decode_check=_decode_check(one_request, medians, applied.context),
-        memory_check=_memory_check(memory),
+        decode_check=decode_check(one_request, medians, applied.context),
+        memory_check=memory_check(memory),
         warnings=at_load.warnings,
     )
 
@@ -261,44 +232,6 @@ def _verdict(choice: RouteChoice, applied: AppliedValues, requested: int) -> Ver
     if not choice.verified:
         return Verdict.EXPERIMENTAL
     return Verdict.FITS_REDUCED_CONTEXT if applied.context < requested else Verdict.FITS
-
-
-def _memory(at_load: Estimate, medians: tuple[ContextMedian, ...]) -> MemoryFigure:
-    usable = gb(at_load.memory.usable.value)
-    estimated = gb(at_load.memory.required)
-    peak = measured_peak(medians)
-    if peak is not None and peak.peak_memory_gb_per_gpu is not None:
-        note = (
-            f"largest peak of {peak.records} accepted record{'s' if peak.records != 1 else ''}"
-            f" at {peak.context_length:,} tokens, one request"
-        )
-        return MemoryFigure(peak.peak_memory_gb_per_gpu, usable, Evidence.MEASURED, note, estimated)
-    note = f"estimated; basis {at_load.basis.value}"
-    return MemoryFigure(estimated, usable, Evidence.ESTIMATED, note, estimated)
-
-
-def _speed(
-    inputs: ModelInputs,
-    hardware: Hardware,
-    profile: Profile,
-    one_request: Estimate,
-    medians: tuple[ContextMedian, ...],
-) -> SpeedFigure | None:
-    """Measured beats reported beats estimated, for one request at the starting context."""
-    measured = measured_speed(medians)
-    if measured is not None:
-        return measured
-    figure = inputs.reported.get(hardware.id)
-    if figure is not None:
-        return SpeedFigure(figure.low, figure.high, Evidence.REPORTED, figure.note, figure.source)
-    speed = one_request.decode_tokens_per_s
-    if speed is None:
-        return None
-    note = speed.note
-    if profile.settings.get("speculative_decoding"):
-        note += "; speculative decoding is not modelled and can raise this"
-    low, high = round(speed.low, 1), round(speed.high, 1)
-    return SpeedFigure(low, high, Evidence.ESTIMATED, note)
 
 
 def _reason(
@@ -382,25 +315,6 @@ def _steps(
             continue
         steps.append(ContextStep(context, gb(memory.required), memory.fits))
     return tuple(steps)
-
-
-def _decode_check(
-    one_request: Estimate, medians: tuple[ContextMedian, ...], context: int
-) -> Check | None:
-    """Measured decode at the measured context nearest the start, against the estimate."""
-    speed = one_request.decode_tokens_per_s
-    timed = [m for m in medians if m.decode_tokens_per_s is not None]
-    if speed is None or speed.high <= 0 or not timed:
-        return None
-    nearest = min(timed, key=lambda m: abs(m.context_length - context))
-    low, high = round(speed.low, 1), round(speed.high, 1)
-    return Check(nearest.decode_tokens_per_s, round((low + high) / 2, 1), low, high)  # type: ignore[arg-type]
-
-
-def _memory_check(memory: MemoryFigure) -> Check | None:
-    if memory.basis != Evidence.MEASURED or not memory.estimated_gb:
-        return None
-    return Check(memory.required_gb, memory.estimated_gb)
 
 
 def _exceeding(
