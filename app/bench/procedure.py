@@ -47,7 +47,7 @@ from app.bench.result import (
     SmokeResult,
     StepRecord,
 )
-from app.bench.shards import Turn, run_sharded, run_streams, shard_count
+from app.bench.shards import Turn, quiet_gc, run_sharded, run_streams, shard_count
 from app.bench.stream import (
     ChatEndpoint,
     StreamClients,
@@ -387,9 +387,10 @@ class _Run:
             done += 1
             await self._progress(name, done, total)
 
-        return await run_streams(
-            self.endpoint, self.stream_clients, streams, self.plan.max_tokens, count
-        )
+        with quiet_gc():
+            return await run_streams(
+                self.endpoint, self.stream_clients, streams, self.plan.max_tokens, count
+            )
 
     def _ramp_stop_reason(self, level: ConcurrencyLevel) -> str | None:
         if level.errors:

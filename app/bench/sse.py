@@ -35,6 +35,11 @@ class SSEParser:
     def feed(self, piece: bytes) -> list[SSEEvent]:
         if not piece:
             return []
+        at_event_start = not (self._pending or self._skip_leading_lf or self._data_lines)
+        if at_event_start and self._event_name is None:
+            event = _single_data_event(piece)
+            if event is not None:
+                return [event]
         if self._skip_leading_lf and piece[:1] == b"\n":
             piece = piece[1:]
         self._skip_leading_lf = False
@@ -92,3 +97,21 @@ class SSEParser:
         self._data_lines = []
         self._event_name = None
         return event
+
+
+def _single_data_event(piece: bytes) -> SSEEvent | None:
+    """The event of a piece that is exactly ``data:<value>\\n\\n``, else None.
+
+    That is how LLM servers write each chunk, usually one per socket read: this handles it
+    with a few byte comparisons instead of the line-by-line parse, which cost more than
+    decoding the chunk's JSON. Anything else (CR, several lines, other fields, a partial
+    event) goes to the line parser, which gives the same event for this shape too.
+    """
+    if not (piece.startswith(b"data:") and piece.endswith(b"\n\n")):
+        return None
+    value = piece[5:-2]
+    if b"\n" in value or b"\r" in value:
+        return None
+    if value[:1] == b" ":
+        value = value[1:]
+    return SSEEvent(data=value.decode("utf-8", errors="replace"))

@@ -1,9 +1,11 @@
 """One streaming chat-completions request, timed as bytes arrive, turned into a RequestSample.
 
-Every piece of the body is stamped with ``perf_counter_ns`` the moment httpx hands it over,
-before any parsing; the events completed by that piece carry its stamp. The body is
-serialised before the clock starts, so JSON encoding of a long prompt is not counted as
-server time.
+Every piece of the body carries the ``perf_counter_ns`` time its bytes arrived: the
+kernel's receive stamp on Linux, else the moment the event loop read them from the socket
+(``app.bench.stamped_socket``), not when httpx handed them over, since with many streams a
+piece may wait behind other streams' chunks in between. The events completed by a piece
+carry its stamp. The body is serialised before the clock starts, so JSON encoding of a
+long prompt is not counted as server time.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ import httpx
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample
 from app.bench.sse import SSEEvent, SSEParser
+from app.bench.stamped_socket import StampedStream
+from app.bench.transport import StampingTransport, arrival_ns
 
 MAX_KEPT_TEXT = 4000
 MAX_ERROR_BODY = 64 * 1024
 DONE_GRACE_S = 1.0
+_CLOSED_STREAM = httpx.ByteStream(b"")
 _NS_PER_MS = 1_000_000
 
 
@@ -56,13 +61,13 @@ def make_http_client(
     headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections
+    )
     return httpx.AsyncClient(
         headers=headers,
         timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
-        limits=httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_connections
-        ),
-        verify=_shared_ssl_context(),
+        transport=StampingTransport(verify=_shared_ssl_context(), limits=limits),
         # Proxy variables must not route a loopback-only benchmark elsewhere.
         trust_env=False,
         follow_redirects=False,
@@ -166,7 +171,9 @@ class _StreamState:
         if payload.get("error") or payload.get("object") == "error":
             self.error = RequestError(kind="stream_error", message=error_message(payload))
             return
-        self._take_usage(payload.get("usage"))
+        usage = payload.get("usage")
+        if usage:  # most chunks carry none, or null
+            self._take_usage(usage)
         if self._take_choices(payload.get("choices"), arrived_ns):
             self.token_ns.append(arrived_ns)
 
@@ -272,7 +279,7 @@ async def stream_chat(
         async with asyncio.timeout(endpoint.request_timeout_s):
             response = await endpoint.http.send(request, stream=True)
             try:
-                headers_ns = perf_counter_ns()
+                headers_ns = arrival_ns(response) or perf_counter_ns()
                 if response.status_code >= 400:
                     body = await response.aread()
                     text = _http_error_text(response.status_code, body)
@@ -283,6 +290,10 @@ async def stream_chat(
                     await _read_events(response, parser, state)
             finally:
                 await response.aclose()
+                # httpx's response and its stream refer to each other; without that cycle
+                # everything the request made is freed at once, not by the garbage
+                # collector, which is off while a level runs (see shards.quiet_gc).
+                response.stream = _CLOSED_STREAM
     except TimeoutError:
         state.error = _failure(
             "timeout", f"no complete answer within {endpoint.request_timeout_s:g} s"
@@ -305,12 +316,16 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: _Stre
     # and the next request's TTFT does not include a new TCP connect; a server that keeps the
     # body open after [DONE] gets DONE_GRACE_S.
     after_done = asyncio.timeout(None)
+    # Stamped when the bytes arrived (see app.bench.stamped_socket), not when httpx hands them
+    # over after the other streams' ready chunks.
+    stream = response.extensions.get("network_stream")
+    stamped = stream if isinstance(stream, StampedStream) else None
     try:
         async with after_done:
             async for piece in _raw_pieces(response):
                 if state.done:
                     continue
-                arrived_ns = perf_counter_ns()
+                arrived_ns = (stamped.arrived_ns if stamped else None) or perf_counter_ns()
                 for event in parser.feed(piece):
                     state.take(event, arrived_ns)
                     if state.error is not None:
@@ -328,12 +343,15 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: _Stre
         state.take(event, closed_ns)
 
 
-async def _raw_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+def _raw_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+    # httpx's own iterator, not wrapped in another generator: one layer less on every chunk.
     if response.is_stream_consumed:  # a transport that hands over a body already read
-        yield response.content
-        return
-    async for piece in response.aiter_raw():
-        yield piece
+        return _whole(response.content)
+    return response.aiter_raw()
+
+
+async def _whole(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
 
 def _failure(kind: ErrorKind, message: str) -> RequestError:

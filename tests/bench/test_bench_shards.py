@@ -22,6 +22,7 @@ SECRET = "sk-shard-secret-456"
 def two_per_process(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Levels above 2 streams are sharded, over up to 3 processes whatever the machine."""
     monkeypatch.setattr(shards, "STREAMS_PER_PROCESS", 2)
+    monkeypatch.setattr(shards, "PROCESSES_PER_CPU", 1)
     monkeypatch.setattr(shards, "usable_cpus", lambda: 3)
     calls: list[int] = []
     original = shards.run_sharded
@@ -47,9 +48,10 @@ def test_shard_count_keeps_narrow_levels_in_process(monkeypatch: pytest.MonkeyPa
     assert shard_count(1, per_process=32) == 1
     assert shard_count(32, per_process=32) == 1
     assert shard_count(33, per_process=32) == 2
-    assert shard_count(256, per_process=32) == 4  # no more processes than CPUs
+    assert shard_count(256, per_process=32) == 8
+    assert shard_count(1024, per_process=32) == 8  # at most two processes per CPU
     monkeypatch.setattr(shards, "usable_cpus", lambda: 1)
-    assert shard_count(256, per_process=32) == 1
+    assert shard_count(256, per_process=32) == 2
 
 
 def test_sharded_level_returns_every_sample_with_true_ttft(two_per_process: list[int]) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.bench.sse import SSEEvent, SSEParser
+from app.bench.sse import SSEEvent, SSEParser, _single_data_event
 
 
 def feed_all(pieces: list[bytes]) -> list[SSEEvent]:
@@ -73,9 +73,59 @@ STREAM = (
 )
 
 
-@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
-def test_any_split_of_a_stream_gives_the_same_events(cuts: list[int]) -> None:
-    bounds = [0, *sorted(cuts), len(STREAM)]
-    pieces = [STREAM[start:end] for start, end in zip(bounds, bounds[1:], strict=False)]
-    assert feed_all(pieces) == feed_all([STREAM])
-    assert len(feed_all([STREAM])) == 3
+# As most servers write it: LF only, one event per write, so whole pieces take the fast path.
+LF_STREAM = (
+    b'data: {"choices":[{"delta":{"role":"assistant","content":""}}]}\n\n'
+    b'data:{"choices":[{"delta":{"content":"h\xc3\xa9"}}]}\n\n'
+    b"event: note\ndata: x\n\n"
+    b": ping\n\n"
+    b'data: {"choices":[],"usage":{"completion_tokens":1}}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+@given(
+    st.sampled_from([STREAM, LF_STREAM]),
+    st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12),
+)
+def test_any_split_of_a_stream_gives_the_same_events(stream: bytes, cuts: list[int]) -> None:
+    bounds = [0, *sorted(cut for cut in cuts if cut <= len(stream)), len(stream)]
+    pieces = [stream[start:end] for start, end in zip(bounds, bounds[1:], strict=False)]
+    assert feed_all(pieces) == feed_all([stream])
+    assert len(feed_all([stream])) == (3 if stream is STREAM else 5)
+
+
+def test_one_event_per_piece_gives_the_same_events_as_one_piece() -> None:
+    events = [event + b"\n\n" for event in LF_STREAM.split(b"\n\n") if event]
+    assert feed_all(events) == feed_all([LF_STREAM])
+
+
+def bytewise(piece: bytes) -> list[SSEEvent]:
+    """The line parser alone: a one-byte piece never takes the whole-event fast path."""
+    return feed_all([piece[index : index + 1] for index in range(len(piece))])
+
+
+@given(
+    st.sampled_from([b"data:", b"data: ", b"data:  ", b"event: e\ndata: ", b": c\ndata: ", b"dat"]),
+    st.binary(max_size=24) | st.sampled_from([b'{"a": 1}', b"[DONE]", b"caf\xc3", b"a\rb"]),
+    st.sampled_from([b"\n\n", b"\r\n\r\n", b"\n", b"\n\ndata: more\n\n", b""]),
+)
+def test_fast_path_gives_what_the_line_parser_gives(head: bytes, value: bytes, tail: bytes) -> None:
+    assert feed_all([head + value + tail]) == bytewise(head + value + tail)
+
+
+def test_fast_path_takes_only_a_whole_single_data_event() -> None:
+    assert _single_data_event(b'data: {"a":1}\n\n') == SSEEvent(data='{"a":1}')
+    assert _single_data_event(b"data:x\n\n") == SSEEvent(data="x")
+    assert _single_data_event(b"data:  x\n\n") == SSEEvent(data=" x")  # one space is dropped
+    assert _single_data_event(b"data:\n\n") == SSEEvent(data="")
+    for other in (b"data: a\n", b"data: a\r\n\r\n", b"data: a\ndata: b\n\n", b": c\n\n"):
+        assert _single_data_event(other) is None
+
+
+def test_fast_path_is_not_taken_inside_an_event() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"event: error\n") == []
+    assert parser.feed(b"data: x\n\n") == [SSEEvent(data="x", event="error")]
+    assert parser.feed(b"data: a\n") == []
+    assert parser.feed(b"data: b\n\n") == [SSEEvent(data="a\nb")]

@@ -12,6 +12,8 @@ a timing check gets up to three attempts and one clean attempt passes it.
 from __future__ import annotations
 
 import asyncio
+import gc
+import json
 import socket
 from collections.abc import Callable
 
@@ -21,7 +23,14 @@ from bench_support import run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench.result import RequestSample
-from app.bench.stream import ChatEndpoint, chat_completions_url, make_http_client, stream_chat
+from app.bench.sse import SSEParser
+from app.bench.stream import (
+    ChatEndpoint,
+    _StreamState,
+    chat_completions_url,
+    make_http_client,
+    stream_chat,
+)
 
 MESSAGES = [{"role": "user", "content": "one two three four five"}]
 
@@ -291,3 +300,93 @@ def test_api_key_is_sent_as_bearer_header() -> None:
 )
 def test_chat_url_from_base_url(base_url: str, expected: str) -> None:
     assert chat_completions_url(base_url) == expected
+
+
+# -- what the events of a stream say, piece by piece, against arrival stamps ---------------
+
+
+def chunk(delta: dict[str, object] | None = None, **fields: object) -> bytes:
+    body = {"choices": [{"index": 0, "delta": delta or {}}], **fields}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def taken(pieces: list[bytes]) -> _StreamState:
+    """Each piece stamped with its position (1, 2, ...), as _read_events stamps them."""
+    parser, state = SSEParser(), _StreamState()
+    for stamp, piece in enumerate(pieces, start=1):
+        for event in parser.feed(piece):
+            state.take(event, stamp)
+    for event in parser.close():
+        state.take(event, len(pieces) + 1)
+    return state
+
+
+ROLE_ONLY = chunk({"role": "assistant", "content": ""})
+USAGE = b'data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\n\n'
+
+
+@pytest.mark.parametrize(
+    ("first", "answer", "reasoning"),
+    [
+        (chunk({"content": "hi"}), "hi", ""),
+        (chunk({"reasoning_content": "hm"}), "", "hm"),
+        (chunk({"reasoning": "hm"}), "", "hm"),
+        (chunk({"tool_calls": [{"index": 0, "function": {"name": "f"}}]}), "", ""),
+        (b'data:{"choices":[{"delta":{"content":"hi"}}]}\n\n', "hi", ""),  # no space
+        (b'data: {"choices":[{"text":"hi"}]}\n\n', "hi", ""),  # completions style
+    ],
+)
+def test_first_token_is_the_first_content_reasoning_or_tool_delta(
+    first: bytes, answer: str, reasoning: str
+) -> None:
+    empty = [ROLE_ONLY, chunk({"content": ""}), chunk({"content": None}), chunk()]
+    state = taken([*empty, first, chunk({"content": "!"}), USAGE, b"data: [DONE]\n\n"])
+    assert state.first_event_ns == 1
+    assert state.token_ns == [5, 6]  # neither the role-only nor an empty delta counts
+    assert state.first_content_ns == (5 if answer else 6)
+    assert "".join(state.content) == answer + "!"
+    assert "".join(state.reasoning) == reasoning
+    assert (state.prompt_tokens, state.completion_tokens, state.done) == (7, 3, True)
+
+
+def test_a_token_chunk_split_across_reads_is_stamped_when_complete() -> None:
+    token = chunk({"content": "hi"})
+    for cut in range(1, len(token)):
+        state = taken([ROLE_ONLY, token[:cut], token[cut:]])
+        assert state.token_ns == [3], cut
+
+
+def test_events_arriving_in_one_read_share_its_stamp() -> None:
+    state = taken([ROLE_ONLY + chunk({"content": "a"}) + chunk({"content": "b"})])
+    assert state.first_event_ns == 1
+    assert state.token_ns == [1, 1]
+
+
+def test_an_error_object_in_the_stream_is_taken_as_an_error() -> None:
+    state = taken([chunk({"content": "a"}), b'data: {"error": {"message": "boom"}}\n\n'])
+    assert state.error is not None
+    assert (state.error.kind, state.error.message) == ("stream_error", "boom")
+
+
+def test_a_request_leaves_no_cyclic_garbage() -> None:
+    """Levels run with the garbage collector off (shards.quiet_gc); memory must not grow."""
+
+    async def body(server: FakeOpenAIServer) -> int:
+        http = make_http_client(api_key=None, connect_timeout_s=2, request_timeout_s=5)
+        endpoint = ChatEndpoint(
+            http=http, url=chat_completions_url(server.base_url), model="fake", request_timeout_s=5
+        )
+        try:
+            await stream_chat(endpoint, MESSAGES, 4)  # opens the connection
+            gc.collect()
+            gc.disable()
+            try:
+                for _ in range(5):
+                    assert (await stream_chat(endpoint, MESSAGES, 8)).ok
+                return gc.collect()
+            finally:
+                gc.enable()
+        finally:
+            await http.aclose()
+
+    assert run_with_server(body) == 0
