@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 import httpx
 
 from app.bench import metrics
+from app.bench.endpoint import ChatEndpoint, StreamClients, chat_completions_url, make_http_client
 from app.bench.hosts import check_url_allowed, is_loopback
 from app.bench.needle import accuracy, needle_found, needle_prompt
 from app.bench.probes import MemoryProbe, default_probe
@@ -48,13 +49,7 @@ from app.bench.result import (
     StepRecord,
 )
 from app.bench.shards import Turn, quiet_gc, run_sharded, run_streams, shard_count
-from app.bench.stream import (
-    ChatEndpoint,
-    StreamClients,
-    chat_completions_url,
-    make_http_client,
-    stream_chat,
-)
+from app.bench.stream import stream_chat
 
 ProgressCallback = Callable[[str, int, int], Awaitable[None] | None]
 

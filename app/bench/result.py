@@ -142,11 +142,16 @@ class RequestSample(BaseModel):
     decode_tps: float | None = None
     tpot_ms: float | None = None
     token_chunks: int = 0
-    chunk_offsets_ms: list[float] = Field(default_factory=list)
+    chunk_offsets_ms: list[float] = Field(
+        default_factory=list, description="send to each token-bearing chunk, the first 2,049"
+    )
     itl_ms: list[float] = Field(
-        default_factory=list, description="gaps between token-bearing chunks"
+        default_factory=list, description="gaps between token-bearing chunks, the first 2,048"
     )
     sse_comments: int = 0
+    usage_ignored: str | None = Field(
+        default=None, description="why the server's usage figures were not used"
+    )
     answer: str = ""
     reasoning: str = ""
 

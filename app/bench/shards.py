@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.bench.endpoint import ChatEndpoint, StreamClients, make_http_client
 from app.bench.result import RequestSample
-from app.bench.stream import ChatEndpoint, StreamClients, make_http_client, stream_chat
+from app.bench.stream import stream_chat
 
 STREAMS_PER_PROCESS = 32
 PROCESSES_PER_CPU = 2

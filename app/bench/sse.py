@@ -11,9 +11,19 @@ blank line is still delivered by :meth:`SSEParser.close`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-_LINE_BREAKS = (b"\n", b"\r")
+# One line ending: CRLF, or a lone CR or LF.
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+# An LLM server's event is a JSON chunk of a few hundred bytes; a line or an event past
+# these sizes is not one, and buffering it would let a server fill the client's memory.
+MAX_LINE_BYTES = 1 << 20
+MAX_EVENT_BYTES = 4 << 20
+
+
+class SSEOverflow(ValueError):
+    """A line or an event longer than the parser keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +33,18 @@ class SSEEvent:
 
 
 class SSEParser:
-    """Turns byte pieces into :class:`SSEEvent` objects; keeps state between pieces."""
+    """Turns byte pieces into :class:`SSEEvent` objects; keeps state between pieces.
+
+    Linear in the bytes fed, however they are split: a partial line is kept in a
+    ``bytearray`` that each piece extends, and only the new piece is searched for line
+    endings.
+    """
 
     def __init__(self) -> None:
-        self._pending = b""
+        self._pending = bytearray()
         self._skip_leading_lf = False
         self._data_lines: list[str] = []
+        self._data_bytes = 0
         self._event_name: str | None = None
         self.comments = 0
 
@@ -40,33 +56,42 @@ class SSEParser:
             event = _single_data_event(piece)
             if event is not None:
                 return [event]
+        if self._pending and b"\n" not in piece and b"\r" not in piece:
+            return self._keep_partial_line(piece)  # a long line goes on: no regex scan
+        start = 0
         if self._skip_leading_lf and piece[:1] == b"\n":
-            piece = piece[1:]
+            start = 1
         self._skip_leading_lf = False
-        if not piece:
-            return []
-        buffer = self._pending + piece if self._pending else piece
-        lines = buffer.splitlines(keepends=True)
-        if not lines[-1].endswith(_LINE_BREAKS):
-            self._pending = lines.pop()
-        else:
-            self._pending = b""
-        if lines and lines[-1].endswith(b"\r"):
-            # The matching LF of this CR may be the first byte of the next piece.
-            self._skip_leading_lf = True
         events: list[SSEEvent] = []
-        for raw_line in lines:
-            event = self._take_line(raw_line.rstrip(b"\r\n"))
+        for line_break in _LINE_BREAK.finditer(piece, start):
+            line = piece[start : line_break.start()]
+            if self._pending:
+                self._pending += line
+                line = bytes(self._pending)
+                self._pending.clear()
+            start = line_break.end()
+            event = self._take_line(line)
             if event is not None:
                 events.append(event)
+        if start < len(piece):
+            self._keep_partial_line(piece[start:])
+        elif piece.endswith(b"\r"):
+            # The matching LF of this CR may be the first byte of the next piece.
+            self._skip_leading_lf = True
         return events
+
+    def _keep_partial_line(self, part: bytes) -> list[SSEEvent]:
+        self._pending += part
+        if len(self._pending) > MAX_LINE_BYTES:
+            raise SSEOverflow(f"an event-stream line longer than {MAX_LINE_BYTES} bytes")
+        return []
 
     def close(self) -> list[SSEEvent]:
         """Flush what is left when the stream ends without a trailing blank line."""
         events: list[SSEEvent] = []
         if self._pending:
-            event = self._take_line(self._pending)
-            self._pending = b""
+            event = self._take_line(bytes(self._pending))
+            self._pending.clear()
             if event is not None:
                 events.append(event)
         final = self._dispatch()
@@ -84,6 +109,9 @@ class SSEParser:
         if value[:1] == b" ":
             value = value[1:]
         if field == b"data":
+            self._data_bytes += len(value)
+            if self._data_bytes > MAX_EVENT_BYTES:
+                raise SSEOverflow(f"an event longer than {MAX_EVENT_BYTES} bytes")
             self._data_lines.append(value.decode("utf-8", errors="replace"))
         elif field == b"event":
             self._event_name = value.decode("utf-8", errors="replace")
@@ -92,9 +120,11 @@ class SSEParser:
     def _dispatch(self) -> SSEEvent | None:
         if not self._data_lines:
             self._event_name = None
+            self._data_bytes = 0
             return None
         event = SSEEvent(data="\n".join(self._data_lines), event=self._event_name)
         self._data_lines = []
+        self._data_bytes = 0
         self._event_name = None
         return event
 

@@ -6,239 +6,51 @@ kernel's receive stamp on Linux, else the moment the event loop read them from t
 piece may wait behind other streams' chunks in between. The events completed by a piece
 carry its stamp. The body is serialised before the clock starts, so JSON encoding of a
 long prompt is not counted as server time.
+
+Whatever the server sends, a request ends within its timeout and keeps bounded memory: the
+body is read up to a size that the request's ``max_tokens`` sets, the event stream up to
+``chunk_limit`` token chunks (``stream_state``), text up to ``MAX_KEPT_TEXT`` characters,
+and an error body up to ``MAX_ERROR_BODY`` bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import socket
-import ssl
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator
 from time import perf_counter_ns
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from app.bench.endpoint import ChatEndpoint
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample
-from app.bench.sse import SSEEvent, SSEParser
+from app.bench.sse import SSEOverflow, SSEParser
 from app.bench.stamped_socket import StampedStream
-from app.bench.transport import StampingTransport, arrival_ns
+from app.bench.stream_state import OutputOverrun, StreamState, error_message
+from app.bench.transport import arrival_ns
 
-MAX_KEPT_TEXT = 4000
 MAX_ERROR_BODY = 64 * 1024
-DONE_GRACE_S = 1.0
+# A sample stores the offsets and gaps of its first chunks only (every figure is computed
+# from the counts and the first and last stamps), so a result stays small whatever the
+# length of the answer.
+MAX_STORED_CHUNKS = 2048
+# The body of a stream may hold this much per requested token (a chunk with logprobs is a
+# few kilobytes) and at least MIN_BODY_BYTES; past that the server is not answering this
+# request and the stream is stopped.
+BODY_BYTES_PER_TOKEN = 64 * 1024
+MIN_BODY_BYTES = 1 << 20
+# After [DONE] the body's end is read for this long, so that the connection goes back to
+# the pool; a server that holds the body open is left, and its time is not the request's.
+DONE_GRACE_S = 0.05
 _CLOSED_STREAM = httpx.ByteStream(b"")
 _NS_PER_MS = 1_000_000
 
 
-def chat_completions_url(base_url: str) -> str:
-    """``base_url`` may be the server root or already end in ``/v1``."""
-    parts = urlsplit(base_url)
-    path = parts.path.rstrip("/")
-    if not path.endswith("/v1"):
-        path = f"{path}/v1"
-    return urlunsplit((parts.scheme, parts.netloc, f"{path}/chat/completions", "", ""))
-
-
-@functools.cache
-def _shared_ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs milliseconds; every client of a run shares one context.
-    return httpx.create_ssl_context()
-
-
-def make_http_client(
-    *,
-    api_key: str | None,
-    connect_timeout_s: float,
-    request_timeout_s: float,
-    max_connections: int = 1,
-) -> httpx.AsyncClient:
-    headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections
-    )
-    return httpx.AsyncClient(
-        headers=headers,
-        timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
-        transport=StampingTransport(verify=_shared_ssl_context(), limits=limits),
-        # Proxy variables must not route a loopback-only benchmark elsewhere.
-        trust_env=False,
-        follow_redirects=False,
-    )
-
-
-class StreamClients:
-    """One HTTP client, with one connection, per concurrent stream.
-
-    httpcore's connection pool scans every connection on each request start and end, so a
-    single pool shared by N streams costs O(N^2) CPU per round; at 64 streams that stole
-    hundreds of milliseconds from the event loop and showed up as TTFT. Separate pools keep
-    the per-request cost constant. Clients are kept across levels so connections stay warm.
-    """
-
-    def __init__(self, factory: Callable[[], httpx.AsyncClient], *, owned: bool = True) -> None:
-        self._factory = factory
-        self._owned = owned
-        self._clients: list[httpx.AsyncClient] = []
-
-    @classmethod
-    def sharing(cls, http: httpx.AsyncClient) -> StreamClients:
-        """Every stream uses the caller's client, which the caller closes."""
-        return cls(lambda: http, owned=False)
-
-    def get(self, index: int) -> httpx.AsyncClient:
-        while len(self._clients) <= index:
-            self._clients.append(self._factory())
-        return self._clients[index]
-
-    async def aclose(self) -> None:
-        if self._owned:
-            for client in self._clients:
-                await client.aclose()
-        self._clients.clear()
-
-
-@dataclass
-class ChatEndpoint:
-    """Where and how to send chat requests; shared by every request of a run."""
-
-    http: httpx.AsyncClient
-    url: str
-    model: str
-    request_timeout_s: float
-    origin_ns: int = field(default_factory=perf_counter_ns)
-    include_usage: bool = True
-    extra_body: dict[str, Any] = field(default_factory=dict)
-    secret: str | None = None
-
-    def body(self, messages: list[dict[str, str]], max_tokens: int) -> bytes:
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": 0,
-            "stream": True,
-        }
-        if self.include_usage:
-            payload["stream_options"] = {"include_usage": True}
-        payload.update(self.extra_body)
-        return json.dumps(payload, ensure_ascii=False).encode()
-
-    def redact(self, text: str) -> str:
-        if self.secret:
-            return text.replace(self.secret, "***")
-        return text
-
-    def using(self, http: httpx.AsyncClient) -> ChatEndpoint:
-        return replace(self, http=http)
-
-
-@dataclass
-class _StreamState:
-    """What the events of one stream said, with the arrival stamp of each."""
-
-    first_event_ns: int | None = None
-    token_ns: list[int] = field(default_factory=list)
-    first_content_ns: int | None = None
-    content: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    completion_tokens: int | None = None
-    prompt_tokens: int | None = None
-    finish_reason: str | None = None
-    error: RequestError | None = None
-    done: bool = False
-
-    def take(self, event: SSEEvent, arrived_ns: int) -> None:
-        if self.first_event_ns is None:
-            self.first_event_ns = arrived_ns
-        data = event.data.strip()
-        if data == "[DONE]":
-            self.done = True
-            return
-        try:
-            payload = json.loads(data)
-        except ValueError:
-            return
-        if not isinstance(payload, dict):
-            return
-        if payload.get("error") or payload.get("object") == "error":
-            self.error = RequestError(kind="stream_error", message=error_message(payload))
-            return
-        usage = payload.get("usage")
-        if usage:  # most chunks carry none, or null
-            self._take_usage(usage)
-        if self._take_choices(payload.get("choices"), arrived_ns):
-            self.token_ns.append(arrived_ns)
-
-    def _take_usage(self, usage: object) -> None:
-        if not isinstance(usage, dict):
-            return
-        if isinstance(usage.get("completion_tokens"), int):
-            self.completion_tokens = usage["completion_tokens"]
-        if isinstance(usage.get("prompt_tokens"), int):
-            self.prompt_tokens = usage["prompt_tokens"]
-
-    def _take_choices(self, choices: object, arrived_ns: int) -> bool:
-        """Record the deltas; True when one carries a token (content, reasoning, tool call)."""
-        if not isinstance(choices, list):
-            return False
-        carries_token = False
-        for choice in choices:
-            if not isinstance(choice, dict):
-                continue
-            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
-            content = delta.get("content") or choice.get("text")
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(content, str) and content:
-                self.content.append(content)
-                if self.first_content_ns is None:
-                    self.first_content_ns = arrived_ns
-                carries_token = True
-            if isinstance(reasoning, str) and reasoning:
-                self.reasoning.append(reasoning)
-                carries_token = True
-            if delta.get("tool_calls"):
-                carries_token = True
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
-        return carries_token
-
-
-def error_message(payload: object) -> str:
-    """The human-readable message of an OpenAI-style, FastAPI-style or plain error body."""
-    if isinstance(payload, dict):
-        inner = payload.get("error")
-        if isinstance(inner, dict):
-            return str(inner.get("message") or inner.get("detail") or json.dumps(inner))
-        if isinstance(inner, str) and inner:
-            return inner
-        for key in ("message", "detail"):
-            if payload.get(key):
-                value = payload[key]
-                return value if isinstance(value, str) else json.dumps(value)
-    return json.dumps(payload)
-
-
-def _http_error_text(status: int, body: bytes) -> str:
-    text = body[:MAX_ERROR_BODY].decode("utf-8", errors="replace").strip()
-    try:
-        message = error_message(json.loads(text))
-    except ValueError:
-        message = text or "(empty body)"
-    return f"HTTP {status}: {message}"
-
-
-def _ms(start_ns: int, end_ns: int | None) -> float | None:
-    if end_ns is None:
-        return None
-    return round((end_ns - start_ns) / _NS_PER_MS, 3)
+def body_limit(max_tokens: int) -> int:
+    return max(MIN_BODY_BYTES, BODY_BYTES_PER_TOKEN * max_tokens)
 
 
 async def stream_chat(
@@ -256,7 +68,7 @@ async def stream_chat(
     a connection, a TCP connect and the client's own scheduling are not server time; they
     are kept as ``client_wait_ms``. Under many concurrent streams the event loop runs the
     other streams between a request's start and its write, which would otherwise count
-    as TTFT.
+    as TTFT. The clock stops at ``[DONE]``, or at the body's end without one.
     """
     sent_at: list[int] = []
 
@@ -271,7 +83,7 @@ async def stream_chat(
         headers={"Content-Type": "application/json"},
         extensions={"trace": trace},
     )
-    state = _StreamState()
+    state = StreamState(max_tokens=max_tokens)
     headers_ns: int | None = None
     parser = SSEParser()
     called_ns = perf_counter_ns()
@@ -280,14 +92,10 @@ async def stream_chat(
             response = await endpoint.http.send(request, stream=True)
             try:
                 headers_ns = arrival_ns(response) or perf_counter_ns()
-                if response.status_code >= 400:
-                    body = await response.aread()
-                    text = _http_error_text(response.status_code, body)
-                    state.error = RequestError(
-                        kind="http", message=text, http_status=response.status_code
-                    )
-                else:
+                state.error = await _status_error(response)
+                if state.error is None:
                     await _read_events(response, parser, state)
+                    state.error = state.error or _not_a_stream(response, state)
             finally:
                 await response.aclose()
                 # httpx's response and its stream refer to each other; without that cycle
@@ -298,11 +106,14 @@ async def stream_chat(
         state.error = _failure(
             "timeout", f"no complete answer within {endpoint.request_timeout_s:g} s"
         )
+    except httpx.DecodingError as exc:
+        encoding = response.headers.get("content-encoding", "")
+        state.error = _failure("protocol", f"could not decode the {encoding} body: {exc}")
     except httpx.HTTPError as exc:
         kind = _transport_error_kind(exc)
         message = connect_failure_reason(exc) if kind == "connect" else _describe(exc)
         state.error = _failure(kind, message)
-    end_ns = perf_counter_ns()
+    end_ns = state.done_ns or perf_counter_ns()
     sent_ns = sent_at[0] if sent_at else called_ns
     sample = _to_sample(state, parser, sent_ns, headers_ns, end_ns, endpoint, prompt_tokens_target)
     sample.client_wait_ms = _ms(called_ns, sent_ns) if sent_at else None
@@ -311,20 +122,83 @@ async def stream_chat(
     return sample
 
 
-async def _read_events(response: httpx.Response, parser: SSEParser, state: _StreamState) -> None:
-    # After [DONE] the body is still read to its end, so the connection goes back to the pool
-    # and the next request's TTFT does not include a new TCP connect; a server that keeps the
-    # body open after [DONE] gets DONE_GRACE_S.
+async def _status_error(response: httpx.Response) -> RequestError | None:
+    status = response.status_code
+    if 300 <= status < 400:
+        location = response.headers.get("location", "")[:200] or "no Location header"
+        return RequestError(
+            kind="http",
+            message=(
+                f"HTTP {status}: redirected to {location}; the benchmark does not follow "
+                "redirects, give it the final URL"
+            ),
+            http_status=status,
+        )
+    if status >= 400 or status < 200:
+        body = await _read_at_most(response, MAX_ERROR_BODY)
+        return RequestError(kind="http", message=_http_error_text(status, body), http_status=status)
+    return None
+
+
+async def _read_at_most(response: httpx.Response, limit: int) -> bytes:
+    body = bytearray()
+    async for piece in response.aiter_raw():
+        body += piece[: limit - len(body)]
+        if len(body) >= limit:
+            break
+    return bytes(body)
+
+
+def _http_error_text(status: int, body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        message = error_message(json.loads(text))
+    except (ValueError, RecursionError):
+        message = text or "(empty body)"
+    return f"HTTP {status}: {message}"
+
+
+def _not_a_stream(response: httpx.Response, state: StreamState) -> RequestError | None:
+    """Why a 200 answer held no tokens, when its content type says it."""
+    content_type = response.headers.get("content-type", "")
+    if state.token_ns or state.first_event_ns is not None or "event-stream" in content_type:
+        return None
+    if not content_type:
+        return None
+    return _failure(
+        "protocol",
+        f"the server answered with {content_type[:80]}, not an event stream "
+        "(does it support stream: true at this URL?)",
+    )
+
+
+def _ms(start_ns: int, end_ns: int | None) -> float | None:
+    if end_ns is None:
+        return None
+    return round((end_ns - start_ns) / _NS_PER_MS, 3)
+
+
+async def _read_events(response: httpx.Response, parser: SSEParser, state: StreamState) -> None:
     after_done = asyncio.timeout(None)
     # Stamped when the bytes arrived (see app.bench.stamped_socket), not when httpx hands them
     # over after the other streams' ready chunks.
     stream = response.extensions.get("network_stream")
     stamped = stream if isinstance(stream, StampedStream) else None
+    limit = body_limit(state.max_tokens)
+    received = 0
     try:
         async with after_done:
-            async for piece in _raw_pieces(response):
+            async for piece in _pieces(response):
                 if state.done:
                     continue
+                received += len(piece)
+                if received > limit:
+                    state.error = _failure(
+                        "protocol",
+                        f"more than {limit >> 20} MiB of body for max_tokens="
+                        f"{state.max_tokens}; the stream was stopped",
+                    )
+                    return
                 arrived_ns = (stamped.arrived_ns if stamped else None) or perf_counter_ns()
                 for event in parser.feed(piece):
                     state.take(event, arrived_ns)
@@ -336,17 +210,27 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: _Stre
     except TimeoutError:
         if not after_done.expired():
             raise
+    except (SSEOverflow, OutputOverrun) as overrun:
+        state.error = _failure("protocol", str(overrun))
+        return
     if state.done:
         return
     closed_ns = perf_counter_ns()
-    for event in parser.close():
-        state.take(event, closed_ns)
+    try:
+        for event in parser.close():
+            state.take(event, closed_ns)
+    except OutputOverrun as overrun:
+        state.error = _failure("protocol", str(overrun))
 
 
-def _raw_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+def _pieces(response: httpx.Response) -> AsyncIterator[bytes]:
     # httpx's own iterator, not wrapped in another generator: one layer less on every chunk.
     if response.is_stream_consumed:  # a transport that hands over a body already read
         return _whole(response.content)
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        # Asked for identity, sent compressed anyway: decoded piece by piece.
+        return response.aiter_bytes()
     return response.aiter_raw()
 
 
@@ -405,7 +289,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _to_sample(
-    state: _StreamState,
+    state: StreamState,
     parser: SSEParser,
     sent_ns: int,
     headers_ns: int | None,
@@ -428,7 +312,8 @@ def _to_sample(
     if output_tokens is not None and first_ns is not None and last_ns is not None:
         decode_tps = decode_tokens_per_second(output_tokens, first_ns, last_ns)
         tpot_ms = time_per_output_token_ms(output_tokens, ttft_ms or 0.0, e2e_ms or 0.0)
-    offsets = [round((stamp - sent_ns) / _NS_PER_MS, 3) for stamp in state.token_ns]
+    stored = state.token_ns[: MAX_STORED_CHUNKS + 1]  # the rest is in the counts above
+    offsets = [round((stamp - sent_ns) / _NS_PER_MS, 3) for stamp in stored]
     return RequestSample(
         ok=error is None,
         error=error,
@@ -450,17 +335,19 @@ def _to_sample(
         chunk_offsets_ms=offsets,
         itl_ms=[
             round((later - earlier) / _NS_PER_MS, 3)
-            for earlier, later in zip(state.token_ns, state.token_ns[1:], strict=False)
+            for earlier, later in zip(stored, stored[1:], strict=False)
         ],
         sse_comments=parser.comments,
-        answer="".join(state.content)[:MAX_KEPT_TEXT],
-        reasoning="".join(state.reasoning)[:MAX_KEPT_TEXT],
+        answer=state.content.text(),
+        reasoning=state.reasoning.text(),
+        usage_ignored=state.usage_ignored,
     )
 
 
-def _output_tokens(state: _StreamState) -> tuple[int | None, str | None]:
-    if state.completion_tokens is not None:
-        return state.completion_tokens, "usage"
+def _output_tokens(state: StreamState) -> tuple[int | None, str | None]:
+    completion_tokens = state.checked_completion_tokens()
+    if completion_tokens is not None:
+        return completion_tokens, "usage"
     if state.token_ns:
         return len(state.token_ns), "chunks"
     return None, None

@@ -343,6 +343,9 @@ class _Reply:
             tokens = [word if i == 0 else f" {word}" for i, word in enumerate(words)]
         else:
             tokens = [f" t{i}é" for i in range(scenario.tokens)]
+        max_tokens = self.body.get("max_tokens")
+        if isinstance(max_tokens, int) and max_tokens > 0:
+            tokens = tokens[:max_tokens]  # as a real server stops at max_tokens
         size = max(scenario.per_chunk, 1)
         return [
             ("".join(tokens[i : i + size]), len(tokens[i : i + size]))

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.bench.sse import SSEEvent, SSEParser, _single_data_event
+from app.bench.sse import (
+    MAX_EVENT_BYTES,
+    MAX_LINE_BYTES,
+    SSEEvent,
+    SSEOverflow,
+    SSEParser,
+    _single_data_event,
+)
 
 
 def feed_all(pieces: list[bytes]) -> list[SSEEvent]:
@@ -129,3 +137,31 @@ def test_fast_path_is_not_taken_inside_an_event() -> None:
     assert parser.feed(b"data: x\n\n") == [SSEEvent(data="x", event="error")]
     assert parser.feed(b"data: a\n") == []
     assert parser.feed(b"data: b\n\n") == [SSEEvent(data="a\nb")]
+
+
+def test_a_line_past_the_limit_is_refused_not_buffered() -> None:
+    parser = SSEParser()
+    parser.feed(b"data: ")
+    piece = b"a" * 65536
+    with pytest.raises(SSEOverflow, match="line longer than"):
+        for _ in range(MAX_LINE_BYTES // len(piece) + 1):
+            parser.feed(piece)
+
+
+def test_an_event_past_the_limit_is_refused_not_buffered() -> None:
+    parser = SSEParser()
+    line = b"data: " + b"b" * 1000 + b"\n"
+    with pytest.raises(SSEOverflow, match="event longer than"):
+        for _ in range(MAX_EVENT_BYTES // 1000 + 1):
+            parser.feed(line)
+
+
+def test_a_long_line_in_many_pieces_is_one_event() -> None:
+    value = bytes(range(97, 123)) * 20_000  # 520 kB, under the line limit
+    parser = SSEParser()
+    events = []
+    for start in range(0, len(value), 4096):
+        events += parser.feed((b"data: " if start == 0 else b"") + value[start : start + 4096])
+    events += parser.feed(b"\r")
+    events += parser.feed(b"\n\n")
+    assert events == [SSEEvent(data=value.decode())]

@@ -22,15 +22,11 @@ import pytest
 from bench_support import run_with_server
 from fake_openai_server import FakeOpenAIServer
 
+from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.result import RequestSample
 from app.bench.sse import SSEParser
-from app.bench.stream import (
-    ChatEndpoint,
-    _StreamState,
-    chat_completions_url,
-    make_http_client,
-    stream_chat,
-)
+from app.bench.stream import stream_chat
+from app.bench.stream_state import StreamState
 
 MESSAGES = [{"role": "user", "content": "one two three four five"}]
 
@@ -310,9 +306,9 @@ def chunk(delta: dict[str, object] | None = None, **fields: object) -> bytes:
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
-def taken(pieces: list[bytes]) -> _StreamState:
+def taken(pieces: list[bytes], max_tokens: int = 16) -> StreamState:
     """Each piece stamped with its position (1, 2, ...), as _read_events stamps them."""
-    parser, state = SSEParser(), _StreamState()
+    parser, state = SSEParser(), StreamState(max_tokens=max_tokens)
     for stamp, piece in enumerate(pieces, start=1):
         for event in parser.feed(piece):
             state.take(event, stamp)
@@ -342,10 +338,10 @@ def test_first_token_is_the_first_content_reasoning_or_tool_delta(
     empty = [ROLE_ONLY, chunk({"content": ""}), chunk({"content": None}), chunk()]
     state = taken([*empty, first, chunk({"content": "!"}), USAGE, b"data: [DONE]\n\n"])
     assert state.first_event_ns == 1
-    assert state.token_ns == [5, 6]  # neither the role-only nor an empty delta counts
+    assert list(state.token_ns) == [5, 6]  # neither the role-only nor an empty delta counts
     assert state.first_content_ns == (5 if answer else 6)
-    assert "".join(state.content) == answer + "!"
-    assert "".join(state.reasoning) == reasoning
+    assert state.content.text() == answer + "!"
+    assert state.reasoning.text() == reasoning
     assert (state.prompt_tokens, state.completion_tokens, state.done) == (7, 3, True)
 
 
@@ -353,13 +349,13 @@ def test_a_token_chunk_split_across_reads_is_stamped_when_complete() -> None:
     token = chunk({"content": "hi"})
     for cut in range(1, len(token)):
         state = taken([ROLE_ONLY, token[:cut], token[cut:]])
-        assert state.token_ns == [3], cut
+        assert list(state.token_ns) == [3], cut
 
 
 def test_events_arriving_in_one_read_share_its_stamp() -> None:
     state = taken([ROLE_ONLY + chunk({"content": "a"}) + chunk({"content": "b"})])
     assert state.first_event_ns == 1
-    assert state.token_ns == [1, 1]
+    assert list(state.token_ns) == [1, 1]
 
 
 def test_an_error_object_in_the_stream_is_taken_as_an_error() -> None:

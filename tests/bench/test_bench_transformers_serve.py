@@ -25,7 +25,8 @@ import httpx
 import pytest
 
 from app.bench import BenchPlan, BenchResult, run_benchmark
-from app.bench.stream import ChatEndpoint, chat_completions_url, make_http_client, stream_chat
+from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
+from app.bench.stream import stream_chat
 
 # One worker runs both tests under pytest-xdist, so the server starts once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("transformers_serve")]

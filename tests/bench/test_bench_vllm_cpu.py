@@ -31,9 +31,10 @@ import pytest
 from test_bench_transformers_serve import free_port, server_env
 
 from app.bench import BenchPlan, BenchResult, MemoryReading, RequestSample, run_benchmark
+from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.probes import parse_prometheus_text
 from app.bench.procedure import SMOKE_MAX_TOKENS
-from app.bench.stream import ChatEndpoint, chat_completions_url, make_http_client, stream_chat
+from app.bench.stream import stream_chat
 
 # One worker runs every test here under pytest-xdist, so the server starts once.
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.xdist_group("vllm_cpu")]
@@ -359,7 +360,12 @@ def check_run(run: Run) -> dict[str, int]:
     for level in ramp.levels:
         assert level.errors == 0, level.first_error
         assert level.output_tps is not None and level.output_tps > 0
-        assert level.ttft_ms.count == level.decode_tps.count == 2 * level.concurrency
+        assert level.ttft_ms.count == 2 * level.concurrency
+        # A decode speed needs the first and last tokens' arrivals apart. A client starved of
+        # CPU can read a whole answer at once; that sample has no decode speed rather than an
+        # invented one, and only that sample.
+        timed = [s for s in level.samples if s.chunk_offsets_ms[0] < s.chunk_offsets_ms[-1]]
+        assert level.decode_tps.count == len(timed) >= 1
 
     # Every step's reading is vLLM's real KV gauge: one series, named and labelled by vLLM,
     # whose value is a whole number of 128-token blocks out of the 63 usable ones.

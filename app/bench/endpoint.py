@@ -1,0 +1,120 @@
+"""Where a benchmark sends its requests: the chat endpoint and the HTTP clients behind it."""
+
+from __future__ import annotations
+
+import functools
+import json
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from time import perf_counter_ns
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from app.bench.transport import StampingTransport
+
+
+def chat_completions_url(base_url: str) -> str:
+    """``base_url`` may be the server root or already end in ``/v1``."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1"):
+        path = f"{path}/v1"
+    return urlunsplit((parts.scheme, parts.netloc, f"{path}/chat/completions", "", ""))
+
+
+@functools.cache
+def _shared_ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs milliseconds; every client of a run shares one context.
+    return httpx.create_ssl_context()
+
+
+def make_http_client(
+    *,
+    api_key: str | None,
+    connect_timeout_s: float,
+    request_timeout_s: float,
+    max_connections: int = 1,
+) -> httpx.AsyncClient:
+    headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections
+    )
+    return httpx.AsyncClient(
+        headers=headers,
+        timeout=httpx.Timeout(request_timeout_s, connect=connect_timeout_s),
+        transport=StampingTransport(verify=_shared_ssl_context(), limits=limits),
+        # Proxy variables must not route a loopback-only benchmark elsewhere.
+        trust_env=False,
+        follow_redirects=False,
+    )
+
+
+class StreamClients:
+    """One HTTP client, with one connection, per concurrent stream.
+
+    httpcore's connection pool scans every connection on each request start and end, so a
+    single pool shared by N streams costs O(N^2) CPU per round; at 64 streams that stole
+    hundreds of milliseconds from the event loop and showed up as TTFT. Separate pools keep
+    the per-request cost constant. Clients are kept across levels so connections stay warm.
+    """
+
+    def __init__(self, factory: Callable[[], httpx.AsyncClient], *, owned: bool = True) -> None:
+        self._factory = factory
+        self._owned = owned
+        self._clients: list[httpx.AsyncClient] = []
+
+    @classmethod
+    def sharing(cls, http: httpx.AsyncClient) -> StreamClients:
+        """Every stream uses the caller's client, which the caller closes."""
+        return cls(lambda: http, owned=False)
+
+    def get(self, index: int) -> httpx.AsyncClient:
+        while len(self._clients) <= index:
+            self._clients.append(self._factory())
+        return self._clients[index]
+
+    async def aclose(self) -> None:
+        if self._owned:
+            for client in self._clients:
+                await client.aclose()
+        self._clients.clear()
+
+
+@dataclass
+class ChatEndpoint:
+    """Where and how to send chat requests; shared by every request of a run."""
+
+    http: httpx.AsyncClient
+    url: str
+    model: str
+    request_timeout_s: float
+    origin_ns: int = field(default_factory=perf_counter_ns)
+    include_usage: bool = True
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    secret: str | None = None
+
+    def body(self, messages: list[dict[str, str]], max_tokens: int) -> bytes:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": 0,
+            "stream": True,
+        }
+        if self.include_usage:
+            payload["stream_options"] = {"include_usage": True}
+        payload.update(self.extra_body)
+        return json.dumps(payload, ensure_ascii=False).encode()
+
+    def redact(self, text: str) -> str:
+        if self.secret:
+            return text.replace(self.secret, "***")
+        return text
+
+    def using(self, http: httpx.AsyncClient) -> ChatEndpoint:
+        return replace(self, http=http)
