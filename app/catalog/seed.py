@@ -113,7 +113,8 @@ class CatalogSeeder:
         return self.upsert(Artifact, {"slug": seed.slug}, values)
 
     def seed_runtime(self, seed: Any) -> Runtime:
-        values = seed.model_dump(exclude={"slug"})
+        # The format matrix is reference data with sources; only `formats` drives routes.
+        values = seed.model_dump(exclude={"slug", "format_support"})
         return self.upsert(Runtime, {"slug": seed.slug}, values)
 
     def seed_hardware(self, seed: Any) -> Hardware:

@@ -43,6 +43,7 @@ def model_spec(model: LlmModel) -> ModelSpec:
 
 def artifact_spec(artifact: Artifact) -> ArtifactSpec:
     size_basis = artifact.basis.get("size_bytes", {}).get("basis", "exact")
+    size_note = artifact.basis.get("size_bytes", {}).get("note") or "recorded file size"
     return ArtifactSpec(
         slug=artifact.slug,
         format=artifact.format,
@@ -50,6 +51,7 @@ def artifact_spec(artifact: Artifact) -> ArtifactSpec:
         bits_per_weight=artifact.bits_per_weight,
         size_bytes=artifact.size_bytes,
         size_basis=Basis(size_basis),
+        size_note=size_note,
         official=artifact.is_official,
     )
 

@@ -25,8 +25,10 @@ _STRENGTH: dict[Basis, int] = {
 
 def weakest(*bases: Basis | str) -> Basis:
     """Return the weakest of the given bases (EXACT when none are given)."""
-    # A plain string looks up the same entry as its enum member; convert only the answer.
-    return Basis(min(bases, key=_STRENGTH.__getitem__, default=Basis.EXACT))
+    # A plain string looks up the same entry as its enum member; convert only the answer,
+    # and only when it is not a member already (an enum call costs more than the min).
+    found = min(bases, key=_STRENGTH.__getitem__, default=Basis.EXACT)
+    return found if type(found) is Basis else Basis(found)
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,26 @@ def _quantized_kv_warning(setup: Setup) -> str | None:
     if setup.kv_dtype == "q4_0" and setup.context > QUANTIZED_KV_QUALITY_LIMIT:
         return "a q4_0 KV cache above 32K tokens is known to hurt recall and tool calls"
     return None
+
+
+def speculative_caution(mtp_layers: int, speculative_decoding: bool) -> str | None:
+    """A model with multi-token-prediction heads, or a plan with speculative decoding, can
+    decode faster than the bandwidth bound: several tokens are accepted per weight read. The
+    estimate is not multiplied by a guessed acceptance rate; it says so instead."""
+    if mtp_layers and speculative_decoding:
+        return (
+            f"speculative decoding with the model's {mtp_layers} MTP layer"
+            f"{'s' if mtp_layers != 1 else ''} is on: measured decode may exceed this "
+            "bandwidth-bound estimate, by the share of draft tokens accepted"
+        )
+    if mtp_layers:
+        return (
+            f"the model has {mtp_layers} MTP layer{'s' if mtp_layers != 1 else ''}: with "
+            "speculative decoding on, measured decode may exceed this bandwidth-bound estimate"
+        )
+    if speculative_decoding:
+        return (
+            "speculative decoding is on: measured decode may exceed this bandwidth-bound "
+            "estimate, by the share of draft tokens accepted"
+        )
+    return None

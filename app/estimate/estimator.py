@@ -11,11 +11,13 @@ from app.estimate.kv import (
     checked_kv_cache_bytes,
     checked_kv_growth_bytes_per_token,
     kv_basis,
+    kv_unknown,
     largest_context_within,
 )
+from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
-from app.estimate.speed import SpeedRange, decode_range, prefill_range
+from app.estimate.speed import DecodeLoad, SpeedRange, decode_range, prefill_range
 from app.estimate.units import GB, bytes_to_gb
 from app.estimate.weights import active_params, active_weight_bytes, weights_bytes
 
@@ -124,6 +126,36 @@ def max_context(
     return _largest_fitting_context(_prepare(model, artifact, runtime, hardware, plan))
 
 
+def offload(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> OffloadPlan | None:
+    """The split of the weights between GPU and system memory that lets the plan run when it
+    does not fit on the GPU; None when it fits, or when offloading cannot help."""
+    job = _prepare(model, artifact, runtime, hardware, plan)
+    setup = job.setup
+    kv_bytes = _kv_bytes_per_gpu(job, setup.context)
+    room = job.usable.value - bytes_to_gb(kv_bytes) - job.prefill.value - job.reserve.value
+    inputs = OffloadInputs(
+        runtime=runtime.slug,
+        unified_memory=hardware.unified_memory,
+        gpu_count=hardware.gpu_count,
+        num_layers=model.num_layers,
+        is_moe=model.is_moe,
+        params_total_b=model.params_total_b,
+        params_active_b=model.params_active_b,
+        weights_gb=bytes_to_gb(job.weights.value),
+        active_weights_gb=bytes_to_gb(active_weight_bytes(model, artifact, job.weights)),
+        gpu_room_gb=room,
+        kv_bytes=kv_bytes,
+        context=setup.context,
+    )
+    return plan_offload(inputs, hardware)
+
+
 def _prepare(
     model: ModelSpec,
     artifact: ArtifactSpec,
@@ -180,6 +212,8 @@ def _kv_per_gpu(job: _Job, context: int) -> Quantity:
     """The KV cache of each GPU, in GB."""
     setup = job.setup
     note = f"{setup.concurrency} x {context} tokens at {setup.kv_dtype}"
+    if kv_unknown(job.model):  # weights-only mode: no architecture, so no KV size to add
+        note = f"unknown: no architecture given, not counted ({note})"
     return Quantity(bytes_to_gb(_kv_bytes_per_gpu(job, context)), job.kv_basis, note)
 
 
@@ -232,11 +266,18 @@ def _largest_fitting_context(job: _Job) -> int | None:
 
 
 def _decode(job: _Job) -> SpeedRange | None:
-    """Decode speed per request at the plan's context and concurrency."""
-    tensor_parallel = job.setup.tensor_parallel
-    weights_read = active_weight_bytes(job.model, job.artifact, job.weights) / tensor_parallel
-    bytes_per_token = weights_read + _kv_bytes_per_gpu(job, job.setup.context)
-    return decode_range(bytes_per_token, job.hardware, job.model.is_moe, tensor_parallel)
+    """Decode speed per request at the plan's context and concurrency: each token reads the
+    active weights and every concurrent sequence's KV cache at that context."""
+    setup = job.setup
+    weights_read = active_weight_bytes(job.model, job.artifact, job.weights) / setup.tensor_parallel
+    load = DecodeLoad(
+        gpu_bytes=weights_read + _kv_bytes_per_gpu(job, setup.context),
+        layers=job.model.num_layers,
+        context=setup.context,
+        is_moe=job.model.is_moe,
+        runtime=job.runtime.slug,
+    )
+    return decode_range(load, job.hardware, setup.tensor_parallel)
 
 
 def _input_basis(job: _Job) -> Basis:

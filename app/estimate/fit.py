@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from app.estimate.errors import EstimateError
-from app.estimate.estimator import Estimate, estimate
+from app.estimate.estimator import Estimate, estimate, offload
+from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
@@ -18,6 +19,8 @@ class Verdict(StrEnum):
     FITS = "fits"
     FITS_REDUCED_CONTEXT = "fits_reduced_context"
     EXPERIMENTAL = "experimental"
+    # Runs with part of the weights in system memory (llama.cpp / Ollama), slower.
+    FITS_WITH_OFFLOAD = "fits_with_offload"
     EXCEEDS_MEMORY = "exceeds_memory"
 
 
@@ -47,7 +50,8 @@ class Assessment:
 
     route and estimate are None only when no route could be estimated at all; the verdict is
     then EXCEEDS_MEMORY and the reason says why (no runtime runs the format on the platform,
-    or the model data cannot support an estimate).
+    or the model data cannot support an estimate). With FITS_WITH_OFFLOAD, `estimate` is the
+    all-on-GPU estimate that did not fit and `offload` the split that runs.
     """
 
     verdict: Verdict
@@ -57,6 +61,7 @@ class Assessment:
     max_context: int | None
     reason: str
     results: tuple[RouteResult, ...]
+    offload: OffloadPlan | None = None
 
 
 @dataclass(frozen=True)
@@ -176,10 +181,43 @@ def _choose_experimental(
     return _reduced_assessment(request, Verdict.EXPERIMENTAL, best, reason, results)
 
 
+def _choose_offload(
+    request: _Request,
+    estimated: list[RouteResult],
+    results: tuple[RouteResult, ...],
+) -> Assessment | None:
+    """Nothing fits on the GPU: the first route (verified first) that runs with part of its
+    weights in system memory, at the requested context or else at the minimum."""
+    if request.hardware.unified_memory or request.hardware.gpu_count != 1:
+        return None  # one memory pool, or cards that share the layers: nothing to offload to
+    can_offload = [r for r in estimated if r.route.runtime.slug in OFFLOAD_RUNTIMES]
+    ordered = [r for r in can_offload if r.route.verified] + [
+        r for r in can_offload if not r.route.verified
+    ]
+    for context in dict.fromkeys((request.context, request.min_context)):
+        for result in ordered:
+            plan = _plan_for(result.route.runtime, request, context)
+            route = result.route
+            try:
+                split = offload(
+                    request.model, route.artifact, route.runtime, request.hardware, plan
+                )
+            except EstimateError:
+                continue
+            if split is not None:
+                at_context = _estimate_route(request, route, context)
+                chosen = RouteResult(route, at_context, None, False, result.max_context)
+                reason = f"runs at {context} tokens with {split.summary}"
+                found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
+                return replace(found, offload=split)
+    return None
+
+
 _CHOOSERS: tuple[Callable[..., Assessment | None], ...] = (
     _choose_fits,
     _choose_reduced,
     _choose_experimental,
+    _choose_offload,
 )
 
 

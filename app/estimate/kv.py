@@ -7,7 +7,7 @@ from fractions import Fraction
 
 from app.estimate.basis import Basis, weakest
 from app.estimate.errors import EstimateError
-from app.estimate.specs import ModelSpec
+from app.estimate.specs import UNKNOWN_ATTENTION, ModelSpec
 
 # Bytes per cached element; llama.cpp block formats include their per-block scales.
 KV_DTYPE_BYTES: dict[str, Fraction] = {
@@ -31,7 +31,15 @@ _REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
         "full_attention_layers",
         "linear_state_bytes_per_seq",
     ),
+    # A model known only by its parameter counts: the KV term cannot be sized. Estimates
+    # then cover the weights alone and say so (see `kv_unknown`), never a silent zero.
+    UNKNOWN_ATTENTION: (),
 }
+
+
+def kv_unknown(model: ModelSpec) -> bool:
+    """Whether the model's KV cache cannot be sized (weights-only estimates)."""
+    return model.attention == UNKNOWN_ATTENTION
 
 
 _POSITIVE_FIELDS = frozenset({"num_layers", "num_kv_heads", "head_dim", "sliding_window"})
@@ -79,7 +87,9 @@ def _check_layer_counts(model: ModelSpec) -> None:
 
 
 def kv_basis(model: ModelSpec) -> Basis:
-    """Basis of a KV size: arithmetic on the model fields it uses."""
+    """Basis of a KV size: arithmetic on the model fields it uses; assumed when unknown."""
+    if kv_unknown(model):
+        return Basis.ASSUMED
     return weakest(Basis.DERIVED, *(model.basis_of(name) for name in kv_fields(model)))
 
 
@@ -92,6 +102,8 @@ def cached_layers(model: ModelSpec) -> int:
 
 def elements_per_token_per_layer(model: ModelSpec, tensor_parallel: int) -> int:
     """Cached elements per token in one layer on one GPU."""
+    if kv_unknown(model):
+        return 0
     if model.attention == "mla":
         # The compressed latent is replicated on every rank, never split.
         return model.kv_lora_rank + model.qk_rope_head_dim

@@ -16,6 +16,10 @@ _HARDWARE_BASIS_ALIASES: dict[str, str] = {
 }
 
 
+# A model described only by its parameter counts: its KV cache cannot be sized.
+UNKNOWN_ATTENTION = "unknown"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Architecture facts of a model that drive its memory and speed."""
@@ -31,7 +35,7 @@ class ModelSpec:
     head_dim: int | None = None
     hidden_size: int | None = None
     intermediate_size: int | None = None
-    attention: str = "gqa"  # "gqa" (incl. MHA) | "mla" | "hybrid_linear"
+    attention: str = "gqa"  # "gqa" (incl. MHA) | "mla" | "hybrid_linear" | "unknown"
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     sliding_window: int | None = None
@@ -42,7 +46,8 @@ class ModelSpec:
 
     def basis_of(self, field_name: str) -> Basis:
         """Basis of one field; published unless the catalog says otherwise."""
-        return Basis(self.basis.get(field_name, Basis.PUBLISHED))
+        found = self.basis.get(field_name, Basis.PUBLISHED)
+        return found if type(found) is Basis else Basis(found)
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class ArtifactSpec:
     bits_per_weight: float  # effective whole-file bits per weight
     size_bytes: int | None = None
     size_basis: Basis = Basis.EXACT
+    size_note: str = "recorded file size"
     official: bool = False
 
 
@@ -101,7 +107,7 @@ class HardwareSpec:
         """Basis of one figure, by field name or the seed's name for it; published by default."""
         alias = _HARDWARE_BASIS_ALIASES.get(field_name, field_name)
         found = self.basis.get(field_name, self.basis.get(alias, Basis.PUBLISHED))
-        return Basis(found)
+        return found if type(found) is Basis else Basis(found)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,13 @@
-"""Decode and prefill speed ranges from bandwidth and compute rooflines."""
+"""Decode and prefill speed ranges from bandwidth and compute rooflines.
+
+Decode at batch 1 reads every active weight and the whole KV cache once per token, so
+time per token = bytes read / (efficiency x bandwidth) + layers x a per-layer overhead
+(kernel launches, synchronisation), slowed further at long context by attention work the
+byte count misses. The efficiencies, the overhead, the long-context constant and the range
+around the point estimate are calibrated on the fitting half of the public measurements in
+`tests/accuracy/calibration.yaml` (`python -m tests.accuracy.fit` prints them); the other
+half checks them (`make accuracy`). Every constant below names what set it.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +16,72 @@ from dataclasses import dataclass
 from app.estimate.basis import Basis
 from app.estimate.specs import HardwareSpec
 
-# Share of peak bandwidth reached at batch 1, p25-p75 of community llama.cpp measurements;
-# an MoE reaches less of it per active byte (expert routing, scattered reads).
-DENSE_EFFICIENCY = (0.51, 0.73)
-MOE_EFFICIENCY = (0.21, 0.33)
+# Software stacks that share kernels and so share an efficiency: llama.cpp's ROCm (HIP)
+# and Vulkan back ends run on the same AMD and Intel parts; CPU decode is not calibrated.
+# A CUDA GPU that shares the system's memory (DGX Spark's GB10) is its own family
+# ("cuda-unified", see `platform_family`): it has a per-layer overhead a discrete card
+# does not show, and reaches more of its (lower) bandwidth.
+PLATFORM_FAMILY: dict[str, str] = {
+    "cuda": "cuda",
+    "rocm": "rocm/vulkan",
+    "vulkan": "rocm/vulkan",
+    "metal": "metal",
+    "cpu": "cpu",
+}
+# Share of peak bandwidth reached at batch 1 on the bytes each token reads, by family and
+# dense/MoE: the median over the cell's llama.cpp fitting rows of the efficiency each row
+# implies, given its family's overhead (llama.cpp fitting rows per cell: CUDA 2 dense / 2 MoE,
+# CUDA unified 5 / 8, ROCm/Vulkan 3 / 1, Metal 3 / 1). An MoE reads scattered experts and
+# reaches less on discrete cards. Metal MoE rests on one row (Qwen3-30B-A3B on an M2
+# Ultra) and hits the cap of 1.0 there. CPU decode borrows ROCm/Vulkan: no CPU rows.
+EFFICIENCY: dict[tuple[str, bool], float] = {
+    ("cuda", False): 0.63,
+    ("cuda", True): 0.38,
+    ("cuda-unified", False): 0.96,
+    ("cuda-unified", True): 0.84,
+    ("rocm/vulkan", False): 0.55,
+    ("rocm/vulkan", True): 0.43,
+    ("metal", False): 0.91,
+    ("metal", True): 1.00,
+    ("cpu", False): 0.55,
+    ("cpu", True): 0.43,
+}
+# Speed of a runtime relative to llama.cpp on the same hardware: the median of measured /
+# llama.cpp estimate over its fitting rows (MLX 3 rows on M3 Ultra, vLLM 1 row on an RTX
+# 4090). Ollama runs llama.cpp's kernels; SGLang has no fitting row and keeps 1.0.
+RUNTIME_FACTOR: dict[str, float] = {
+    "llama-cpp": 1.0,
+    "ollama": 1.0,
+    "mlx-lm": 1.33,
+    "vllm": 0.99,
+    "sglang": 1.0,
+}
+# Time per layer per decoded token that bandwidth does not explain (kernel launches and
+# synchronisation), by family, fitted on a 0-200 us grid; it caps small models. A model
+# whose layer count is unknown is taken to have DEFAULT_LAYERS (a 30B-70B class figure).
+PER_LAYER_OVERHEAD_S: dict[str, float] = {
+    "cuda": 0.000000,
+    "cuda-unified": 0.000115,
+    "rocm/vulkan": 0.000000,
+    "metal": 0.000180,
+    "cpu": 0.000000,
+}
+DEFAULT_LAYERS = 40
+# Long-context slowdown beyond the KV bytes: speed x 1 / (1 + context / this), fitted on a
+# grid with the rows above (DGX Spark rows at depths of 4K-32K tokens carry it): about 8%
+# slower at 32K than the KV bytes alone say.
+LONG_CONTEXT_TOKENS = 400_000
+# The range around the point estimate: the 10th and 90th percentiles of measured/estimate
+# over the 29 fitting rows, so it is meant to hold 80% of measurements (the checking rows
+# test that; README, "Accuracy of the speed estimate").
+RANGE = (0.91, 1.22)
+RANGE_COVERS = "80%"
+# Partial offload: the weights left in system memory are read by the CPU at this share of
+# the host's bandwidth (assumed; one offloaded run checks it). A discrete card's host is
+# assumed to be a desktop with two channels of DDR5-5600 (2 x 8 bytes x 5600 MT/s =
+# 89.6 GB/s), the common current build; a unified-memory system never offloads.
+HOST_BANDWIDTH_GB_S = 89.6
+HOST_EFFICIENCY = 0.60
 PREFILL_MFU = (0.3, 0.5)
 TENSOR_PARALLEL_FACTOR = 0.9
 PCIE_FACTOR = 0.8
@@ -26,25 +97,51 @@ class SpeedRange:
     note: str
 
 
+@dataclass(frozen=True)
+class DecodeLoad:
+    """What one decoded token costs: bytes read from GPU memory (per GPU) and, when part of
+    the weights stay in system memory, bytes read from there by the CPU."""
+
+    gpu_bytes: float
+    layers: int | None = None
+    host_bytes: float = 0.0
+    context: int = 0
+    is_moe: bool = False
+    runtime: str = "llama-cpp"
+
+
 def decode_range(
-    bytes_per_token: float,
-    hardware: HardwareSpec,
-    is_moe: bool,
-    tensor_parallel: int,
+    load: DecodeLoad, hardware: HardwareSpec, tensor_parallel: int
 ) -> SpeedRange | None:
-    """Decode tokens/s per request from the bytes each GPU reads per token; None if no bandwidth."""
+    """Decode tokens/s per request; None when the hardware's bandwidth is unknown."""
     bandwidth = hardware.bandwidth_gb_s_per_gpu
     if bandwidth is None:
         return None
-    low_eta, high_eta = MOE_EFFICIENCY if is_moe else DENSE_EFFICIENCY
-    roofline = bandwidth * 1e9 / bytes_per_token * multi_gpu_factor(hardware, tensor_parallel)
-    kind = "MoE, on active weights" if is_moe else "dense"
-    note = (
-        f"{low_eta}-{high_eta} of {bandwidth:g} GB/s ({kind}); "
-        f"{bytes_per_token / 1e9:.2f} GB read per token per GPU"
-    )
-    note += _multi_gpu_note(hardware, tensor_parallel)
-    return _speed_range(low_eta * roofline, high_eta * roofline, note)
+    family = platform_family(hardware)
+    eta = EFFICIENCY[(family, load.is_moe)]
+    seconds = load.gpu_bytes / (eta * bandwidth * 1e9) + overhead_s(family, load.layers)
+    if load.host_bytes:
+        seconds += load.host_bytes / (HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9)
+    center = long_context_factor(load.context) * multi_gpu_factor(hardware, tensor_parallel)
+    center *= RUNTIME_FACTOR.get(load.runtime, 1.0) / seconds
+    note = _decode_note(load, hardware, family, eta, tensor_parallel)
+    return _speed_range(RANGE[0] * center, RANGE[1] * center, note)
+
+
+def platform_family(hardware: HardwareSpec) -> str:
+    """The calibration family of a hardware's software stack."""
+    family = PLATFORM_FAMILY.get(hardware.platform, "cpu")
+    return "cuda-unified" if family == "cuda" and hardware.unified_memory else family
+
+
+def overhead_s(family: str, layers: int | None) -> float:
+    """Fixed time per token: the family's per-layer overhead times the layers."""
+    return PER_LAYER_OVERHEAD_S[family] * (layers or DEFAULT_LAYERS)
+
+
+def long_context_factor(context: int) -> float:
+    """Slowdown at long context beyond the KV bytes already counted."""
+    return 1 / (1 + context / LONG_CONTEXT_TOKENS)
 
 
 def multi_gpu_factor(hardware: HardwareSpec, tensor_parallel: int) -> float:
@@ -54,12 +151,32 @@ def multi_gpu_factor(hardware: HardwareSpec, tensor_parallel: int) -> float:
     return TENSOR_PARALLEL_FACTOR * (PCIE_FACTOR if hardware.interconnect == "pcie" else 1.0)
 
 
-def _multi_gpu_note(hardware: HardwareSpec, tensor_parallel: int) -> str:
-    """Say which multi-GPU factor was applied."""
-    if tensor_parallel == 1:
-        return ""
-    factor = multi_gpu_factor(hardware, tensor_parallel)
-    return f"; x{factor:g} for tensor parallel {tensor_parallel}"
+def _decode_note(
+    load: DecodeLoad, hardware: HardwareSpec, family: str, eta: float, tensor_parallel: int
+) -> str:
+    """How the decode range was reached, in one line."""
+    kind = "MoE, active weights" if load.is_moe else "dense"
+    note = (
+        f"{load.gpu_bytes / 1e9:.2f} GB read per token per GPU at {load.context:,} tokens; "
+        f"{eta:.2f} of {hardware.bandwidth_gb_s_per_gpu:g} GB/s ({family}, {kind}) "
+        f"+ {overhead_s(family, load.layers) * 1e3:.2f} ms per token"
+    )
+    if load.layers is None:
+        note += f" ({DEFAULT_LAYERS} layers assumed)"
+    if load.host_bytes:
+        note += (
+            f"; {load.host_bytes / 1e9:.2f} GB from system memory at {HOST_EFFICIENCY:g} of "
+            f"an assumed {HOST_BANDWIDTH_GB_S:g} GB/s"
+        )
+    slowdown = long_context_factor(load.context)
+    if slowdown < 0.995:
+        note += f"; x{slowdown:.2f} long-context slowdown"
+    if tensor_parallel > 1:
+        note += f"; x{multi_gpu_factor(hardware, tensor_parallel):g} for tensor parallel"
+    factor = RUNTIME_FACTOR.get(load.runtime, 1.0)
+    if factor != 1.0:
+        note += f"; x{factor:g} for {load.runtime} against llama.cpp"
+    return note + f"; range holds {RANGE_COVERS} of calibration measurements"
 
 
 def prefill_range(
@@ -81,5 +198,5 @@ def prefill_range(
 
 
 def _speed_range(low: float, high: float, note: str) -> SpeedRange:
-    """A speed range rounded to one decimal; the efficiency bands are assumptions."""
+    """A speed range rounded to one decimal; the efficiencies are calibrated assumptions."""
     return SpeedRange(round(low, 1), round(high, 1), Basis.ASSUMED, note)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.errors import EstimateError
+from app.estimate.hf_config import ModelShape
+from app.estimate.quants import QuantType
 from app.estimate.specs import ArtifactSpec, ModelSpec
 
 
@@ -21,7 +23,7 @@ def _recorded_size(artifact: ArtifactSpec) -> Quantity:
     """The artifact's recorded file size."""
     if artifact.size_bytes <= 0:
         raise EstimateError("artifact", f"{artifact.slug}: size_bytes must be positive")
-    return Quantity(float(artifact.size_bytes), artifact.size_basis, "recorded file size")
+    return Quantity(float(artifact.size_bytes), artifact.size_basis, artifact.size_note)
 
 
 def params_bytes(params_b: float, artifact: ArtifactSpec) -> float:
@@ -41,3 +43,20 @@ def active_weight_bytes(model: ModelSpec, artifact: ArtifactSpec, weights: Quant
 def active_params(model: ModelSpec) -> float:
     """Parameters (not billions) that take part in each token's forward pass."""
     return (model.params_active_b if model.is_moe else model.params_total_b) * 1e9
+
+
+def weights_by_tensor_kind(shape: ModelShape, quant: QuantType) -> Quantity:
+    """Bytes of a model whose shapes are known, each tensor kind at the quant's bits for it:
+    routed experts, other linear layers, embeddings and output head."""
+    moe = shape.is_moe
+    parts = [
+        ("experts", shape.expert_params, quant.bits_for("expert", moe)),
+        ("other layers", shape.linear_params, quant.bits_for("linear", moe)),
+        ("embeddings", shape.embedding_params, quant.bits_for("embedding", moe)),
+    ]
+    size = sum(params * bits / 8 for _, params, bits in parts)
+    note = ", ".join(
+        f"{what} {params / 1e9:.2f}B x {bits:g}" for what, params, bits in parts if params
+    )
+    basis = weakest(Basis.DERIVED, quant.basis)
+    return Quantity(size, basis, f"{quant.name} by tensor kind: {note} bits")

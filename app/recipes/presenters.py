@@ -10,10 +10,13 @@ from typing import Any
 from fastapi import Request
 
 from app.estimate import Quantity
+from app.estimate.hf_config import ModelShape
+from app.estimate.specs import UNKNOWN_ATTENTION
 from app.recipes.knobs import knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
 from app.resolve.commands import HOST, PORT, shared_setup
+from app.resolve.described import KV_UNKNOWN_WARNING, ModelDescription
 
 
 def speed_out(recipe: ResolvedRecipe) -> dict[str, Any] | None:
@@ -105,10 +108,19 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
     }
 
 
-def estimate_out(recipe: ResolvedRecipe) -> dict[str, Any]:
-    """The flat shape of `servebook estimate --json` and `POST /api/estimate`."""
+def estimate_out(
+    recipe: ResolvedRecipe,
+    description: ModelDescription | None = None,
+    hardware_name: str | None = None,
+) -> dict[str, Any]:
+    """The flat shape of `servebook estimate --json` and `POST /api/estimate`.
+
+    A model known only by its parameter counts has no KV size: `kv_cache` says "unknown",
+    and the KV figures and the largest context are null rather than a silent zero.
+    """
     estimate, memory, speed = recipe.estimate, recipe.memory, recipe.token_generation
-    return {
+    kv_known = recipe.model.attention != UNKNOWN_ATTENTION
+    out = {
         **recipe_out(recipe),
         "context": recipe.start_context,
         "required_gb_per_gpu": memory.required_gb if memory else None,
@@ -117,11 +129,88 @@ def estimate_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         else round(recipe.hardware.usable_gb_per_gpu, 1),
         "headroom_gb_per_gpu": memory.headroom_gb if memory else None,
         "weights_gb": round(estimate.weights_gb.value, 2) if estimate else None,
-        "kv_bytes_per_token": estimate.kv_bytes_per_token if estimate else None,
+        "kv_bytes_per_token": estimate.kv_bytes_per_token if estimate and kv_known else None,
+        "kv_cache": "estimated" if kv_known else "unknown",
         "tensor_parallel": estimate.tensor_parallel if estimate else None,
         "decode_tokens_per_s": speed.as_json() if speed else None,
         "basis": estimate.basis.value if estimate else None,
+        "assumed": assumptions(recipe, description),
+        "described": described_out(description),
     }
+    if not kv_known:
+        out["max_context"] = None
+        out["context_steps"] = []
+        out["warnings"] = [KV_UNKNOWN_WARNING, *out["warnings"]]
+    if hardware_name:
+        out["hardware_name"] = hardware_name
+    return out
+
+
+def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) -> list[str]:
+    """Every input the answer rests on that was assumed rather than read or derived."""
+    found: list[str] = []
+    if recipe.estimate is not None:
+        m = recipe.estimate.memory
+        parts = {
+            "weights": m.weights,
+            "KV cache": m.kv_cache,
+            "prefill workspace": m.prefill_workspace,
+            "runtime reserve": m.runtime_reserve,
+        }
+        found += [f"{name}: {q.note}" for name, q in parts.items() if q.basis.value == "assumed"]
+    for name, entry in (recipe.hardware.basis or {}).items():
+        if entry.get("basis") == "assumed":
+            found.append(f"hardware {name}: {entry.get('note', '')}")
+    if description is not None and description.quant.basis.value == "assumed":
+        found.append(f"quant {description.quant.name}: {description.quant.note}")
+    return found
+
+
+def described_out(description: ModelDescription | None) -> dict[str, Any] | None:
+    """What a described model was read as: its source, counts, quant and shape."""
+    if description is None:
+        return None
+    quant = description.quant
+    out: dict[str, Any] = {
+        "name": description.name,
+        "source": description.source,
+        "params_total_b": round(description.params_total_b, 3),
+        "params_active_b": round(description.params_active_b, 3),
+        "is_moe": description.moe,
+        "quant": quant.name,
+        "quant_bits": quant.bits,
+        "quant_source": quant.source,
+        "weights": _bytes_out(description.weights_quantity()),
+    }
+    shape = description.shape
+    if shape is not None:
+        out["shape"] = shape_fields(shape)
+    return out
+
+
+def _bytes_out(quantity: Quantity) -> dict[str, Any]:
+    gb = round(quantity.value / 1e9, 2)
+    return {"gb": gb, "basis": quantity.basis.value, "note": quantity.note}
+
+
+def shape_fields(shape: ModelShape) -> dict[str, Any]:
+    """The shape fields that size the KV cache and the speed: enough to carry in a URL."""
+    fields = {
+        "attention": shape.attention,
+        "num_layers": shape.num_layers,
+        "num_kv_heads": shape.num_kv_heads,
+        "head_dim": shape.head_dim,
+        "native_context": shape.native_context,
+        "kv_lora_rank": shape.kv_lora_rank,
+        "qk_rope_head_dim": shape.qk_rope_head_dim,
+        "sliding_window": shape.sliding_window,
+        "sliding_window_layers": shape.sliding_window_layers,
+        "full_attention_layers": shape.full_attention_layers,
+        "linear_state_bytes_per_seq": shape.linear_state_bytes_per_seq,
+        "experts": shape.experts,
+        "active_experts": shape.active_experts,
+    }
+    return {key: value for key, value in fields.items() if value not in (None, 0)}
 
 
 def detail_url(request: Request, recipe: ResolvedRecipe, profile_slug: str | None = None) -> str:

@@ -1,8 +1,8 @@
 """JSON shapes of the fit table (the HTML templates read the same resolved recipes)."""
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from app.catalog.schemas import ModelOut
 from app.estimate import Verdict
@@ -63,3 +63,152 @@ class FitTableOut(BaseModel):
     pages: int
     total: int  # rows that pass the filters, over every page
     rows: list[FitRowOut]
+
+
+# --- POST /api/estimate: a model and hardware named or described ------------------------
+
+_STRICT = ConfigDict(extra="forbid")
+
+
+class ModelByNumbers(BaseModel):
+    """Parameter counts and a quant name: weights only, the KV cache unknown."""
+
+    model_config = _STRICT
+    params_b: float = Field(gt=0, le=100_000, description="total parameters, billions")
+    active_params_b: float | None = Field(
+        default=None, gt=0, le=100_000, description="parameters per token (MoE), billions"
+    )
+    quant: str = Field(min_length=1, max_length=40, description="a name from the quant table")
+    name: str | None = Field(default=None, max_length=100)
+
+
+class ModelByConfig(BaseModel):
+    """A Hugging Face config.json; the quant named, else the one it declares."""
+
+    model_config = _STRICT
+    hf_config: dict[str, Any]
+    quant: str | None = Field(default=None, min_length=1, max_length=40)
+    name: str | None = Field(default=None, max_length=100)
+
+
+class ModelBySafetensors(BaseModel):
+    """A model.safetensors.index.json or a safetensors header (exact bytes), optionally with
+    the config.json (shapes, KV cache)."""
+
+    model_config = _STRICT
+    safetensors_index: dict[str, Any] | None = None
+    safetensors_header: dict[str, Any] | None = None
+    hf_config: dict[str, Any] | None = None
+    quant: str | None = Field(default=None, min_length=1, max_length=40)
+    params_b: float | None = Field(default=None, gt=0, le=100_000)
+    name: str | None = Field(default=None, max_length=100)
+
+    @model_validator(mode="after")
+    def one_file(self) -> "ModelBySafetensors":
+        if (self.safetensors_index is None) == (self.safetensors_header is None):
+            raise ValueError("give safetensors_index or safetensors_header (one of them)")
+        return self
+
+
+class ModelByRepo(BaseModel):
+    """A Hub repository id: config and sizes fetched (and cached) when online."""
+
+    model_config = _STRICT
+    repo: str = Field(min_length=3, max_length=200, pattern=r"^[\w.-]+/[\w.-]+$")
+    quant: str | None = Field(default=None, min_length=1, max_length=40)
+
+
+def _model_kind(value: Any) -> str | None:
+    """Which description a request's model is, by the keys it carries."""
+    if isinstance(value, str):
+        return "by_slug"
+    if not isinstance(value, dict):
+        return None
+    if "safetensors_index" in value or "safetensors_header" in value:
+        return "by_safetensors"
+    for key, kind in (("repo", "by_repo"), ("hf_config", "by_config"), ("params_b", "by_numbers")):
+        if key in value:
+            return kind
+    return None
+
+
+ModelIn = Annotated[
+    Annotated[str, Tag("by_slug")]
+    | Annotated[ModelByNumbers, Tag("by_numbers")]
+    | Annotated[ModelByConfig, Tag("by_config")]
+    | Annotated[ModelBySafetensors, Tag("by_safetensors")]
+    | Annotated[ModelByRepo, Tag("by_repo")],
+    Discriminator(
+        _model_kind,
+        custom_error_type="model_kind",
+        custom_error_message=(
+            "give a catalog slug, or an object with params_b, hf_config, "
+            "safetensors_index / safetensors_header, or repo"
+        ),
+    ),
+]
+
+
+def _hardware_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "by_slug"
+    return "by_gpu" if isinstance(value, dict) else None
+
+
+HardwareIn = Annotated[
+    Annotated[str, Tag("by_slug")] | Annotated["GpuByName", Tag("by_gpu")],
+    Discriminator(
+        _hardware_kind,
+        custom_error_type="hardware_kind",
+        custom_error_message='give a catalog slug, "custom", or {"gpu": NAME, "count": N}',
+    ),
+]
+
+
+class GpuByName(BaseModel):
+    """A card named as people name it ("RTX 4090", "4090"), times a count."""
+
+    model_config = _STRICT
+    gpu: str = Field(min_length=1, max_length=100)
+    count: int = Field(default=1, ge=1, le=64)
+    memory_gb: float | None = Field(default=None, gt=0, le=10_000)
+
+
+class EstimateRequest(BaseModel):
+    """A catalog model slug or a described model, on catalog, named or described hardware.
+
+    Described hardware keeps the selector's flat fields (memory_gb_per_gpu, gpu_count,
+    bandwidth_gb_s_per_gpu, usable_memory_gb, platform, interconnect, unified_memory)
+    beside `"hardware": "custom"`.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    model: ModelIn = Field(description="catalog slug, or a model description")
+    hardware: HardwareIn = Field(default="custom", description="catalog slug, a GPU, or custom")
+    runtime: str | None = Field(default=None, max_length=50)
+    context: int | None = Field(default=None, ge=256, le=10_000_000)
+    profile: str = Field(default="balanced", max_length=50)
+
+
+class SpeedOut(BaseModel):
+    low: float
+    high: float
+    basis: str
+    note: str
+
+
+class EstimateOut(BaseModel):
+    """The recipe's flat shape (a few of its fields; every field is in the answer)."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str
+    hardware: str
+    verdict: Verdict
+    reason: str
+    required_gb_per_gpu: float | None
+    usable_gb_per_gpu: float
+    max_context: int | None
+    decode_tokens_per_s: SpeedOut | None
+    kv_cache: Literal["estimated", "unknown"]
+    assumed: list[str]
+    described: dict[str, Any] | None

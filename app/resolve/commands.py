@@ -17,7 +17,7 @@ Speculative decoding flags (seed_data/SOURCES.md, "Speculative decoding"):
 import json
 import shlex
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from app.models import Artifact, LlmModel, Runtime
@@ -293,3 +293,14 @@ def shared_setup(runtime: Runtime) -> str:
         f"{runtime.name} has no access control of its own: keep it on 127.0.0.1 and put "
         "an authenticating reverse proxy in front of it."
     )
+
+
+def with_offload(command: Command, flags: list[str]) -> Command:
+    """llama.cpp's command with part of the weights left in system memory: the offload
+    flags replace the all-on-GPU `--n-gpu-layers 999`. Ollama places layers itself (it
+    keeps on the GPU what fits), so its command is unchanged."""
+    if command.runtime != "llama-cpp" or "--n-gpu-layers" not in command.argv:
+        return command
+    at = command.argv.index("--n-gpu-layers")
+    argv = command.argv[:at] + flags + command.argv[at + 2 :]
+    return replace(command, argv=argv)

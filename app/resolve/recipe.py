@@ -5,19 +5,16 @@ Pure over `ModelInputs`: the fit table, the detail page and its JSON, the select
 them computes a figure of its own.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from app.catalog.specs import hardware_spec
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
-from app.models import Hardware, LlmModel, Profile
+from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
 from app.resolve.commands import Command, build_command, departures
 from app.resolve.figures import (
-    Check,
-    ContextMedian,
     Evidence,
     MemoryFigure,
-    SpeedFigure,
     decode_check,
     gb,
     medians_by_context,
@@ -26,6 +23,7 @@ from app.resolve.figures import (
     speed_figure,
 )
 from app.resolve.inputs import ModelInputs, RouteChoice
+from app.resolve.offloaded import offloaded_recipe
 from app.resolve.profiles import (
     LOWERED_START,
     MIN_USEFUL_CONTEXT,
@@ -33,74 +31,14 @@ from app.resolve.profiles import (
     raise_steps,
     requested_context,
 )
-from app.resolve.verification import PairEvidence
-
-RUNNABLE = (Verdict.FITS, Verdict.FITS_REDUCED_CONTEXT)
-VERIFIED = "verified"
-PENDING = "verification_pending"
-VERDICT_LABELS = {
-    Verdict.FITS: "fits",
-    Verdict.FITS_REDUCED_CONTEXT: "fits with reduced context",
-    Verdict.EXPERIMENTAL: "experimental",
-    Verdict.EXCEEDS_MEMORY: "exceeds memory (unsupported)",
-}
-
-
-@dataclass(frozen=True)
-class ContextStep:
-    """One step of raising the context after the start works."""
-
-    context: int
-    required_gb: float
-    fits: bool
-
-
-@dataclass(frozen=True)
-class ResolvedRecipe:
-    """Everything any surface shows about one model on one hardware under one profile."""
-
-    model: LlmModel
-    hardware: Hardware
-    profile: Profile
-    verdict: Verdict
-    reason: str
-    route: RouteChoice | None
-    pair: PairEvidence | None
-    alternatives: tuple[str, ...]
-    applied: AppliedValues | None
-    estimate: Estimate | None  # the served plan's breakdown (the closest route when exceeding)
-    memory: MemoryFigure | None
-    start_context: int
-    max_context: int | None  # the largest context one request fits, at the profile's values
-    context_steps: tuple[ContextStep, ...]
-    token_generation: SpeedFigure | None
-    status: str
-    commands: tuple[Command, ...]
-    measured: tuple[ContextMedian, ...]
-    decode_check: Check | None
-    memory_check: Check | None
-    warnings: tuple[str, ...]
-
-    @property
-    def verdict_label(self) -> str:
-        return VERDICT_LABELS[self.verdict]
-
-    @property
-    def runnable(self) -> bool:
-        return self.verdict in RUNNABLE
-
-    @property
-    def estimate_only(self) -> bool:
-        return not self.commands
-
-    @property
-    def unsupported(self) -> bool:
-        """Exceeds memory: the page shows estimated memory and nothing else."""
-        return self.verdict == Verdict.EXCEEDS_MEMORY
-
-    @property
-    def primary_command(self) -> Command | None:
-        return self.commands[0] if self.commands else None
+from app.resolve.resolved import (
+    PENDING,
+    RUNNABLE,
+    VERIFIED,
+    ContextStep,
+    ResolvedRecipe,
+    with_speculative_caution,
+)
 
 
 def resolve_recipe(
@@ -126,6 +64,8 @@ def resolve_recipe(
     assessment = _assess(inputs, hardware, pairs, requested, (artifact, runtime))
     chosen = assessment.route
     choice = _choice(pairs, chosen)
+    if assessment.verdict == Verdict.FITS_WITH_OFFLOAD and choice is not None:
+        return offloaded_recipe(inputs, hardware, profile, assessment, choice)
     if assessment.verdict == Verdict.EXCEEDS_MEMORY or choice is None:
         return _exceeding(inputs, hardware, profile, assessment)
     specs = inputs.specs(choice, hardware)
@@ -164,7 +104,7 @@ def resolve_recipe(
         measured=medians,
         decode_check=decode_check(one_request, medians, applied.context),
         memory_check=memory_check(memory),
-        warnings=at_load.warnings,
+        warnings=with_speculative_caution(at_load.warnings, model, applied),
     )
 
 

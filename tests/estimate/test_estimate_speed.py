@@ -1,9 +1,16 @@
-"""Decode and prefill speed ranges."""
+"""Decode and prefill speed ranges, worked by hand from the calibrated constants.
+
+Each expected figure is the formula of app/estimate/speed.py written out: bytes read per
+token / (efficiency x bandwidth) + layers x per-layer overhead, times the long-context
+factor, times the range bounds. The constants are read from the module (the accuracy
+benchmark sets and checks their values); the arithmetic here is independent of it.
+"""
 
 from dataclasses import replace
 
 import pytest
 from estimate_specs import (
+    DGX_SPARK,
     H100,
     H200_X8,
     L40S_X4_PCIE,
@@ -20,51 +27,89 @@ from estimate_specs import (
 )
 
 from app.estimate import ArtifactSpec, Basis, Plan, estimate, kv_cache_bytes
+from app.estimate.speed import (
+    DEFAULT_LAYERS,
+    EFFICIENCY,
+    HOST_BANDWIDTH_GB_S,
+    HOST_EFFICIENCY,
+    LONG_CONTEXT_TOKENS,
+    PER_LAYER_OVERHEAD_S,
+    RANGE,
+    RUNTIME_FACTOR,
+    DecodeLoad,
+    decode_range,
+    long_context_factor,
+    platform_family,
+)
 
 LLAMA_70B_AWQ = ArtifactSpec("llama-70b-awq", "safetensors", "awq", 4.16)
+LLAMA_8B_WEIGHTS = 8.03e9 * 4.8944 / 8  # 4,912,754,000 bytes
 
 
 def _decode(model, artifact, runtime, hardware, plan):
     return estimate(model, artifact, runtime, hardware, plan).decode_tokens_per_s
 
 
-def test_dense_decode_uses_all_weights_and_the_dense_band():
+def _by_hand(bytes_per_token, bandwidth_gb_s, family, moe, layers, context, factor=1.0):
+    """The decode range written out."""
+    seconds = bytes_per_token / (EFFICIENCY[(family, moe)] * bandwidth_gb_s * 1e9)
+    seconds += PER_LAYER_OVERHEAD_S[family] * layers
+    center = factor / (1 + context / LONG_CONTEXT_TOKENS) / seconds
+    return round(RANGE[0] * center, 1), round(RANGE[1] * center, 1)
+
+
+def test_dense_decode_reads_all_weights_and_the_kv_cache_at_the_context():
     speed = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=4096))
-    bytes_per_token = 8.03e9 * 4.8944 / 8 + kv_cache_bytes(LLAMA_8B, 4096)
-    assert speed.low == round(0.51 * 1008e9 / bytes_per_token, 1)
-    assert speed.high == round(0.73 * 1008e9 / bytes_per_token, 1)
+    # 32 layers x 2 (K, V) x 8 KV heads x 128 dims x 2 bytes = 131,072 bytes per token.
+    assert kv_cache_bytes(LLAMA_8B, 4096) == 131_072 * 4096
+    bytes_per_token = LLAMA_8B_WEIGHTS + 131_072 * 4096
+    assert (speed.low, speed.high) == _by_hand(bytes_per_token, 1008, "cuda", False, 32, 4096)
     assert speed.basis == Basis.ASSUMED
-    assert "0.51-0.73" in speed.note
+    assert "5.45 GB read per token" in speed.note
+    assert "(cuda, dense)" in speed.note
 
 
-def test_moe_decode_uses_active_params_and_the_moe_band():
+def test_moe_decode_reads_active_weights_at_the_moe_efficiency():
     speed = _decode(MOE_320B, MOE_320B_MLX_4BIT, MLX_LM, MAC_STUDIO_256, Plan(context=4096))
     bytes_per_token = 18e9 * 4.5 / 8 + kv_cache_bytes(MOE_320B, 4096)
-    assert speed.low == round(0.21 * 819e9 / bytes_per_token, 1)
-    assert speed.high == round(0.33 * 819e9 / bytes_per_token, 1)
-    assert "MoE" in speed.note
+    assert (speed.low, speed.high) == _by_hand(bytes_per_token, 819, "metal", True, 64, 4096)
+    assert "MoE, active weights" in speed.note
 
 
-def test_dense_and_moe_bands_differ_for_the_same_bytes():
+def test_a_dense_twin_of_the_same_bytes_is_read_at_the_dense_efficiency():
     dense_twin = replace(MOE_320B, is_moe=False, params_total_b=18, params_active_b=18)
     plan = Plan(context=4096)
     moe = _decode(MOE_320B, MOE_320B_MLX_4BIT, MLX_LM, MAC_STUDIO_256, plan)
     dense = _decode(dense_twin, MOE_320B_MLX_4BIT, MLX_LM, MAC_STUDIO_256, plan)
-    assert dense.low / moe.low == pytest.approx(0.51 / 0.21, rel=1e-2)
-    assert dense.high / moe.high == pytest.approx(0.73 / 0.33, rel=1e-2)
+    assert EFFICIENCY[("metal", False)] != EFFICIENCY[("metal", True)]
+    bytes_per_token = 18e9 * 4.5 / 8 + kv_cache_bytes(MOE_320B, 4096)
+    assert (dense.low, dense.high) == _by_hand(bytes_per_token, 819, "metal", False, 64, 4096)
+    assert dense.high != moe.high
 
 
-def test_longer_context_reads_more_kv_and_decodes_slower():
+def test_long_context_slows_decode_by_the_kv_bytes_and_the_empirical_factor():
     short = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=1024))
     long = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=32768))
-    assert long.high < short.high
+    # At 32K the KV cache (4.29 GB) is almost as large as the weights (4.91 GB).
+    assert (long.low, long.high) == _by_hand(
+        LLAMA_8B_WEIGHTS + 131_072 * 32768, 1008, "cuda", False, 32, 32768
+    )
+    assert long.high < short.high * LLAMA_8B_WEIGHTS / (LLAMA_8B_WEIGHTS + 131_072 * 32768) * 1.01
+    assert f"x{long_context_factor(32768):.2f} long-context slowdown" in long.note
+    assert "long-context" not in short.note
+
+
+def test_the_long_context_factor_halves_speed_at_its_constant():
+    assert long_context_factor(0) == 1
+    assert long_context_factor(LONG_CONTEXT_TOKENS) == pytest.approx(0.5)
+    assert long_context_factor(LONG_CONTEXT_TOKENS // 4) == pytest.approx(0.8)
 
 
 def test_concurrency_reports_the_slower_per_request_rate():
     one = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, H100, Plan(context=8192))
     eight = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, H100, Plan(context=8192, concurrency=8))
-    bytes_per_token = 8.03e9 * 4.8944 / 8 + 8 * kv_cache_bytes(LLAMA_8B, 8192)
-    assert eight.high == round(0.73 * 3350e9 / bytes_per_token, 1)
+    bytes_per_token = LLAMA_8B_WEIGHTS + 8 * kv_cache_bytes(LLAMA_8B, 8192)
+    assert (eight.low, eight.high) == _by_hand(bytes_per_token, 3350, "cuda", False, 32, 8192)
     assert eight.high < one.high
 
 
@@ -80,8 +125,60 @@ def test_tensor_parallel_costs_ten_percent_and_pcie_twenty_more():
     fast = _decode(LLAMA_70B, LLAMA_70B_AWQ, VLLM, nvswitch, plan)
     slow = _decode(LLAMA_70B, LLAMA_70B_AWQ, VLLM, L40S_X4_PCIE, plan)
     bytes_per_gpu = 70.55e9 * 4.16 / 8 / 4 + kv_cache_bytes(LLAMA_70B, 4096, tensor_parallel=4)
-    assert fast.high == round(0.73 * 864e9 / bytes_per_gpu * 0.9, 1)
-    assert slow.high == round(0.73 * 864e9 / bytes_per_gpu * 0.9 * 0.8, 1)
+    vllm = RUNTIME_FACTOR["vllm"]
+    fast_by_hand = _by_hand(bytes_per_gpu, 864, "cuda", False, 80, 4096, 0.9 * vllm)
+    slow_by_hand = _by_hand(bytes_per_gpu, 864, "cuda", False, 80, 4096, 0.72 * vllm)
+    assert (fast.low, fast.high) == fast_by_hand
+    assert (slow.low, slow.high) == slow_by_hand
+
+
+def test_each_layer_adds_the_platform_overhead():
+    load = DecodeLoad(gpu_bytes=1e9, layers=60, context=0)
+    speed = decode_range(load, MAC_STUDIO_256, 1)
+    seconds = 1e9 / (EFFICIENCY[("metal", False)] * 819e9) + 60 * PER_LAYER_OVERHEAD_S["metal"]
+    assert speed.high == round(RANGE[1] / seconds, 1)
+
+
+def test_an_unknown_layer_count_takes_the_default_and_says_so():
+    known = decode_range(DecodeLoad(gpu_bytes=1e9, layers=DEFAULT_LAYERS), DGX_SPARK, 1)
+    unknown = decode_range(DecodeLoad(gpu_bytes=1e9), DGX_SPARK, 1)
+    assert (unknown.low, unknown.high) == (known.low, known.high)
+    assert f"({DEFAULT_LAYERS} layers assumed)" in unknown.note
+    assert "layers assumed" not in known.note
+
+
+def test_rocm_and_vulkan_share_a_family_and_a_unified_cuda_gpu_has_its_own():
+    assert platform_family(replace(RTX_4090, platform="rocm")) == "rocm/vulkan"
+    assert platform_family(replace(RTX_4090, platform="vulkan")) == "rocm/vulkan"
+    assert platform_family(RTX_4090) == "cuda"
+    assert platform_family(DGX_SPARK) == "cuda-unified"
+    assert platform_family(MAC_STUDIO_256) == "metal"
+
+
+def test_a_runtime_factor_scales_the_speed_on_the_same_bytes():
+    base = DecodeLoad(gpu_bytes=4e9, layers=32, context=1024, runtime="llama-cpp")
+    mlx = replace(base, runtime="mlx-lm")
+    llama = decode_range(base, MAC_STUDIO_256, 1)
+    faster = decode_range(mlx, MAC_STUDIO_256, 1)
+    assert faster.high == pytest.approx(llama.high * RUNTIME_FACTOR["mlx-lm"], abs=0.1)
+    assert "mlx-lm against llama.cpp" in faster.note
+
+
+def test_bytes_in_system_memory_add_their_time_at_host_bandwidth():
+    gpu_only = DecodeLoad(gpu_bytes=2e9, layers=24, context=0)
+    split = replace(gpu_only, host_bytes=1e9)
+    seconds = 2e9 / (EFFICIENCY[("cuda", False)] * 1008e9) + 24 * PER_LAYER_OVERHEAD_S["cuda"]
+    seconds += 1e9 / (HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9)
+    speed = decode_range(split, RTX_4090, 1)
+    assert speed.high == round(RANGE[1] / seconds, 1)
+    assert "1.00 GB from system memory" in speed.note
+    assert speed.high < decode_range(gpu_only, RTX_4090, 1).high
+
+
+def test_the_note_states_what_the_range_covers():
+    speed = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=4096))
+    assert "range holds 80% of calibration measurements" in speed.note
+    assert RANGE[0] < 1 < RANGE[1]
 
 
 def test_no_decode_range_without_bandwidth():

@@ -55,6 +55,24 @@ class SeedBudget(StrictModel):
             raise field_error("margin_gb", f"only for kind fixed_margin, not {self.kind}")
 
 
+class FormatCell(StrictModel):
+    """One cell of the runtime x format matrix, as the runtime's own documentation says it.
+
+    * ``routed``: the runtime loads the format and the catalog builds routes for it.
+    * ``loads``: the runtime can load it, but the catalog does not route it (experimental
+      or slower support; ``note`` says why).
+    * ``convert``: only after a conversion or import step (``note`` names it).
+    * ``no``: the runtime cannot load it.
+    """
+
+    status: Literal["routed", "loads", "convert", "no"]
+    source: Url
+    note: StrictStr = ""
+
+
+ALL_FORMATS: tuple[str, ...] = Format.__args__  # type: ignore[attr-defined]
+
+
 class SeedRuntime(StrictModel):
     """A serving runtime: where it runs, what it loads, how it spreads and budgets memory."""
 
@@ -62,6 +80,8 @@ class SeedRuntime(StrictModel):
     name: Text
     platforms: list[Platform] = Field(min_length=1)
     formats: list[Format] = Field(min_length=1)
+    # Every format's cell, with its source; `formats` is exactly the routed ones.
+    format_support: dict[Format, FormatCell]
     tensor_parallel: StrictBool
     split: Literal["tensor", "layer", "none"]
     budget: SeedBudget
@@ -87,4 +107,17 @@ class SeedRuntime(StrictModel):
                 raise field_error(name, "lists a value twice")
         if self.cuda_graphs and not {"cuda", "rocm"} & set(self.platforms):
             raise field_error("cuda_graphs", "CUDA graphs need a cuda or rocm platform")
+        self._check_format_support()
         return self
+
+    def _check_format_support(self) -> None:
+        missing = [f for f in ALL_FORMATS if f not in self.format_support]
+        if missing:
+            raise field_error("format_support", f"needs a cell for {', '.join(missing)}")
+        routed = {f for f, cell in self.format_support.items() if cell.status == "routed"}
+        if routed != set(self.formats):
+            raise field_error(
+                "formats",
+                f"must be the formats whose cell is routed ({', '.join(sorted(routed))}), "
+                f"not {', '.join(self.formats)}",
+            )

@@ -1,0 +1,135 @@
+"""Partial offload: a model too big for the GPU that runs with part of its weights in system
+memory, as llama.cpp (`--n-gpu-layers`, `--n-cpu-moe`) and Ollama do.
+
+The GPU keeps the KV cache, the prefill workspace, the runtime's margin and as many weights
+as fit in what is left; the rest stay in system memory and are read there by the CPU each
+token. A dense model keeps whole layers on the GPU (`-ngl N`); an MoE keeps every layer's
+attention and shared weights on the GPU and moves the routed experts of its first N layers
+to system memory (`--n-cpu-moe N`), of which a token reads only the experts it routes to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from app.estimate.specs import HardwareSpec
+from app.estimate.speed import DecodeLoad, SpeedRange, decode_range
+from app.estimate.units import GB
+
+# Runtimes that can leave part of the weights in system memory.
+OFFLOAD_RUNTIMES = frozenset({"llama-cpp", "ollama"})
+# System memory the offloaded weights may take: three quarters of an assumed 64 GB desktop
+# host (the operating system, the runtime and the page cache keep the rest).
+ASSUMED_HOST_MEMORY_GB = 64
+HOST_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class OffloadPlan:
+    """Where the weights go and what a token then costs."""
+
+    gpu_weights_gb: float
+    host_weights_gb: float
+    gpu_layers: int | None  # dense: layers on the GPU (-ngl)
+    cpu_moe_layers: int | None  # MoE: layers whose experts stay in system memory
+    decode: SpeedRange | None
+
+    @property
+    def flags(self) -> list[str]:
+        """The llama.cpp flags that place the weights this way."""
+        if self.cpu_moe_layers is not None:
+            return ["--n-gpu-layers", "999", "--n-cpu-moe", str(self.cpu_moe_layers)]
+        return ["--n-gpu-layers", str(self.gpu_layers)]
+
+    @property
+    def summary(self) -> str:
+        where = (
+            f"experts of {self.cpu_moe_layers} layers in system memory"
+            if self.cpu_moe_layers is not None
+            else f"{self.gpu_layers} layers on the GPU"
+        )
+        return (
+            f"{self.gpu_weights_gb:.1f} GB of weights on the GPU, "
+            f"{self.host_weights_gb:.1f} GB in system memory ({where})"
+        )
+
+
+@dataclass(frozen=True)
+class OffloadInputs:
+    """What the split needs from an estimate that did not fit on the GPU."""
+
+    runtime: str
+    unified_memory: bool
+    gpu_count: int
+    num_layers: int | None
+    is_moe: bool
+    params_total_b: float
+    params_active_b: float
+    weights_gb: float
+    active_weights_gb: float  # weights a token reads (all of a dense model)
+    gpu_room_gb: float  # usable memory less KV cache, prefill workspace and margin
+    kv_bytes: float  # KV read per token at the context
+    context: int
+
+
+def plan_offload(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | None:
+    """The split for a model that does not fit, or None where offloading cannot help:
+    another runtime, unified memory (one pool already), several GPUs, an unknown layer
+    count, no room left beside the KV cache, or more to offload than the host holds."""
+    if (
+        job.runtime not in OFFLOAD_RUNTIMES
+        or job.unified_memory
+        or job.gpu_count != 1
+        or not job.num_layers
+        or job.gpu_room_gb <= 0
+    ):
+        return None
+    excess = job.weights_gb - job.gpu_room_gb
+    if excess <= 0 or excess > ASSUMED_HOST_MEMORY_GB * HOST_SHARE:
+        return None
+    if job.is_moe:
+        return _moe_split(job, hardware, excess)
+    return _dense_split(job, hardware)
+
+
+def _dense_split(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | None:
+    """Whole layers on the GPU; every offloaded layer is read from system memory."""
+    layer_gb = job.weights_gb / job.num_layers
+    gpu_layers = math.floor(job.gpu_room_gb / layer_gb)
+    if gpu_layers < 1:
+        return None
+    host_gb = job.weights_gb - gpu_layers * layer_gb
+    gpu_gb = job.weights_gb - host_gb
+    load = DecodeLoad(
+        gpu_bytes=gpu_gb * GB + job.kv_bytes,
+        host_bytes=host_gb * GB,
+        layers=job.num_layers,
+        context=job.context,
+        runtime=job.runtime,
+    )
+    return OffloadPlan(gpu_gb, host_gb, gpu_layers, None, decode_range(load, hardware, 1))
+
+
+def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> OffloadPlan | None:
+    """Experts of the first N layers in system memory. Routed experts are taken as the
+    weights beyond the active ones (a lower bound), and a token reads the active share of
+    the offloaded experts, active / total parameters."""
+    active_share = job.params_active_b / job.params_total_b
+    expert_gb = job.weights_gb * (1 - active_share)
+    per_layer_gb = expert_gb / job.num_layers
+    layers = math.ceil(excess_gb / per_layer_gb)
+    if layers > job.num_layers:
+        return None
+    host_gb = layers * per_layer_gb
+    host_read = host_gb * active_share
+    load = DecodeLoad(
+        gpu_bytes=(job.active_weights_gb - host_read) * GB + job.kv_bytes,
+        host_bytes=host_read * GB,
+        layers=job.num_layers,
+        context=job.context,
+        is_moe=True,
+        runtime=job.runtime,
+    )
+    decode = decode_range(load, hardware, 1)
+    return OffloadPlan(job.weights_gb - host_gb, host_gb, None, layers, decode)

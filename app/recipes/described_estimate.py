@@ -1,0 +1,188 @@
+"""`POST /api/estimate`, the estimate page and `servebook estimate` for a model or a card
+that is not in the catalog: the description becomes a transient catalog entry and resolves
+through the selector, so the answer has the catalog's shape, rules and figures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from app.config import Settings
+from app.errors import NotFound
+from app.estimate import EstimateError
+from app.recipes.schemas import (
+    EstimateRequest,
+    GpuByName,
+    ModelByConfig,
+    ModelByNumbers,
+    ModelByRepo,
+    ModelBySafetensors,
+)
+from app.recipes.selector import SelectorResult, run_selector
+from app.resolve.described import ModelDescription, described_inputs, described_model
+from app.resolve.hub import describe_repo
+from app.resolve.model_sources import (
+    from_hf_config,
+    from_numbers,
+    from_safetensors,
+    safetensors_header_bytes,
+    safetensors_index_bytes,
+)
+from app.resolve.service import RecipeService
+
+
+@dataclass
+class DescribedResult:
+    """The selector's answer plus what the model and the card were described as."""
+
+    result: SelectorResult
+    description: ModelDescription | None = None
+    hardware_name: str | None = None
+
+
+def parse_request(body: dict[str, Any]) -> EstimateRequest | dict[str, str]:
+    """The typed request, or errors by dotted field name."""
+    try:
+        return EstimateRequest.model_validate(body)
+    except ValidationError as error:
+        return dotted_errors(error)
+
+
+def dotted_errors(error: ValidationError) -> dict[str, str]:
+    """One message per field, named by its path; union branches reduced to the one meant."""
+    errors: dict[str, str] = {}
+    for item in error.errors():
+        # Union members appear in the path by class name: drop those parts.
+        loc = [str(p) for p in item["loc"] if not _is_type_name(str(p))]
+        name = ".".join(loc) or "body"
+        errors.setdefault(name, item["msg"].removeprefix("Value error, "))
+    return errors
+
+
+def _is_type_name(part: str) -> bool:
+    return part.startswith("by_")  # the tags of the model and hardware unions
+
+
+def describe(model: BaseModel, settings: Settings, context: int | None) -> ModelDescription:
+    """The model description a request carries (may raise EstimateError naming a field)."""
+    if isinstance(model, ModelByNumbers):
+        return from_numbers(model.params_b, model.active_params_b, model.quant, model.name)
+    if isinstance(model, ModelByConfig):
+        return from_hf_config(model.hf_config, model.quant, model.name)
+    if isinstance(model, ModelBySafetensors):
+        return _from_safetensors(model)
+    assert isinstance(model, ModelByRepo)
+    return describe_repo(model.repo, settings, model.quant)
+
+
+def _from_safetensors(model: ModelBySafetensors) -> ModelDescription:
+    if model.safetensors_index is not None:
+        size, what, params = safetensors_index_bytes(model.safetensors_index), "index", None
+    else:
+        assert model.safetensors_header is not None
+        size, elements = safetensors_header_bytes(model.safetensors_header)
+        what, params = "header", (elements / 1e9 if elements else None)
+    return from_safetensors(
+        size,
+        f"safetensors {what}",
+        model.hf_config,
+        model.quant,
+        model.params_b or params,
+        model.name,
+    )
+
+
+def runtime_slug(service: RecipeService, name: str | None) -> str | None:
+    """A runtime as people write it ("llama.cpp", "vLLM") to its catalog slug."""
+    if not name:
+        return name
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    for runtime in service.list_runtimes():
+        if key in {
+            re.sub(r"[^a-z0-9]", "", runtime.slug),
+            re.sub(r"[^a-z0-9]", "", runtime.name.lower()),
+        }:
+            return runtime.slug
+    return name  # the selector refuses it with the choices
+
+
+def gpu_fields(gpu: GpuByName) -> tuple[dict[str, Any], str]:
+    """The selector's described-hardware fields for a named card."""
+    from app.resolve.gpu_table import lookup_gpu
+
+    described = lookup_gpu(gpu.gpu, gpu.count, gpu.memory_gb)
+    fields = {
+        "hardware": "custom",
+        "memory_gb_per_gpu": described.memory_gb_per_gpu,
+        "gpu_count": described.gpu_count,
+        "platform": described.platform,
+        "bandwidth_gb_s_per_gpu": described.bandwidth_gb_s_per_gpu,
+        "usable_memory_gb": described.usable_memory_gb,
+        "interconnect": described.interconnect,
+        "unified_memory": described.unified_memory,
+        "group": described.group,
+    }
+    count = f"{gpu.count}x " if gpu.count > 1 else ""
+    return fields, f"{count}{gpu.gpu}"
+
+
+def run_estimate(
+    service: RecipeService,
+    request: EstimateRequest,
+    settings: Settings,
+    description: ModelDescription | None = None,
+) -> DescribedResult:
+    """Resolve a request whose model and hardware may each be named or described; a
+    description read elsewhere (a GGUF file in the CLI) stands in for the request's model."""
+    raw = request.model_dump(exclude={"model", "hardware"}, exclude_none=True)
+    raw["runtime"] = runtime_slug(service, request.runtime)
+    hardware_name = None
+    if isinstance(request.hardware, GpuByName):
+        try:
+            fields, hardware_name = gpu_fields(request.hardware)
+        except ValueError as error:
+            close = getattr(error, "close_matches", [])
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            return DescribedResult(SelectorResult(raw, {"hardware.gpu": f"{error}{hint}"}))
+        raw.update(fields)
+    else:
+        raw["hardware"] = request.hardware
+    if description is None and isinstance(request.model, str):
+        try:
+            inputs = service.inputs(request.model)
+        except NotFound as missing:  # a field of the request, not the URL: 422, not 404
+            return DescribedResult(SelectorResult(raw, {"model": str(missing)}))
+        return DescribedResult(run_selector(service, inputs, raw), None, hardware_name)
+    if description is None:
+        try:
+            description = describe(request.model, settings, request.context)
+        except EstimateError as error:
+            message = {f"model.{error.field}": error.message}
+            return DescribedResult(SelectorResult(raw, message))
+    model = described_model(description, request.context)
+    raw["artifact"] = model.artifacts[0].slug
+    inputs = described_inputs(service.catalog.session, model)
+    result = run_selector(service, inputs, raw)
+    return DescribedResult(result, description, hardware_name)
+
+
+def inline_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema with its definitions inlined, for an OpenAPI request body."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve(definitions[ref.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)

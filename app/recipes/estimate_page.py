@@ -1,0 +1,129 @@
+"""The "Estimate a model" page: its query parameters are the request, so a URL reproduces
+the answer. A pasted config.json is carried on as the shape fields read from it (a few
+hundred characters), not the whole document.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, fields
+from typing import Any
+from urllib.parse import urlencode
+
+from app.estimate import Basis, EstimateError
+from app.estimate.hf_config import ModelShape
+from app.estimate.quants import lookup_quant
+from app.resolve.described import ModelDescription
+
+SHAPE_FIELDS = tuple(f.name for f in fields(ModelShape))
+_TEXT_FIELDS = {"model_type", "attention"}
+_FLAG_FIELDS = {"tied_embeddings"}
+# Fields of the request that pass through to the selector as they are.
+PASSED = (
+    "runtime",
+    "context",
+    "profile",
+    "gpu_count",
+    "memory_gb_per_gpu",
+    "usable_memory_gb",
+    "bandwidth_gb_s_per_gpu",
+    "platform",
+    "interconnect",
+    "unified_memory",
+)
+
+
+def page_request(query: Mapping[str, str]) -> tuple[dict[str, Any], ModelDescription | None]:
+    """The API request body the page's query describes, and a model carried as shape fields
+    (which stands in for the body's model). Raises EstimateError naming a field."""
+    q = {key: value.strip() for key, value in query.items() if value and value.strip()}
+    body: dict[str, Any] = {key: q[key] for key in PASSED if key in q}
+    body["hardware"] = _hardware(q)
+    description = None
+    if "attention" in q:
+        description = shape_description(q)
+        body["model"] = "shape"
+    elif "config" in q:
+        body["model"] = {"hf_config": _json(q["config"]), "quant": q.get("quant")}
+    elif "repo" in q:
+        body["model"] = {"repo": q["repo"], "quant": q.get("quant")}
+    elif "params_b" in q:
+        body["model"] = {
+            "params_b": q["params_b"],
+            "active_params_b": q.get("active_params_b"),
+            "quant": q.get("quant"),
+        }
+    else:
+        body["model"] = q.get("model", "")
+    if isinstance(body["model"], dict):
+        body["model"] = {k: v for k, v in body["model"].items() if v is not None}
+    return body, description
+
+
+def _hardware(q: dict[str, str]) -> Any:
+    """A named card ("gpu"), a catalog slug, or "custom" with the machine's numbers."""
+    if q.get("hardware") == "gpu" or ("gpu" in q and "hardware" not in q):
+        return {"gpu": q.get("gpu", ""), "count": q.get("gpu_count", "1")}
+    return q.get("hardware", "custom")
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise EstimateError("hf_config", f"the pasted config is not JSON ({error})") from error
+
+
+def shape_description(q: Mapping[str, str]) -> ModelDescription:
+    """A model carried in a URL as the shape fields read from its config."""
+    values: dict[str, Any] = {}
+    for name in SHAPE_FIELDS:
+        raw = q.get(name)
+        if raw is None or raw == "":
+            values[name] = None
+        elif name in _TEXT_FIELDS:
+            values[name] = raw
+        elif name in _FLAG_FIELDS:
+            values[name] = raw in ("true", "1", "on")
+        else:
+            try:
+                values[name] = int(raw)
+            except ValueError as error:
+                raise EstimateError(name, f"{name} must be a whole number") from error
+    required = ("num_layers", "native_context", "embedding_params", "linear_params")
+    missing = [name for name in required if values[name] is None]
+    if missing:
+        raise EstimateError(missing[0], f"the shape needs {', '.join(missing)}")
+    for name in ("experts", "active_experts", "expert_params", "active_expert_params"):
+        values[name] = values[name] or 0
+    values["sliding_window_layers"] = values["sliding_window_layers"] or 0
+    values["model_type"] = values["model_type"] or ""
+    values["tied_embeddings"] = bool(values["tied_embeddings"])
+    shape = ModelShape(**values)
+    quant = lookup_quant(q.get("quant") or "BF16")
+    return ModelDescription(
+        name=q.get("name") or f"{shape.model_type or 'model'} {shape.params_total / 1e9:.1f}B",
+        source="hf_config",
+        quant=quant,
+        params_total_b=shape.params_total / 1e9,
+        params_active_b=shape.params_active / 1e9,
+        shape=shape,
+        params_basis=Basis.DERIVED,
+    )
+
+
+def share_query(query: Mapping[str, str], description: ModelDescription | None) -> str:
+    """The query string that reproduces this answer; a config becomes its shape fields."""
+    kept = {k: v for k, v in query.items() if v not in ("", None)}
+    if description is not None and description.shape is not None and "config" in kept:
+        kept.pop("config")
+        shape = asdict(description.shape)
+        kept |= {k: _text(v) for k, v in shape.items() if v not in (None, 0, "")}
+        kept["name"] = description.name
+        kept["quant"] = description.quant.name
+    return urlencode(kept)
+
+
+def _text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -1,0 +1,296 @@
+"""Hardware by name: look a card up in the sourced table `seed_data/gpus.yaml`.
+
+`lookup_gpu("RTX 4090", count=2)` gives the same `HardwareDescription` the selector builds
+from numbers, so a card named by the user resolves like custom hardware. Names match
+leniently: case, spaces, dashes, vendor words ("NVIDIA", "GeForce", "AMD", "Radeon", ...)
+and the family prefix ("RTX", "RX", "Arc", "Instinct") do not matter, and a memory size in
+the name ("A100 80GB", "RTX 4060 Ti 16 GB") picks that memory option.
+
+A maintainer adds a catalog entry from the table with
+`python -m app.resolve.gpu_table "RTX 4090" --count 2`, which prints a `seed_data/hardware.yaml`
+entry to paste (figures and source filled in; group, sort and notes to review).
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.config import PROJECT_ROOT
+from app.resolve.custom import DEFAULT_USABLE_SHARE, HardwareDescription, guess_group
+
+GPU_TABLE_PATH = PROJECT_ROOT / "seed_data" / "gpus.yaml"
+
+# Words that name a vendor, a product line or a memory type, not a card.
+_NOISE_WORDS = ("nvidia", "geforce", "tesla", "amd", "radeon", "intel", "apple", "hbm3e", "hbm3")
+# Family prefixes people often leave out ("4090", "7900 XTX", "B580", "MI300X").
+_FAMILY_PREFIXES = ("rtx", "rx", "arc", "instinct")
+_MEMORY_IN_NAME = re.compile(r"(?<![a-z0-9])(\d+(?:\.\d+)?)\s*(?:gb|gib|g)(?![a-z0-9])")
+_SXM_GENERATION = re.compile(r"sxm\d")
+MAX_SUGGESTIONS = 6
+
+
+class UnknownGpu(ValueError):
+    """No card, or no single card, matches the name; `close_matches` lists candidates."""
+
+    def __init__(self, message: str, close_matches: list[str]) -> None:
+        super().__init__(message)
+        self.close_matches = close_matches
+
+
+class AmbiguousGpu(UnknownGpu):
+    """The name matches a card sold with several memory sizes, and none was given."""
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    memory_gb: float | list[float]
+    bandwidth_gb_s: float = Field(gt=0)
+    vendor: Literal["nvidia", "amd", "intel", "apple"]
+    platform: Literal["cuda", "rocm", "metal", "vulkan"]
+    source: str
+    unified: bool = False
+    link: Literal["pcie", "nvlink", "nvswitch", "xgmi"] = "pcie"
+    aliases: list[str] = []
+    basis: Literal["published", "derived", "assumed"] = "published"
+    note: str | None = None
+
+    @property
+    def memory_options(self) -> list[float]:
+        return self.memory_gb if isinstance(self.memory_gb, list) else [self.memory_gb]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: Literal[1]
+    sources: dict[str, str]
+    gpus: list[_Row]
+
+    @model_validator(mode="after")
+    def _sources_exist(self) -> _Table:
+        missing = sorted({row.source for row in self.gpus} - set(self.sources))
+        if missing:
+            raise ValueError(f"gpus name unknown source ids: {', '.join(missing)}")
+        return self
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    """One card at one memory size, as the table gives it."""
+
+    name: str
+    memory_gb: float
+    bandwidth_gb_s: float
+    vendor: str
+    platform: str
+    unified: bool
+    link: str
+    source_url: str
+    basis: str
+    note: str | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.memory_gb:g} GB"
+
+
+def normalize(name: str) -> str:
+    """The comparison key of a card name: lower case, no vendor words, no separators."""
+    key = name.lower()
+    for word in _NOISE_WORDS:
+        key = re.sub(rf"(?<![a-z0-9]){word}(?![a-z0-9])", " ", key)
+    key = _SXM_GENERATION.sub("sxm", key)
+    return re.sub(r"[^a-z0-9+]", "", key)
+
+
+def _keys(name: str) -> set[str]:
+    """A name's key, and the key without its family prefix."""
+    key = normalize(name)
+    keys = {key}
+    for prefix in _FAMILY_PREFIXES:
+        if key.startswith(prefix) and len(key) > len(prefix):
+            keys.add(key[len(prefix) :])
+    return keys
+
+
+@cache
+def _index(path: Path = GPU_TABLE_PATH) -> dict[str, list[GpuEntry]]:
+    """Every key a card answers to, mapped to its entries (one per memory option)."""
+    table = _Table.model_validate(yaml.safe_load(path.read_text()))
+    index: dict[str, list[GpuEntry]] = {}
+    for row in table.gpus:
+        for memory in row.memory_options:
+            entry = GpuEntry(
+                name=row.name,
+                memory_gb=memory,
+                bandwidth_gb_s=row.bandwidth_gb_s,
+                vendor=row.vendor,
+                platform=row.platform,
+                unified=row.unified,
+                link=row.link,
+                source_url=table.sources[row.source],
+                basis=row.basis,
+                note=row.note,
+            )
+            for alias in [row.name, *row.aliases]:
+                for key in _keys(alias):
+                    index.setdefault(key, []).append(entry)
+    return index
+
+
+def all_gpus() -> list[GpuEntry]:
+    """Every entry of the table once, in table order."""
+    seen: dict[tuple[str, float], GpuEntry] = {}
+    for entries in _index().values():
+        for entry in entries:
+            seen.setdefault((entry.name, entry.memory_gb), entry)
+    return list(seen.values())
+
+
+def _split_memory(name: str) -> tuple[str, float | None]:
+    """A memory size written in the name ("A100 80GB") taken out of it."""
+    found = _MEMORY_IN_NAME.search(name.lower())
+    if not found:
+        return name, None
+    rest = name.lower()[: found.start()] + " " + name.lower()[found.end() :]
+    return rest, float(found.group(1))
+
+
+def find_gpu(name: str, memory_gb: float | None = None) -> GpuEntry:
+    """The one table entry a name (and memory size) points to.
+
+    Raises UnknownGpu (with close matches) when nothing matches, AmbiguousGpu (with the
+    memory options) when the card comes in several sizes and none was given.
+    """
+    if not name or not name.strip():
+        raise UnknownGpu("no GPU name given", [])
+    base, memory_in_name = _split_memory(name)
+    memory = memory_gb if memory_gb is not None else memory_in_name
+    index = _index()
+    entries = _unique(index.get(normalize(base), []))
+    if not entries:
+        raise UnknownGpu(f"unknown GPU {name!r}", _suggest(base))
+    if memory is not None:
+        sized = [entry for entry in entries if entry.memory_gb == memory]
+        if not sized:
+            options = [entry.label for entry in entries]
+            raise UnknownGpu(f"{name!r} comes with {_sizes(entries)}, not {memory:g} GB", options)
+        entries = sized
+    if len(entries) > 1:
+        options = [entry.label for entry in entries]
+        raise AmbiguousGpu(
+            f"{name!r} matches several cards or memory sizes: {', '.join(options)}; "
+            "name one, or give the memory (e.g. "
+            f"{options[0]!r})",
+            options,
+        )
+    return entries[0]
+
+
+def lookup_gpu(name: str, count: int = 1, memory_gb: float | None = None) -> HardwareDescription:
+    """Hardware made of `count` of the named card, for the estimator."""
+    if count < 1:
+        raise ValueError(f"GPU count must be at least 1, not {count}")
+    entry = find_gpu(name, memory_gb)
+    if entry.unified and count > 1:
+        raise ValueError(f"{entry.name} is a single system with unified memory; count must be 1")
+    return describe(entry, count)
+
+
+def describe(entry: GpuEntry, count: int = 1) -> HardwareDescription:
+    """The hardware description of `count` cards of one table entry."""
+    return HardwareDescription(
+        memory_gb_per_gpu=entry.memory_gb,
+        gpu_count=count,
+        platform=entry.platform,
+        bandwidth_gb_s_per_gpu=entry.bandwidth_gb_s,
+        interconnect=entry.link if count > 1 else "none",
+        unified_memory=entry.unified,
+    )
+
+
+def _unique(entries: list[GpuEntry]) -> list[GpuEntry]:
+    """Entries without repeats (a name and an alias can reach one entry twice)."""
+    return list(dict.fromkeys(entries))
+
+
+def _sizes(entries: list[GpuEntry]) -> str:
+    return " or ".join(f"{entry.memory_gb:g} GB" for entry in entries)
+
+
+def _suggest(name: str) -> list[str]:
+    """Names of cards whose key is close to the one given."""
+    index = _index()
+    keys = difflib.get_close_matches(normalize(name), list(index), n=MAX_SUGGESTIONS, cutoff=0.6)
+    names: list[str] = []
+    for key in keys:
+        for entry in index[key]:
+            if entry.name not in names:
+                names.append(entry.name)
+    return names[:MAX_SUGGESTIONS]
+
+
+def catalog_entry(entry: GpuEntry, count: int = 1) -> dict[str, object]:
+    """A `seed_data/hardware.yaml` entry for `count` of this card, to review and paste."""
+    description = describe(entry, count)
+    prefix = f"{count}x-" if count > 1 else ""
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{prefix}{entry.name}-{entry.memory_gb:g}gb".lower())
+    usable = round(entry.memory_gb * count * DEFAULT_USABLE_SHARE, 1)
+    bandwidth: object = entry.bandwidth_gb_s
+    if entry.basis != "published":
+        bandwidth = {"value": entry.bandwidth_gb_s, "basis": entry.basis, "note": entry.note}
+    return {
+        "slug": slug.strip("-"),
+        "name": f"{count}x {entry.label}" if count > 1 else entry.label,
+        "group": guess_group(description),
+        "vendor": entry.vendor,
+        "platform": entry.platform,
+        "unified_memory": entry.unified,
+        "device": entry.name,
+        "gpu_count": count,
+        "memory_gb_per_gpu": entry.memory_gb,
+        "usable_memory_gb": {
+            "value": usable,
+            "basis": "derived",
+            "note": f"{DEFAULT_USABLE_SHARE:g} x capacity",
+        },
+        "bandwidth_gb_s_per_gpu": bandwidth,
+        "bf16_tflops_per_gpu": None,
+        "interconnect": description.interconnect,
+        "sources": [entry.source_url],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Print a catalog hardware entry from the GPU table"
+    )
+    parser.add_argument("name", help='card name, e.g. "RTX 4090" or "A100 80GB"')
+    parser.add_argument("--count", type=int, default=1)
+    parser.add_argument("--memory-gb", type=float, default=None)
+    args = parser.parse_args(argv)
+    try:
+        entry = find_gpu(args.name, args.memory_gb)
+        if entry.unified and args.count > 1:
+            raise ValueError(f"{entry.name} has unified memory; count must be 1")
+    except UnknownGpu as error:
+        parser.exit(2, f"{error}\nclose matches: {', '.join(error.close_matches) or 'none'}\n")
+    except ValueError as error:
+        parser.exit(2, f"{error}\n")
+    print(yaml.safe_dump([catalog_entry(entry, args.count)], sort_keys=False), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,193 @@
+"""Read a model description from what people have: a config.json, a safetensors index or
+header, a GGUF file's header, or bare numbers. Each gives a `ModelDescription`.
+
+File headers give exact weight bytes; configs give shapes (and so the KV cache); bare
+numbers give neither, and the estimate then says the KV cache is unknown.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from app.estimate import Basis, EstimateError, Quantity
+from app.estimate.hf_config import ModelShape, read_hf_config
+from app.estimate.quants import QuantType, lookup_quant
+from app.resolve.described import ModelDescription
+
+# safetensors dtypes whose elements are one weight each (packed integer types are not).
+_FLOAT_DTYPES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0"}
+_TORCH_DTYPES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
+
+
+def quant_from_config(config: Mapping[str, Any]) -> QuantType:
+    """The quantization a config.json declares, else its dtype (BF16 when it says nothing)."""
+    mlx = config.get("quantization")
+    if isinstance(mlx, Mapping) and mlx.get("bits"):
+        return lookup_quant(f"MLX-{int(mlx['bits'])}BIT")
+    q = config.get("quantization_config")
+    if isinstance(q, Mapping):
+        return lookup_quant(_declared_quant(q))
+    text = config.get("text_config") if isinstance(config.get("text_config"), Mapping) else {}
+    dtype = config.get("torch_dtype") or config.get("dtype") or text.get("torch_dtype")
+    return lookup_quant(_TORCH_DTYPES.get(str(dtype or "bfloat16"), "BF16"))
+
+
+def _declared_quant(q: Mapping[str, Any]) -> str:
+    method = str(q.get("quant_method") or q.get("quant_algo") or "").lower()
+    bits = q.get("bits") or q.get("w_bit")
+    if method == "gptq":
+        return "GPTQ-INT8" if bits == 8 else "GPTQ-INT4"
+    if method == "bitsandbytes":
+        return "BNB-NF4" if q.get("load_in_4bit") else "BNB-INT8"
+    if method in ("compressed-tensors", "modelopt"):
+        return _compressed_tensors_quant(q)
+    return {"fp8": "FP8", "mxfp4": "MXFP4", "awq": "AWQ", "nvfp4": "NVFP4"}.get(method, method)
+
+
+def _compressed_tensors_quant(q: Mapping[str, Any]) -> str:
+    algo = str(q.get("quant_algo") or "").upper()
+    if algo in ("FP8", "NVFP4"):
+        return algo
+    for group in (q.get("config_groups") or {}).values():
+        weights = group.get("weights") or {}
+        floating = weights.get("type") == "float"
+        if weights.get("num_bits") == 4:
+            return "NVFP4" if floating else "GPTQ-INT4"
+        if weights.get("num_bits") == 8:
+            return "FP8" if floating else "INT8"
+    raise EstimateError("quant", "cannot tell the quantization from this quantization_config")
+
+
+def from_numbers(
+    params_b: float, active_params_b: float | None, quant: str, name: str | None = None
+) -> ModelDescription:
+    """Parameter counts and a quant name: weights only, KV unknown."""
+    if not params_b > 0:
+        raise EstimateError("params_b", "params_b must be a positive number of billions")
+    active = active_params_b if active_params_b is not None else params_b
+    if not 0 < active <= params_b:
+        raise EstimateError("active_params_b", "active_params_b must be > 0 and <= params_b")
+    moe = f", {active:g}B active" if active < params_b else ""
+    return ModelDescription(
+        name=name or f"{params_b:g}B{moe} model",
+        source="numbers",
+        quant=lookup_quant(quant),
+        params_total_b=params_b,
+        params_active_b=active,
+        params_basis=Basis.PUBLISHED,
+        is_moe=active < params_b,
+    )
+
+
+def from_hf_config(
+    config: Mapping[str, Any], quant: str | None = None, name: str | None = None
+) -> ModelDescription:
+    """A config.json: shapes, KV cache and parameter counts; the quant named or declared."""
+    shape = read_hf_config(config)
+    chosen = lookup_quant(quant) if quant else quant_from_config(config)
+    return _from_shape(shape, chosen, name or _config_name(config, shape), "hf_config")
+
+
+def _from_shape(
+    shape: ModelShape,
+    quant: QuantType,
+    name: str,
+    source: str,
+    weights: Quantity | None = None,
+    repo: str | None = None,
+) -> ModelDescription:
+    return ModelDescription(
+        name=name,
+        source=source,
+        quant=quant,
+        params_total_b=shape.params_total / 1e9,
+        params_active_b=shape.params_active / 1e9,
+        shape=shape,
+        weights=weights,
+        repo=repo,
+    )
+
+
+def _config_name(config: Mapping[str, Any], shape: ModelShape) -> str:
+    architectures = config.get("architectures") or []
+    kind = architectures[0] if architectures else shape.model_type or "model"
+    return f"{kind} {shape.params_total / 1e9:.1f}B"
+
+
+def safetensors_index_bytes(index: Mapping[str, Any]) -> int:
+    """The exact weight bytes a model.safetensors.index.json states."""
+    metadata = index.get("metadata") if isinstance(index, Mapping) else None
+    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
+    if not isinstance(total, int | float) or isinstance(total, bool) or total <= 0:
+        raise EstimateError(
+            "safetensors_index", "the index has no metadata.total_size (a positive byte count)"
+        )
+    if not isinstance(index.get("weight_map"), Mapping):
+        raise EstimateError("safetensors_index", "the index has no weight_map")
+    return int(total)
+
+
+def safetensors_header_bytes(header: Mapping[str, Any]) -> tuple[int, int | None]:
+    """Exact bytes of a safetensors header's tensors, and their element count when every
+    tensor is a plain float type (packed integer types hide how many weights they hold)."""
+    if not isinstance(header, Mapping):
+        raise EstimateError("safetensors_header", "a safetensors header must be a JSON object")
+    total, elements, plain = 0, 0, True
+    for name, tensor in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            begin, end = tensor["data_offsets"]
+            shape, dtype = tensor["shape"], tensor["dtype"]
+            total += int(end) - int(begin)
+            elements += math.prod(int(n) for n in shape)
+        except (KeyError, TypeError, ValueError) as error:
+            raise EstimateError(
+                "safetensors_header", f"tensor {name!r} lacks dtype, shape or data_offsets"
+            ) from error
+        plain = plain and dtype in _FLOAT_DTYPES
+    if total <= 0:
+        raise EstimateError("safetensors_header", "the header lists no tensor bytes")
+    return total, elements if plain else None
+
+
+def from_safetensors(
+    size_bytes: int,
+    what: str,
+    config: Mapping[str, Any] | None = None,
+    quant: str | None = None,
+    params_b: float | None = None,
+    name: str | None = None,
+    repo: str | None = None,
+) -> ModelDescription:
+    """Exact bytes from an index or header; shapes from a config when there is one."""
+    weights = Quantity(float(size_bytes), Basis.EXACT, f"bytes stated by the {what}")
+    if config is not None:
+        shape = read_hf_config(config)
+        chosen = lookup_quant(quant) if quant else quant_from_config(config)
+        label = name or repo or _config_name(config, shape)
+        return _from_shape(shape, chosen, label, "safetensors", weights, repo)
+    chosen = lookup_quant(quant or "BF16")
+    basis = Basis.PUBLISHED if params_b else Basis.DERIVED
+    total = params_b or size_bytes * 8 / chosen.bits / 1e9
+    return ModelDescription(
+        name=name or repo or f"{total:.1f}B safetensors model",
+        source="safetensors",
+        quant=chosen,
+        params_total_b=total,
+        params_active_b=total,
+        weights=weights,
+        params_basis=basis,
+        is_moe=False,
+        repo=repo,
+    )
+
+
+def from_gguf(path: Path, name: str | None = None) -> ModelDescription:
+    """A GGUF file's header: exact bytes and types per tensor, and the shapes it records."""
+    from app.resolve.gguf_header import read_gguf
+
+    return read_gguf(path, name)

@@ -1,0 +1,90 @@
+"""A recipe that runs with part of the weights in system memory (llama.cpp, Ollama).
+
+The assessment chose the split (`app/estimate/offload.py`); this turns it into the recipe
+every surface shows: one request at the assessed context, the GPU's share of the memory,
+the decode range read from GPU and system memory, and for a verified pair the command
+with the offload flags.
+"""
+
+from dataclasses import replace
+
+from app.estimate import Assessment, Estimate, Verdict
+from app.models import Hardware, Profile
+from app.resolve.applied import requested_values
+from app.resolve.commands import build_command, departures, with_offload
+from app.resolve.figures import Evidence, MemoryFigure, SpeedFigure, gb
+from app.resolve.inputs import ModelInputs, RouteChoice
+from app.resolve.resolved import PENDING, ResolvedRecipe, with_speculative_caution
+
+SLOWER = (
+    "part of the weights stay in system memory and are read by the CPU each token: decode "
+    "is bound by system-memory bandwidth"
+)
+
+
+def offloaded_recipe(
+    inputs: ModelInputs,
+    hardware: Hardware,
+    profile: Profile,
+    assessment: Assessment,
+    choice: RouteChoice,
+) -> ResolvedRecipe:
+    split, estimate = assessment.offload, assessment.estimate
+    specs = inputs.specs(choice, hardware)
+    why = f"one request; {split.summary}"
+    applied = replace(
+        requested_values(profile, specs, assessment.context, 1),
+        why={"context": why, "max_concurrency": "one request: the GPU holds no more KV cache"},
+    )
+    explicit = departures(applied, requested_values(inputs.balanced, specs))
+    commands = ()
+    if choice.verified:
+        command = build_command(choice.runtime, choice.artifact, inputs.model, applied, explicit)
+        if command is not None:
+            commands = (with_offload(command, split.flags),)
+    estimate = _on_gpu(estimate, split.gpu_weights_gb, split.host_weights_gb)
+    on_gpu = gb(estimate.memory.required)
+    memory = MemoryFigure(
+        on_gpu,
+        gb(estimate.memory.usable.value),
+        Evidence.ESTIMATED,
+        f"estimated on the GPU; {split.host_weights_gb:.1f} GB of weights in system memory",
+        on_gpu,
+    )
+    speed = None
+    if split.decode is not None:
+        speed = SpeedFigure(
+            split.decode.low, split.decode.high, Evidence.ESTIMATED, split.decode.note
+        )
+    return ResolvedRecipe(
+        model=inputs.model,
+        hardware=hardware,
+        profile=profile,
+        verdict=Verdict.FITS_WITH_OFFLOAD,
+        reason=assessment.reason,
+        route=choice,
+        pair=inputs.verified.evidence(choice.artifact.id, choice.runtime.id),
+        alternatives=(),
+        applied=applied,
+        estimate=estimate,
+        memory=memory,
+        start_context=assessment.context,
+        max_context=None,
+        context_steps=(),
+        token_generation=speed,
+        status=PENDING,
+        commands=commands,
+        measured=(),
+        decode_check=None,
+        memory_check=None,
+        warnings=(*with_speculative_caution(estimate.warnings, inputs.model, applied), SLOWER),
+    )
+
+
+def _on_gpu(estimate: Estimate, gpu_weights_gb: float, host_weights_gb: float) -> Estimate:
+    """The estimate with only the GPU's share of the weights in its memory breakdown, so the
+    parts add up to the memory the GPU needs."""
+    weights = estimate.memory.weights
+    note = f"{weights.note}; {host_weights_gb:.1f} GB of it in system memory"
+    on_gpu = replace(weights, value=gpu_weights_gb, note=note)
+    return replace(estimate, memory=replace(estimate.memory, weights=on_gpu))

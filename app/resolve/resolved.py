@@ -1,0 +1,89 @@
+"""What one resolution answers: a resolved recipe and the labels of its verdicts."""
+
+from dataclasses import dataclass
+
+from app.estimate import Estimate, Verdict
+from app.estimate.cautions import speculative_caution
+from app.models import Hardware, LlmModel, Profile
+from app.resolve.applied import AppliedValues
+from app.resolve.commands import Command
+from app.resolve.figures import Check, ContextMedian, MemoryFigure, SpeedFigure
+from app.resolve.inputs import RouteChoice
+from app.resolve.verification import PairEvidence
+
+RUNNABLE = (Verdict.FITS, Verdict.FITS_REDUCED_CONTEXT, Verdict.FITS_WITH_OFFLOAD)
+VERIFIED = "verified"
+PENDING = "verification_pending"
+VERDICT_LABELS = {
+    Verdict.FITS: "fits",
+    Verdict.FITS_REDUCED_CONTEXT: "fits with reduced context",
+    Verdict.EXPERIMENTAL: "experimental",
+    Verdict.FITS_WITH_OFFLOAD: "fits with offload to system memory",
+    Verdict.EXCEEDS_MEMORY: "exceeds memory (unsupported)",
+}
+
+
+@dataclass(frozen=True)
+class ContextStep:
+    """One step of raising the context after the start works."""
+
+    context: int
+    required_gb: float
+    fits: bool
+
+
+@dataclass(frozen=True)
+class ResolvedRecipe:
+    """Everything any surface shows about one model on one hardware under one profile."""
+
+    model: LlmModel
+    hardware: Hardware
+    profile: Profile
+    verdict: Verdict
+    reason: str
+    route: RouteChoice | None
+    pair: PairEvidence | None
+    alternatives: tuple[str, ...]
+    applied: AppliedValues | None
+    estimate: Estimate | None  # the served plan's breakdown (the closest route when exceeding)
+    memory: MemoryFigure | None
+    start_context: int
+    max_context: int | None  # the largest context one request fits, at the profile's values
+    context_steps: tuple[ContextStep, ...]
+    token_generation: SpeedFigure | None
+    status: str
+    commands: tuple[Command, ...]
+    measured: tuple[ContextMedian, ...]
+    decode_check: Check | None
+    memory_check: Check | None
+    warnings: tuple[str, ...]
+
+    @property
+    def verdict_label(self) -> str:
+        return VERDICT_LABELS[self.verdict]
+
+    @property
+    def runnable(self) -> bool:
+        return self.verdict in RUNNABLE
+
+    @property
+    def estimate_only(self) -> bool:
+        return not self.commands
+
+    @property
+    def unsupported(self) -> bool:
+        """Exceeds memory: the page shows estimated memory and nothing else."""
+        return self.verdict == Verdict.EXCEEDS_MEMORY
+
+    @property
+    def primary_command(self) -> Command | None:
+        return self.commands[0] if self.commands else None
+
+
+def with_speculative_caution(
+    warnings: tuple[str, ...], model: LlmModel, applied: AppliedValues
+) -> tuple[str, ...]:
+    """The estimate's warnings, and the caution that MTP heads or speculative decoding can
+    beat the bandwidth bound the speed figure rests on."""
+    caution = speculative_caution(model.mtp_layers or 0, applied.speculative_decoding)
+    return (*warnings, caution) if caution else warnings

@@ -1,0 +1,97 @@
+"""Accuracy of the decode estimate against public measurements (`make accuracy`).
+
+Prints, for the checking rows (never used to set a constant) and then the fitting rows:
+median error of the point estimate (the middle of the range), the share within 30% and
+50%, and how often the measurement falls inside the low-high range, by runtime, platform
+and dense/MoE; then every checking row, and whether any measured run is called
+exceeds_memory.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from app.estimate import Verdict
+from app.estimate.speed import RANGE_COVERS
+from tests.accuracy.cases import (
+    Outcome,
+    assessment,
+    cases,
+    offload_cases,
+    outcome,
+    summarize,
+)
+
+GROUPS: dict[str, Callable[[Outcome], str]] = {
+    "runtime": lambda o: o.case.runtime,
+    "platform": lambda o: o.case.platform,
+    "kind": lambda o: o.case.family,
+}
+# Done-when targets of the checking set, printed beside the figures.
+TARGET_MEDIAN_ERROR = 0.25
+TARGET_WITHIN_30 = 0.65
+
+
+def _line(label: str, outcomes: list[Outcome]) -> str:
+    s = summarize(outcomes)
+    return (
+        f"  {label:<22} n={s.count:>3}  median error {s.median_error:6.1%}  "
+        f"within 30% {s.within_30:6.1%}  within 50% {s.within_50:6.1%}  "
+        f"in range {s.coverage:6.1%}"
+    )
+
+
+def _report(title: str, outcomes: list[Outcome]) -> None:
+    print(f"{title} (the range is meant to hold {RANGE_COVERS})")
+    print(_line("all", outcomes))
+    for name, key in GROUPS.items():
+        for value in sorted({key(o) for o in outcomes}):
+            print(_line(f"{name}={value}", [o for o in outcomes if key(o) == value]))
+
+
+def main() -> int:
+    everything = [outcome(case) for case in cases()]
+    checking = [o for o in everything if not o.case.fitting]
+    fitting = [o for o in everything if o.case.fitting]
+    _report("checking set", checking)
+    print()
+    _report("fitting set", fitting)
+    print("\nchecking rows: measured | estimated low-high | error")
+    for o in checking:
+        c = o.case
+        print(
+            f"  {c.label:<58} ctx {c.context:>6}  {c.measured:7.1f} | "
+            f"{o.low:6.1f}-{o.high:6.1f} | {o.error:5.1%}{'' if o.covered else '  (outside)'}"
+        )
+    measured_runs = cases() + offload_cases()
+    exceeding = [c for c in measured_runs if assessment(c).verdict == Verdict.EXCEEDS_MEMORY]
+    print(f"\nmeasured runs called exceeds_memory: {len(exceeding)}")
+    for case in exceeding:
+        print(f"  {case.label}: {assessment(case).reason}")
+    print("\noffloaded runs: verdict | measured | estimated low-high")
+    for case in offload_cases():
+        found = assessment(case)
+        speed = found.offload.decode if found.offload else None
+        estimated = f"{speed.low:.1f}-{speed.high:.1f}" if speed else "none"
+        split = found.offload.summary if found.offload else found.reason
+        print(
+            f"  {case.label} ctx {case.context}: {found.verdict.value} | "
+            f"{case.measured:.1f} | {estimated}"
+        )
+        print(f"    {split}")
+    summary = summarize(checking)
+    met = (
+        summary.median_error <= TARGET_MEDIAN_ERROR
+        and summary.within_30 >= TARGET_WITHIN_30
+        and not exceeding
+    )
+    print(
+        f"\ntargets (checking set): median error <= {TARGET_MEDIAN_ERROR:.0%}, "
+        f">= {TARGET_WITHIN_30:.0%} within 30%, none exceeds_memory: {'met' if met else 'NOT met'}"
+    )
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Partial offload to system memory (llama.cpp -ngl / --n-cpu-moe), worked by hand."""
+
+import math
+from dataclasses import replace
+
+import pytest
+from estimate_specs import (
+    DGX_SPARK,
+    H100,
+    LLAMA_8B,
+    LLAMA_8B_Q4_K_M,
+    LLAMA_70B,
+    LLAMA_CPP,
+    MAC_STUDIO_256,
+    RTX_4090,
+    route,
+)
+
+from app.estimate import Verdict, assess
+from app.estimate.offload import (
+    ASSUMED_HOST_MEMORY_GB,
+    HOST_SHARE,
+    OffloadInputs,
+    plan_offload,
+)
+from app.estimate.specs import ArtifactSpec
+from app.estimate.speed import DecodeLoad, decode_range
+
+LLAMA_SERVER = replace(LLAMA_CPP, slug="llama-cpp")
+LLAMA_70B_Q4_K_M = ArtifactSpec("llama-3.1-70b-q4_k_m", "gguf", "q4_k_m", 4.89)
+
+# A 40 GB dense model of 80 layers (0.5 GB each) with 20.3 GB of the GPU left for weights.
+DENSE = OffloadInputs(
+    runtime="llama-cpp",
+    unified_memory=False,
+    gpu_count=1,
+    num_layers=80,
+    is_moe=False,
+    params_total_b=70,
+    params_active_b=70,
+    weights_gb=40.0,
+    active_weights_gb=40.0,
+    gpu_room_gb=20.3,
+    kv_bytes=1e9,
+    context=4096,
+)
+# A 60 GB MoE, 120B total / 6B active (5%), 36 layers, 50 GB of room.
+MOE = replace(
+    DENSE,
+    num_layers=36,
+    is_moe=True,
+    params_total_b=120,
+    params_active_b=6,
+    weights_gb=60.0,
+    active_weights_gb=3.0,
+    gpu_room_gb=50.0,
+)
+
+
+def test_a_dense_model_keeps_whole_layers_on_the_gpu():
+    split = plan_offload(DENSE, RTX_4090)
+    # floor(20.3 / 0.5) = 40 layers on the GPU; the other 40 (20 GB) in system memory.
+    assert split.gpu_layers == 40
+    assert split.cpu_moe_layers is None
+    assert split.gpu_weights_gb == pytest.approx(20.0)
+    assert split.host_weights_gb == pytest.approx(20.0)
+    assert split.flags == ["--n-gpu-layers", "40"]
+    # Every offloaded layer is read from system memory each token.
+    expected = decode_range(
+        DecodeLoad(gpu_bytes=21e9, host_bytes=20e9, layers=80, context=4096), RTX_4090, 1
+    )
+    assert split.decode == expected
+    assert "20.0 GB in system memory (40 layers on the GPU)" in split.summary
+
+
+def test_an_moe_moves_the_experts_of_its_first_layers():
+    split = plan_offload(MOE, RTX_4090)
+    # Experts: 60 x (1 - 0.05) = 57 GB, 1.5833 GB per layer; 10 GB too much -> 7 layers.
+    per_layer = 57 / 36
+    assert split.cpu_moe_layers == math.ceil(10 / per_layer) == 7
+    assert split.host_weights_gb == pytest.approx(7 * per_layer)
+    assert split.flags == ["--n-gpu-layers", "999", "--n-cpu-moe", "7"]
+    # A token reads 5% of the offloaded experts there, the rest of its 3 GB on the GPU.
+    host_read = 7 * per_layer * 0.05
+    expected = decode_range(
+        DecodeLoad(
+            gpu_bytes=(3.0 - host_read) * 1e9 + 1e9,
+            host_bytes=host_read * 1e9,
+            layers=36,
+            context=4096,
+            is_moe=True,
+        ),
+        RTX_4090,
+        1,
+    )
+    assert split.decode == expected
+
+
+@pytest.mark.parametrize(
+    ("why", "inputs"),
+    [
+        ("another runtime", replace(DENSE, runtime="vllm")),
+        ("one memory pool already", replace(DENSE, unified_memory=True)),
+        ("several GPUs", replace(DENSE, gpu_count=2)),
+        ("layers unknown", replace(DENSE, num_layers=None)),
+        ("no room beside the KV cache", replace(DENSE, gpu_room_gb=-0.5)),
+        ("it fits", replace(DENSE, weights_gb=20.0, active_weights_gb=20.0)),
+        ("not one layer fits", replace(DENSE, gpu_room_gb=0.4)),
+        ("more than the host holds", replace(DENSE, weights_gb=20.3 + 48.5)),
+        ("more than all the experts", replace(MOE, gpu_room_gb=2.0)),
+    ],
+)
+def test_offloading_is_refused_where_it_cannot_help(why, inputs):
+    assert plan_offload(inputs, RTX_4090) is None, why
+
+
+def test_the_host_limit_is_three_quarters_of_the_assumed_desktop():
+    assert ASSUMED_HOST_MEMORY_GB * HOST_SHARE == 48
+    at_limit = replace(DENSE, weights_gb=20.3 + 48, active_weights_gb=68.3, num_layers=683)
+    assert plan_offload(at_limit, RTX_4090) is not None
+
+
+def test_a_70b_on_one_4090_with_llama_cpp_fits_with_offload():
+    result = assess(LLAMA_70B, RTX_4090, [route(LLAMA_70B_Q4_K_M, LLAMA_SERVER)], context=8192)
+    assert result.verdict == Verdict.FITS_WITH_OFFLOAD
+    assert result.context == 8192
+    assert not result.estimate.memory.fits  # the all-on-GPU estimate that did not fit
+    split = result.offload
+    assert 0 < split.gpu_layers < 80
+    assert split.gpu_weights_gb + split.host_weights_gb == pytest.approx(43.12, abs=0.01)
+    assert split.decode.high < result.estimate.decode_tokens_per_s.low
+    assert result.reason.startswith("runs at 8192 tokens with ")
+
+
+def test_a_route_that_fits_on_the_gpu_is_never_offloaded():
+    result = assess(LLAMA_8B, RTX_4090, [route(LLAMA_8B_Q4_K_M, LLAMA_SERVER)], context=8192)
+    assert result.verdict == Verdict.FITS
+    assert result.offload is None
+
+
+@pytest.mark.parametrize(
+    ("hardware", "runtime"),
+    [(MAC_STUDIO_256, LLAMA_SERVER), (DGX_SPARK, LLAMA_SERVER), (H100, LLAMA_CPP)],
+)
+def test_unified_memory_or_a_runtime_that_cannot_offload_still_exceeds(hardware, runtime):
+    huge = replace(LLAMA_70B, slug="huge", params_total_b=700, params_active_b=700)
+    result = assess(huge, hardware, [route(LLAMA_70B_Q4_K_M, runtime)], context=8192)
+    assert result.verdict == Verdict.EXCEEDS_MEMORY
+    assert result.offload is None

@@ -1,0 +1,35 @@
+"""MTP heads and speculative decoding are flagged beside the speed, never multiplied in."""
+
+from estimate_specs import LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090
+
+from app.estimate import Plan, estimate
+from app.estimate.cautions import speculative_caution
+
+
+def test_a_model_with_mtp_layers_is_flagged_even_when_speculation_is_off():
+    caution = speculative_caution(1, speculative_decoding=False)
+    assert caution.startswith("the model has 1 MTP layer:")
+    assert "may exceed this bandwidth-bound estimate" in caution
+
+
+def test_mtp_layers_with_speculation_on_say_what_raises_the_speed():
+    caution = speculative_caution(3, speculative_decoding=True)
+    assert "the model's 3 MTP layers is on" in caution
+    assert "share of draft tokens accepted" in caution
+
+
+def test_speculation_with_a_draft_model_is_flagged_too():
+    assert speculative_caution(0, speculative_decoding=True).startswith(
+        "speculative decoding is on"
+    )
+
+
+def test_nothing_to_flag_without_either():
+    assert speculative_caution(0, speculative_decoding=False) is None
+
+
+def test_the_speed_estimate_is_the_same_bound_either_way():
+    # The caution is words only: the estimator has no MTP input and no acceptance factor.
+    plan = Plan(context=4096)
+    speed = estimate(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, plan).decode_tokens_per_s
+    assert "MTP" not in speed.note and "speculative" not in speed.note

@@ -1,0 +1,201 @@
+"""Hardware by name: lenient matching, memory options, unknown names with suggestions."""
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from app.config import PROJECT_ROOT
+from app.resolve.custom import HardwareDescription
+from app.resolve.gpu_table import (
+    AmbiguousGpu,
+    UnknownGpu,
+    all_gpus,
+    find_gpu,
+    lookup_gpu,
+    normalize,
+)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["RTX 4090", "NVIDIA GeForce RTX 4090", "4090", "geforce rtx-4090", "rtx4090", "RTX 4090 24GB"],
+)
+def test_the_4090_answers_to_every_usual_spelling(typed: str) -> None:
+    assert lookup_gpu(typed) == HardwareDescription(
+        memory_gb_per_gpu=24, platform="cuda", bandwidth_gb_s_per_gpu=1008
+    )
+
+
+@pytest.mark.parametrize(
+    ("typed", "name", "memory"),
+    [
+        ("NVIDIA A100-SXM4-80GB", "A100 SXM", 80),  # nvidia-smi's spelling
+        ("NVIDIA H100 80GB HBM3", "H100 SXM", 80),
+        ("A100 PCIe 40GB", "A100 PCIe", 40),
+        ("Tesla T4", "Tesla T4", 16),
+        ("7900 XTX", "Radeon RX 7900 XTX", 24),
+        ("AMD Instinct MI300X", "Instinct MI300X", 192),
+        ("B580", "Arc B580", 12),
+        ("RTX 6000 Ada", "RTX 6000 Ada", 48),
+        ("RTX A6000", "RTX A6000", 48),
+        ("RTX PRO 6000 Blackwell Max-Q", "RTX PRO 6000 Blackwell", 96),
+        ("5060 Ti 16 GB", "GeForce RTX 5060 Ti", 16),
+        ("Strix Halo 128GB", "Ryzen AI Max+ 395", 128),
+        ("DGX Spark", "DGX Spark", 128),
+        ("M3 Ultra 512GB", "Apple M3 Ultra", 512),
+    ],
+)
+def test_lenient_names_reach_the_right_card(typed: str, name: str, memory: float) -> None:
+    entry = find_gpu(typed)
+    assert (entry.name, entry.memory_gb) == (name, memory)
+
+
+def test_memory_option_changes_bandwidth_where_the_bus_differs() -> None:
+    # The 36 GB M4 Max is the binned chip with the narrower bus.
+    assert lookup_gpu("M4 Max", memory_gb=36).bandwidth_gb_s_per_gpu == 410
+    assert lookup_gpu("M4 Max 128GB").bandwidth_gb_s_per_gpu == 546
+    assert lookup_gpu("RTX 3060 12GB").bandwidth_gb_s_per_gpu == 360
+    assert lookup_gpu("RTX 3060 8GB").bandwidth_gb_s_per_gpu == 240
+
+
+@pytest.mark.parametrize(
+    ("typed", "options"),
+    [
+        ("A100", ["A100 SXM 40 GB", "A100 SXM 80 GB"]),
+        (
+            "M4 Max",
+            [
+                "Apple M4 Max 36 GB",
+                "Apple M4 Max 48 GB",
+                "Apple M4 Max 64 GB",
+                "Apple M4 Max 128 GB",
+            ],
+        ),
+        ("RTX 4060 Ti", ["GeForce RTX 4060 Ti 8 GB", "GeForce RTX 4060 Ti 16 GB"]),
+    ],
+)
+def test_a_name_with_several_memory_sizes_fails_listing_them(
+    typed: str, options: list[str]
+) -> None:
+    with pytest.raises(AmbiguousGpu) as raised:
+        lookup_gpu(typed)
+    assert raised.value.close_matches == options
+    assert options[0] in str(raised.value)
+
+
+def test_a_memory_size_the_card_is_not_sold_with_is_refused_with_the_sizes() -> None:
+    with pytest.raises(UnknownGpu, match="36 GB or 48 GB or 64 GB or 128 GB, not 40 GB"):
+        lookup_gpu("M4 Max", memory_gb=40)
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"),
+    [("RTX 4099", "GeForce RTX 4090"), ("MI300", "Instinct MI300X"), ("H1000", "H100 SXM")],
+)
+def test_an_unknown_name_suggests_close_ones(typed: str, suggested: str) -> None:
+    with pytest.raises(UnknownGpu) as raised:
+        lookup_gpu(typed)
+    assert not isinstance(raised.value, AmbiguousGpu)
+    assert suggested in raised.value.close_matches
+
+
+@pytest.mark.parametrize("typed", ["", "   ", "banana"])
+def test_nonsense_is_unknown_without_a_crash(typed: str) -> None:
+    with pytest.raises(UnknownGpu):
+        lookup_gpu(typed)
+
+
+def test_several_cards_take_the_table_link_and_unified_systems_refuse_a_count() -> None:
+    assert lookup_gpu("H100", count=8).interconnect == "nvswitch"
+    assert lookup_gpu("RTX 3090", count=2).interconnect == "pcie"
+    assert lookup_gpu("RTX 3090").interconnect == "none"
+    with pytest.raises(ValueError, match="count must be 1"):
+        lookup_gpu("DGX Spark", count=2)
+    with pytest.raises(ValueError, match="at least 1"):
+        lookup_gpu("RTX 3090", count=0)
+
+
+FAMILIES = [
+    *[
+        f"RTX {n}"
+        for n in ("2060 12GB", "2080 Ti", "3050 8GB", "3090 Ti", "4060", "4090", "5050", "5090")
+    ],
+    "RTX A4000",
+    "RTX 4000 Ada",
+    "RTX PRO 4500 Blackwell",
+    "T4",
+    "L4",
+    "L40S",
+    "A10",
+    "A100 80GB",
+    "H100",
+    "H200",
+    "B200",
+    "GB200",
+    "RX 6400",
+    "RX 6950 XT",
+    "RX 7600",
+    "RX 9070 XT",
+    "MI250",
+    "MI300X",
+    "MI325X",
+    "MI355X",
+    "Arc A770 16GB",
+    "Arc B580",
+    "Ryzen AI Max+ 395 64GB",
+    "DGX Spark",
+]
+APPLE = [
+    f"M{g}{tier}"
+    for g in range(1, 6)
+    for tier in ("", " Pro", " Max", " Ultra")
+    if (g, tier) != (4, " Ultra")
+]
+
+
+@pytest.mark.parametrize("typed", FAMILIES)
+def test_the_table_covers_each_family(typed: str) -> None:
+    assert lookup_gpu(typed).bandwidth_gb_s_per_gpu > 0
+
+
+@pytest.mark.parametrize("chip", APPLE)
+def test_every_apple_chip_lists_its_memory_options(chip: str) -> None:
+    sizes = sorted(
+        e.memory_gb for e in all_gpus() if normalize(e.name) == normalize(f"Apple {chip}")
+    )
+    assert sizes, chip
+    for size in sizes:
+        assert lookup_gpu(chip, memory_gb=size).unified_memory
+
+
+def test_every_row_carries_a_source_url() -> None:
+    assert all(entry.source_url.startswith("https://") for entry in all_gpus())
+
+
+def test_the_helper_prints_a_catalog_entry_the_seed_schema_accepts() -> None:
+    from app.catalog.seed_schema.hardware import SeedHardware
+
+    printed = subprocess.run(
+        [sys.executable, "-m", "app.resolve.gpu_table", "RTX 3090", "--count", "2"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PROJECT_ROOT,
+    ).stdout
+    [entry] = yaml.safe_load(printed)
+    seeded = SeedHardware.model_validate({**entry, "sort": 900})
+    assert (seeded.gpu_count, seeded.interconnect) == (2, "pcie")
+    assert entry["bandwidth_gb_s_per_gpu"] == 936
+
+
+def test_the_helper_names_close_matches_for_an_unknown_card() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app.resolve.gpu_table", "RTX 4099"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+    )
+    assert done.returncode == 2
+    assert "GeForce RTX 4090" in done.stderr
