@@ -1,8 +1,10 @@
 """Benchmark client for OpenAI-compatible LLM servers.
 
-``run_benchmark(plan)`` runs smoke, warm-up, per-length repeats, a concurrency ramp and a
-needle test against ``plan.base_url`` and returns a JSON-serialisable ``BenchResult``, or
-raises ``TargetUnreachable`` when nothing answers there.
+``run_benchmark(plan)`` runs smoke, warm-up, per-length repeats, a concurrency ramp, a
+needle test and, when the plan holds one, a task (prompts with checks) against
+``plan.base_url`` and returns a JSON-serialisable ``BenchResult``, or raises
+``TargetUnreachable`` when nothing answers there. Each stage is a module of
+``app.bench.stages``.
 """
 
 from app.bench.hosts import HostNotAllowedError, check_url_allowed

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from app.bench.metrics import Distribution
+from app.bench.task_spec import TaskSpec
 
 TokenCountSource = Literal["usage", "chunks"]
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
@@ -74,6 +75,17 @@ class BenchPlan(BaseModel):
     seed: int = 0
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="extra JSON fields for every request, e.g. ignore_eos"
+    )
+    add_long_length: bool = Field(
+        default=False,
+        description="add a length past needle_min_length when the context allows it",
+    )
+    context_length: int | None = Field(
+        default=None, ge=1, description="the configuration's context; else the server's own"
+    )
+    task: TaskSpec | None = Field(default=None, description="prompts with checks, run after")
+    task_min_pass_rate: float | None = Field(
+        default=None, ge=0, le=1, description="below this pass rate the outcome is wrong_answer"
     )
 
     @field_validator("lengths", "concurrency_levels")
@@ -263,6 +275,46 @@ class NeedleLength(BaseModel):
     memory: MemoryReading | None = None
 
 
+class TaskFailure(BaseModel):
+    prompt_index: int
+    repeat: int
+    reason: str
+    answer: str = Field(description="as received, cut to its first 500 characters")
+    error: str | None = Field(default=None, description="the request's error, if it failed")
+
+
+class TaskPromptResult(BaseModel):
+    """One prompt's repeats: how many passed, and the speed measured on it."""
+
+    index: int
+    check: str
+    passed: int
+    total: int
+    prompt_tokens: int | None = Field(default=None, description="as reported by the server")
+    ttft_ms: float | None = Field(default=None, description="median of the repeats")
+    decode_tps: float | None = None
+    e2e_ms: float | None = None
+
+
+class TaskRunResult(BaseModel):
+    """A task's score (``total`` counts every prompt x repeat) and its measured speed."""
+
+    id: int | None = None
+    name: str
+    version: int
+    pass_rate: float | None
+    passed: int
+    total: int
+    errors: int = Field(description="requests that failed outright (counted as not passed)")
+    ttft_ms: float | None = Field(default=None, description="median over every answered request")
+    decode_tps: float | None = None
+    e2e_ms: float | None = None
+    prompts: list[TaskPromptResult] = Field(default_factory=list)
+    failures: list[TaskFailure] = Field(default_factory=list, description="the first 50")
+    failures_dropped: int = 0
+    memory: MemoryReading | None = None
+
+
 class BenchResult(BaseModel):
     schema_version: int = SCHEMA_VERSION
     plan: BenchPlan
@@ -278,4 +330,5 @@ class BenchResult(BaseModel):
     lengths: list[LengthResult] = Field(default_factory=list)
     concurrency: ConcurrencyRamp | None = None
     needle: list[NeedleLength] = Field(default_factory=list)
+    task: TaskRunResult | None = None
     notes: list[str] = Field(default_factory=list)

@@ -136,8 +136,24 @@ class StampedStream(httpcore.AsyncNetworkStream):
     def __init__(self, inbox: _Inbox) -> None:
         self.inbox = inbox
         self.arrived_ns: int | None = None  # when the bytes the last read returned came in
+        self.read_deadline: float | None = None  # event-loop time; see end_reads_by
+
+    def end_reads_by(self, deadline: float) -> None:
+        """Reads of the current response fail with ReadTimeout past ``deadline``.
+
+        The way to bound what is left of a response (the body's end after ``[DONE]``)
+        without cancelling the reading task: a cancellation that lands while httpcore
+        hands the connection back to its pool leaves the pool's slot taken for good, and
+        the next request on that client waits for a connection forever. A read timeout
+        is an error httpcore handles, closing the connection cleanly. The next request's
+        write clears the deadline.
+        """
+        self.read_deadline = deadline
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        if self.read_deadline is not None:
+            left = max(0.0, self.read_deadline - asyncio.get_running_loop().time())
+            timeout = left if timeout is None else min(timeout, left)
         segment = await self.inbox.take(max_bytes, timeout)
         if segment is None:
             return b""
@@ -189,6 +205,7 @@ class _SocketStream(StampedStream):
         self._last_read_ns = now
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.read_deadline = None  # a new request on this connection
         if self.inbox.closed:
             raise httpcore.WriteError("connection closed")
         try:
@@ -310,6 +327,7 @@ class _TransportStream(StampedStream):
         self._protocol = protocol
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.read_deadline = None  # a new request on this connection
         if self.inbox.closed:
             raise httpcore.WriteError("connection closed")
         self._transport.write(buffer)

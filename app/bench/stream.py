@@ -43,7 +43,8 @@ MAX_STORED_CHUNKS = 2048
 BODY_BYTES_PER_TOKEN = 64 * 1024
 MIN_BODY_BYTES = 1 << 20
 # After [DONE] the body's end is read for this long, so that the connection goes back to
-# the pool; a server that holds the body open is left, and its time is not the request's.
+# the pool; a server that holds the body open is left, and its time is not the request's
+# (the clock stops at [DONE]).
 DONE_GRACE_S = 0.05
 _CLOSED_STREAM = httpx.ByteStream(b"")
 _NS_PER_MS = 1_000_000
@@ -87,16 +88,20 @@ async def stream_chat(
     headers_ns: int | None = None
     parser = SSEParser()
     called_ns = perf_counter_ns()
+    response: httpx.Response | None = None
     try:
-        async with asyncio.timeout(endpoint.request_timeout_s):
-            response = await endpoint.http.send(request, stream=True)
-            try:
+        try:
+            async with asyncio.timeout(endpoint.request_timeout_s):
+                response = await endpoint.http.send(request, stream=True)
                 headers_ns = arrival_ns(response) or perf_counter_ns()
                 state.error = await _status_error(response)
                 if state.error is None:
                     await _read_events(response, parser, state)
                     state.error = state.error or _not_a_stream(response, state)
-            finally:
+        finally:
+            # Outside the timeout: a cancellation inside httpcore's close would leave the
+            # pool's slot taken, and this client's next request waiting for it forever.
+            if response is not None:
                 await response.aclose()
                 # httpx's response and its stream refer to each other; without that cycle
                 # everything the request made is freed at once, not by the garbage
@@ -107,7 +112,7 @@ async def stream_chat(
             "timeout", f"no complete answer within {endpoint.request_timeout_s:g} s"
         )
     except httpx.DecodingError as exc:
-        encoding = response.headers.get("content-encoding", "")
+        encoding = response.headers.get("content-encoding", "") if response else ""
         state.error = _failure("protocol", f"could not decode the {encoding} body: {exc}")
     except httpx.HTTPError as exc:
         kind = _transport_error_kind(exc)
@@ -179,7 +184,6 @@ def _ms(start_ns: int, end_ns: int | None) -> float | None:
 
 
 async def _read_events(response: httpx.Response, parser: SSEParser, state: StreamState) -> None:
-    after_done = asyncio.timeout(None)
     # Stamped when the bytes arrived (see app.bench.stamped_socket), not when httpx hands them
     # over after the other streams' ready chunks.
     stream = response.extensions.get("network_stream")
@@ -187,28 +191,31 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: Strea
     limit = body_limit(state.max_tokens)
     received = 0
     try:
-        async with after_done:
-            async for piece in _pieces(response):
-                if state.done:
-                    continue
-                received += len(piece)
-                if received > limit:
-                    state.error = _failure(
-                        "protocol",
-                        f"more than {limit >> 20} MiB of body for max_tokens="
-                        f"{state.max_tokens}; the stream was stopped",
-                    )
+        async for piece in _pieces(response):
+            if state.done:
+                continue
+            received += len(piece)
+            if received > limit:
+                state.error = _failure(
+                    "protocol",
+                    f"more than {limit >> 20} MiB of body for max_tokens="
+                    f"{state.max_tokens}; the stream was stopped",
+                )
+                return
+            arrived_ns = (stamped.arrived_ns if stamped else None) or perf_counter_ns()
+            for event in parser.feed(piece):
+                state.take(event, arrived_ns)
+                if state.error is not None:
                     return
-                arrived_ns = (stamped.arrived_ns if stamped else None) or perf_counter_ns()
-                for event in parser.feed(piece):
-                    state.take(event, arrived_ns)
-                    if state.error is not None:
-                        return
-                    if state.done:
-                        after_done.reschedule(asyncio.get_running_loop().time() + DONE_GRACE_S)
-                        break
-    except TimeoutError:
-        if not after_done.expired():
+                if state.done:
+                    # The body's end is still read, so the connection goes back to the pool
+                    # and the next request needs no new connect; a server that holds the
+                    # body open gets DONE_GRACE_S, then the connection is closed.
+                    if stamped is not None:
+                        stamped.end_reads_by(asyncio.get_running_loop().time() + DONE_GRACE_S)
+                    break
+    except httpx.ReadTimeout:
+        if not state.done:
             raise
     except (SSEOverflow, OutputOverrun) as overrun:
         state.error = _failure("protocol", str(overrun))

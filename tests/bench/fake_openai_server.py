@@ -2,9 +2,13 @@
 
 Each request's behaviour comes from the ``model`` name, written like a URL query:
 ``fake?ttft_ms=50&itl_ms=10&tokens=20&per_chunk=3&usage=finish&done=0``. See
-:class:`Scenario` for every knob. The server schedules each chunk at an absolute time
-after it has read the request (no drift), so a client's measurements can be checked
-against the injected values.
+:class:`Scenario` for every knob. ``answer=scripted`` answers the text a prompt holds
+between ``[[reply:`` and ``]]``, so a test decides whether a task's check passes or fails.
+``/v1/models`` reports ``max_model_len`` (as vLLM does) when the server is given one, or
+when the base URL holds ``/ctx/N/``, e.g. ``http://127.0.0.1:P/ctx/32768/v1``.
+
+The server schedules each chunk at an absolute time after it has read the request (no
+drift), so a client's measurements can be checked against the injected values.
 
 Prompt tokens follow a fixed rule, :func:`count_prompt_tokens`: one token per
 whitespace-separated word of every message, plus ``PER_MESSAGE_TOKENS`` per message.
@@ -27,6 +31,8 @@ from urllib.parse import parse_qsl
 
 PER_MESSAGE_TOKENS = 3
 _PASSKEY = re.compile(r"passkey is (\d+)")
+_SCRIPTED = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
+_CONTEXT_IN_PATH = re.compile(r"/ctx/(\d+)/")
 
 
 @dataclass
@@ -53,7 +59,7 @@ class Scenario:
     hang: bool = False  # never answer
     max_context: int = 0  # > 0: a context limit in prompt tokens
     overflow: str = "reject"  # reject (HTTP 400) | truncate (silently keep the last tokens)
-    answer: str = "filler"  # filler | needle (find "passkey is N" in what it can see)
+    answer: str = "filler"  # filler | needle (find "passkey is N") | scripted ([[reply: X]])
     ttft_per_inflight_ms: float = 0.0  # added to ttft per other request in flight
     max_inflight: int = 0  # > 0: more concurrent requests than this get HTTP 503
     reject_stream_options: bool = False
@@ -121,8 +127,13 @@ class ServerStats:
 
 class FakeOpenAIServer:
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, record_requests: bool = True
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        record_requests: bool = True,
+        max_model_len: int | None = None,
     ) -> None:
+        self.max_model_len = max_model_len
         self.host = host
         self.port = port
         self.record_requests = record_requests
@@ -204,9 +215,12 @@ class FakeOpenAIServer:
                 self.metrics_texts.pop(0)
             await _send_plain(writer, 200, text.encode(), "text/plain; version=0.0.4")
         elif request.path.endswith("/models"):
-            await _send_json(
-                writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-            )
+            entry: dict[str, Any] = {"id": "fake", "object": "model"}
+            in_path = _CONTEXT_IN_PATH.search(request.path)
+            context = int(in_path.group(1)) if in_path else self.max_model_len
+            if context:
+                entry["max_model_len"] = context
+            await _send_json(writer, 200, {"object": "list", "data": [entry]})
         elif request.path == "/stats":
             await _send_json(writer, 200, self.stats.summary())
         elif request.path == "/stats/reset":
@@ -340,6 +354,11 @@ class _Reply:
         if scenario.answer == "needle":
             found = _PASSKEY.search(self.visible_text)
             words = (found.group(1) if found else "I do not know.").split()
+            tokens = [word if i == 0 else f" {word}" for i, word in enumerate(words)]
+        elif scenario.answer == "scripted":
+            # Without a script (a needle prompt) it finds the passkey, as answer=needle does.
+            scripted = _SCRIPTED.search(self.visible_text) or _PASSKEY.search(self.visible_text)
+            words = (scripted.group(1).strip() if scripted else "no script").split(" ")
             tokens = [word if i == 0 else f" {word}" for i, word in enumerate(words)]
         else:
             tokens = [f" t{i}é" for i in range(scenario.tokens)]

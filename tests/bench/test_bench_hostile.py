@@ -169,7 +169,8 @@ def test_a_redirect_names_its_target_and_is_not_followed(hostile_url: str) -> No
 
 
 ENDLESS_CLIENT = """
-import asyncio, json, resource, sys
+import asyncio, json, re, sys
+from pathlib import Path
 sys.path.insert(0, {here!r})
 from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.stream import stream_chat
@@ -181,7 +182,9 @@ async def run():
         return await stream_chat(endpoint, [{{"role": "user", "content": "go"}}], 10_000_000)
 
 sample = asyncio.run(run())
-peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# This process's own high-water mark (ru_maxrss would include the parent it forked from).
+status = Path("/proc/self/status").read_text()
+peak_kib = int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
 print(json.dumps({{"kind": sample.error.kind if sample.error else None,
                   "chunks": sample.token_chunks, "peak_mib": peak_kib / 1024,
                   "result_bytes": len(sample.model_dump_json())}}))

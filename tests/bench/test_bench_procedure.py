@@ -70,7 +70,11 @@ def test_full_run_measures_every_step_in_order() -> None:
         assert length.decode_tps is not None
         assert length.memory is not None and length.memory.kv_cache_usage_peak is not None
     assert [needle.accuracy for needle in result.needle] == [1.0, 1.0]
-    assert [cell.depth for cell in result.needle[0].cells] == [0.1, 0.5, 0.9]
+    # Three repeats of three depths: the first at the plan's depths, the others shifted.
+    cells = result.needle[0].cells
+    assert [cell.depth for cell in cells[:3]] == [0.1, 0.5, 0.9]
+    assert len(cells) == 9 and len({cell.depth for cell in cells}) == 9
+    assert len({cell.passkey for cell in cells}) == 9
     assert result.needle[0].memory is not None and result.needle[0].memory.measured
     steps_seen = list(dict.fromkeys(name for name, _, _ in progress))
     assert steps_seen == [step.name for step in result.steps]

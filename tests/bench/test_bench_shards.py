@@ -31,7 +31,7 @@ def two_per_process(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(kwargs["shards"])
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr("app.bench.procedure.run_sharded", spy)
+    monkeypatch.setattr("app.bench.stages.ramp.run_sharded", spy)
     return calls
 
 

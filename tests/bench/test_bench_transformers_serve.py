@@ -27,12 +27,22 @@ import pytest
 from app.bench import BenchPlan, BenchResult, run_benchmark
 from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.stream import stream_chat
+from app.bench.task_spec import TaskSpec
 
 # One worker runs both tests under pytest-xdist, so the server starts once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("transformers_serve")]
 
 HERE = Path(__file__).resolve().parent
 READY_TIMEOUT_S = 120
+TINY_TASK = TaskSpec.model_validate(
+    {
+        "name": "tiny-check",
+        "prompts": [
+            {"prompt": "Say the word blue.", "check": {"contains": "blue", "ignore_case": True}},
+            {"prompt": "What is 2 + 2? Answer with a number.", "check": {"number": 4}},
+        ],
+    }
+)
 REQUIRED = ("torch", "transformers", "tokenizers", "fastapi", "uvicorn")
 
 
@@ -158,6 +168,7 @@ def test_full_procedure_against_transformers_serve(real_server: RealServer) -> N
         requests_per_stream=1,
         needle=True,
         request_timeout_s=120,
+        task=TINY_TASK,
     )
     progress: list[tuple[str, int, int]] = []
     result = asyncio.run(run_benchmark(plan, on_progress=lambda *event: progress.append(event)))
@@ -179,11 +190,19 @@ def test_full_procedure_against_transformers_serve(real_server: RealServer) -> N
     assert [level.concurrency for level in result.concurrency.levels] == [1, 2]
     assert all(level.errors == 0 and level.output_tps for level in result.concurrency.levels)
     for needle in result.needle:
-        assert [cell.depth for cell in needle.cells] == [0.1, 0.5, 0.9]
+        assert [cell.depth for cell in needle.cells[:3]] == [0.1, 0.5, 0.9]
+        assert len(needle.cells) == 9
         assert all(cell.sample.ok and cell.truncated is False for cell in needle.cells)
         assert needle.accuracy is not None
     # Random weights cannot find a passkey; the verdict follows from the scored cells.
     assert result.outcome in ("ok", "wrong_answer")
     assert (result.outcome == "ok") == all(cell.found for n in result.needle for cell in n.cells)
-    assert ("needle:1536", 3, 3) in progress
+    assert ("needle:1536", 9, 9) in progress
+    # The tiny model's pass rate is whatever it earns; every prompt x repeat is counted.
+    task = result.task
+    assert task is not None and task.total == 2 * 3 and task.errors == 0
+    assert task.pass_rate == task.passed / task.total
+    assert len(task.failures) == task.total - task.passed
+    assert all(prompt.ttft_ms and prompt.prompt_tokens for prompt in task.prompts)
+    assert ("task:tiny-check", 6, 6) in progress
     assert BenchResult.model_validate_json(result.model_dump_json()) == result

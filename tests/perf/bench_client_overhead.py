@@ -32,6 +32,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,6 +136,7 @@ async def flat_out(server: FakeServerProcess, streams: int, seconds: float) -> d
         server_cpu = server.stats()["cpu_s"] - server_cpu
     ok = [sample for sample in samples if sample.ok]
     tokens = sum(sample.output_tokens or 0 for sample in ok)
+    report_errors(f"flat out, {streams} streams", samples)
     return {
         "streams": streams,
         "requests": len(samples),
@@ -143,6 +145,15 @@ async def flat_out(server: FakeServerProcess, streams: int, seconds: float) -> d
         "client_cpu_pct": 100 * client_cpu / wall,
         "server_cpu_pct": 100 * server_cpu / wall,
     }
+
+
+def report_errors(cell: str, samples: list[RequestSample]) -> None:
+    """Every failed request is counted and classified, never lost in an average."""
+    kinds = Counter(
+        f"{sample.error.kind}: {sample.error.message[:100]}" for sample in samples if sample.error
+    )
+    for what, count in kinds.most_common(3):
+        print(f"   {cell}: {count} x {what}", flush=True)
 
 
 async def paced(server: FakeServerProcess, streams: int, seconds: float) -> dict[str, float]:
@@ -160,6 +171,7 @@ async def paced(server: FakeServerProcess, streams: int, seconds: float) -> dict
         client_cpu = time.process_time() - client_cpu
     samples = [sample for batch in batches for sample in batch]
     ok = [sample for sample in samples if sample.ok]
+    report_errors(f"paced, {streams} streams", samples)
     gaps = [gap - itl_ms for sample in ok for gap in sample.itl_ms]
     produced = sum(sample.output_tokens or 0 for sample in ok)
     return {

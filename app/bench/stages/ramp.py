@@ -1,0 +1,139 @@
+"""Concurrency ramp: more streams at one length until errors or a TTFT limit stop it."""
+
+from __future__ import annotations
+
+import time
+
+from app.bench import metrics
+from app.bench.prompts import SizedPrompt, sized_prompt, stable_seed
+from app.bench.result import (
+    ConcurrencyLevel,
+    ConcurrencyRamp,
+    LengthResult,
+    MemoryReading,
+    RequestSample,
+)
+from app.bench.shards import Turn, quiet_gc, run_sharded, run_streams, shard_count
+from app.bench.stages.context import RunContext, first_error
+
+
+async def run_ramp(run: RunContext, lengths: list[LengthResult]) -> ConcurrencyRamp:
+    ramp_length = run.plan.ramp_length()
+    target = run.prompt_target(ramp_length)
+    ramp = ConcurrencyRamp(length=ramp_length, prompt_tokens_target=target)
+    same_length = next((result for result in lengths if result.length == ramp_length), None)
+    levels = list(run.plan.concurrency_levels)
+    if lengths[0].status != "ok" or (same_length is not None and same_length.status != "ok"):
+        ramp.stopped_reason = "skipped: the single-request step failed"
+        run.skip([f"concurrency:{level}" for level in levels], ramp.stopped_reason)
+        return ramp
+    while levels:
+        result = await _one_level(run, levels.pop(0), target)
+        ramp.levels.append(result)
+        stop = ramp_stop_reason(result, run.plan.ttft_limit_ms)
+        if stop is not None:
+            ramp.stopped_reason = stop
+            run.skip([f"concurrency:{level}" for level in levels], f"skipped: {stop}")
+            break
+    return ramp
+
+
+async def _one_level(run: RunContext, level: int, target: int) -> ConcurrencyLevel:
+    started = time.perf_counter()
+    rounds = run.plan.requests_per_stream
+    total = level * rounds
+    streams = [
+        [
+            _turn(
+                sized_prompt(
+                    run.sizer, target, stable_seed(run.plan.seed, "ramp", level, stream, turn)
+                )
+            )
+            for turn in range(rounds)
+        ]
+        for stream in range(level)
+    ]
+    name = f"concurrency:{level}"
+    await run.progress(name, 0, total)
+    async with run.probe.window() as window:
+        by_stream = await _level_samples(run, name, streams, total)
+    samples = [sample for stream in by_stream for sample in stream]
+    result = level_summary(level, samples, run.plan.ttft_limit_ms, window.reading)
+    run.record(name, started, result.first_error, failed=result.errors > 0)
+    return result
+
+
+async def _level_samples(
+    run: RunContext, name: str, streams: list[list[Turn]], total: int
+) -> list[list[RequestSample]]:
+    """The level's streams, in this event loop or, when wide, over worker processes."""
+    shards = shard_count(len(streams)) if run.shard else 1
+    if shards > 1:
+        samples = await run_sharded(
+            run.endpoint,
+            streams,
+            run.plan.max_tokens,
+            shards=shards,
+            api_key=run.endpoint.secret,
+            connect_timeout_s=run.plan.connect_timeout_s,
+        )
+        await run.progress(name, total, total)
+        return samples
+    done = 0
+
+    async def count(_: RequestSample) -> None:
+        nonlocal done
+        done += 1
+        await run.progress(name, done, total)
+
+    with quiet_gc():
+        return await run_streams(
+            run.endpoint, run.stream_clients, streams, run.plan.max_tokens, count
+        )
+
+
+def ramp_stop_reason(level: ConcurrencyLevel, ttft_limit_ms: float | None) -> str | None:
+    if level.errors:
+        return f"errors at concurrency {level.concurrency}: {level.first_error}"
+    if level.over_ttft_limit:
+        return (
+            f"p90 TTFT {level.ttft_ms.p90:.1f} ms at concurrency {level.concurrency} "
+            f"exceeds the limit of {ttft_limit_ms:g} ms"
+        )
+    return None
+
+
+def level_summary(
+    level: int,
+    samples: list[RequestSample],
+    ttft_limit_ms: float | None,
+    memory: MemoryReading | None,
+) -> ConcurrencyLevel:
+    """Throughput over the level's wall time, next to the per-request latency spread."""
+    good = [sample for sample in samples if sample.ok]
+    starts = [sample.send_offset_ms for sample in samples]
+    ends = [sample.send_offset_ms + (sample.end_ms or 0.0) for sample in samples]
+    duration_s = (max(ends) - min(starts)) / 1000 if samples else 0.0
+    output = sum(sample.output_tokens or 0 for sample in good)
+    ttft = metrics.distribution(sample.ttft_ms for sample in good)
+    over = ttft_limit_ms is not None and ttft.p90 is not None and ttft.p90 > ttft_limit_ms
+    return ConcurrencyLevel(
+        concurrency=level,
+        requests=len(samples),
+        errors=len(samples) - len(good),
+        duration_s=round(duration_s, 4),
+        output_tps=metrics.throughput_per_second(output, duration_s),
+        request_rate=metrics.throughput_per_second(len(good), duration_s),
+        ttft_ms=ttft,
+        tpot_ms=metrics.distribution(sample.tpot_ms for sample in good),
+        e2e_ms=metrics.distribution(sample.e2e_ms for sample in good),
+        decode_tps=metrics.distribution(sample.decode_tps for sample in good),
+        over_ttft_limit=over,
+        first_error=first_error(samples),
+        samples=sorted(samples, key=lambda sample: sample.send_offset_ms),
+        memory=memory,
+    )
+
+
+def _turn(prompt: SizedPrompt) -> Turn:
+    return Turn(prompt.messages, prompt.target_tokens)

@@ -1,0 +1,40 @@
+"""Smoke: one short question, to learn whether the server serves at all and how it streams."""
+
+from __future__ import annotations
+
+import time
+
+from app.bench.prompts import QUESTION, user_messages
+from app.bench.result import RequestSample, SmokeResult
+from app.bench.stages.context import RunContext
+
+SMOKE_MAX_TOKENS = 32
+
+
+async def run_smoke(run: RunContext) -> SmokeResult:
+    started = time.perf_counter()
+    max_tokens = min(SMOKE_MAX_TOKENS, run.plan.max_tokens)
+    await run.progress("smoke", 0, 1)
+    sample = await run.ask(user_messages(QUESTION), max_tokens)
+    if not sample.ok and rejects_stream_options(sample):
+        # Some servers answer 400 to stream_options; fall back to counting chunks.
+        run.endpoint.include_usage = False
+        run.notes.append("server rejected stream_options.include_usage; token counts from chunks")
+        sample = await run.ask(user_messages(QUESTION), max_tokens)
+    await run.progress("smoke", 1, 1)
+    note = None
+    if sample.ok and not sample.streamed:
+        note = "the answer arrived in a single chunk: the server did not stream"
+    run.sizer.observe(0, sample.prompt_tokens)
+    run.record("smoke", started, sample.error.message if sample.error else None)
+    return SmokeResult(ok=sample.ok, streamed=sample.streamed, sample=sample, note=note)
+
+
+def rejects_stream_options(sample: RequestSample) -> bool:
+    error = sample.error
+    return (
+        error is not None
+        and error.kind == "http"
+        and error.http_status in (400, 422)
+        and "stream_options" in error.message
+    )
