@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test setup browser perf lint clean
+.PHONY: run test setup browser perf accuracy lint clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ $(PERF_STAMP): pyproject.toml $(TEST_STAMP)
 
 perf: $(PERF_STAMP)
 	$(BIN)/python tests/perf/run_all.py
+
+## accuracy: the decode estimate against public measurements (tests/accuracy), figures printed
+accuracy: $(TEST_STAMP)
+	$(BIN)/python -m tests.accuracy.bench_accuracy
 
 ## guidellm-env: GuideLLM in its own .venv-guidellm; `make perf` then compares it (opt-in)
 GUIDELLM_VENV := .venv-guidellm

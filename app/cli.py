@@ -61,22 +61,41 @@ def db_check() -> None:
 @click.option("--dir", "seed_dir", type=click.Path(path_type=Path, file_okay=False), default=None)
 def seed(seed_dir: Path | None) -> None:
     """Load the YAML catalog; a second run changes nothing."""
+    from app.bench.task_spec import TaskFileError
     from app.catalog.seed import seed_catalog
     from app.catalog.seed_schema import SeedError, load_catalog
+    from app.tasks.seed import read_seed_tasks, seed_tasks
 
     settings = get_settings()
     try:
         catalog = load_catalog(seed_dir or settings.seed_dir)
-    except SeedError as error:
+        tasks = read_seed_tasks((seed_dir or settings.seed_dir) / "tasks")
+    except (SeedError, TaskFileError) as error:
         raise click.ClickException(str(error)) from error
     with session_scope(settings) as session:
         report = seed_catalog(session, catalog)
+        created_tasks = seed_tasks(session, tasks)
     click.echo(report.summary())
+    if created_tasks:
+        click.echo(f"tasks created: {', '.join(created_tasks)}")
+
+
+FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 @main.command()
-@click.option("--model", "model_slug", required=True)
+@click.option("--model", "model_slug", default=None, help="A catalog model slug.")
+@click.option("--hf-config", type=FILE, default=None, help="Describe the model: a config.json.")
+@click.option("--gguf", "gguf_file", type=FILE, default=None, help="Describe it: a GGUF file.")
+@click.option(
+    "--safetensors-index", type=FILE, default=None, help="A model.safetensors.index.json."
+)
+@click.option("--repo", default=None, help="A Hub repository id (fetched and cached).")
+@click.option("--params-b", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--active-params-b", type=click.FloatRange(min=0, min_open=True), default=None)
+@click.option("--quant", default=None, help="A quant name (Q4_K_M, FP8, AWQ, MLX-4BIT, ...).")
 @click.option("--hardware", "hardware_slug", default=None, help="A catalog hardware slug.")
+@click.option("--gpu", default=None, help='A card by name ("RTX 4090"); with --gpu-count.')
 @click.option("--profile", "profile_slug", default="balanced", show_default=True)
 @click.option("--artifact", "artifact_slug", default=None)
 @click.option("--runtime", "runtime_slug", default=None)
@@ -105,8 +124,16 @@ def seed(seed_dir: Path | None) -> None:
 @click.option("--unified-memory", is_flag=True, help="The GPU shares the machine's memory.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def estimate(
-    model_slug: str,
+    model_slug: str | None,
+    hf_config: Path | None,
+    gguf_file: Path | None,
+    safetensors_index: Path | None,
+    repo: str | None,
+    params_b: float | None,
+    active_params_b: float | None,
+    quant: str | None,
     hardware_slug: str | None,
+    gpu: str | None,
     profile_slug: str,
     artifact_slug: str | None,
     runtime_slug: str | None,
@@ -125,18 +152,30 @@ def estimate(
     The figures are the fit table's and the detail page's own (one resolution).
     """
     from app.errors import ServebookError
+    from app.estimate import EstimateError
+    from app.recipes.described_estimate import parse_request, run_estimate
     from app.recipes.presenters import estimate_out
-    from app.recipes.selector import run_selector
     from app.resolve import RecipeService
 
-    if (hardware_slug is None) == (memory_gb_per_gpu is None):
-        raise click.UsageError("give --hardware SLUG, or describe it with --memory-gb-per-gpu")
-    raw = {
-        "hardware": hardware_slug or "custom",
+    if sum(x is not None for x in (hardware_slug, gpu, memory_gb_per_gpu)) != 1:
+        raise click.UsageError(
+            "give --hardware SLUG, --gpu NAME, or describe it with --memory-gb-per-gpu"
+        )
+    body: dict = {
+        "model": model_body(
+            model_slug,
+            hf_config,
+            safetensors_index,
+            repo,
+            params_b,
+            active_params_b,
+            quant,
+            gguf_file,
+        ),
+        "hardware": {"gpu": gpu, "count": gpu_count} if gpu else hardware_slug or "custom",
         "memory_gb_per_gpu": memory_gb_per_gpu,
         "usable_memory_gb": usable_memory_gb,
         "bandwidth_gb_s_per_gpu": bandwidth_gb_s,
-        "gpu_count": gpu_count,
         "platform": platform,
         "interconnect": interconnect,
         "unified_memory": unified_memory,
@@ -145,15 +184,26 @@ def estimate(
         "runtime": runtime_slug,
         "context": context,
     }
-    with session_scope(get_settings()) as session:
+    if not gpu:
+        body["gpu_count"] = gpu_count
+    settings = get_settings()
+    with session_scope(settings) as session:
         try:
-            service = RecipeService(session)
-            result = run_selector(service, service.inputs(model_slug), raw)
-            if not result.ok:
-                problems = "; ".join(f"{k}: {v}" for k, v in result.errors.items())
-                raise click.ClickException(problems)
-            assert result.recipe is not None
-            out = estimate_out(result.recipe)
+            description = None
+            if gguf_file is not None:
+                from app.resolve.model_sources import from_gguf
+
+                description = from_gguf(gguf_file)
+            parsed = parse_request({k: v for k, v in body.items() if v is not None})
+            if isinstance(parsed, dict):
+                raise click.ClickException(problems(parsed))
+            answer = run_estimate(RecipeService(session), parsed, settings, description)
+            if not answer.result.ok:
+                raise click.ClickException(problems(answer.result.errors))
+            assert answer.result.recipe is not None
+            out = estimate_out(answer.result.recipe, answer.description, answer.hardware_name)
+        except EstimateError as error:
+            raise click.ClickException(f"{error.field}: {error.message}") from error
         except ServebookError as error:
             raise click.ClickException(error.message) from error
     if as_json:
@@ -161,6 +211,49 @@ def estimate(
         click.echo()
         return
     click.echo(format_estimate(out))
+
+
+def model_body(
+    slug: str | None,
+    hf_config: Path | None,
+    safetensors_index: Path | None,
+    repo: str | None,
+    params_b: float | None,
+    active_params_b: float | None,
+    quant: str | None,
+    gguf_file: Path | None,
+) -> object:
+    """The request's model: a slug, or the one description given (a GGUF is read apart)."""
+    given = [x for x in (slug, hf_config, safetensors_index, repo, params_b, gguf_file) if x]
+    if len(given) != 1:
+        raise click.UsageError(
+            "give one of --model, --hf-config, --gguf, --safetensors-index, --repo, --params-b"
+        )
+    if slug or gguf_file:
+        return slug or "gguf"
+    if repo:
+        return {"repo": repo, "quant": quant}
+    if params_b:
+        if not quant:
+            raise click.UsageError("--params-b needs --quant")
+        return {"params_b": params_b, "active_params_b": active_params_b, "quant": quant}
+    described: dict = {"quant": quant}
+    if safetensors_index:
+        described["safetensors_index"] = read_json(safetensors_index)
+    if hf_config:
+        described["hf_config"] = read_json(hf_config)
+    return {k: v for k, v in described.items() if v is not None}
+
+
+def read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"{path}: not a JSON file ({error})") from error
+
+
+def problems(errors: dict[str, str]) -> str:
+    return "; ".join(f"{field}: {message}" for field, message in errors.items())
 
 
 def format_estimate(result: dict) -> str:
@@ -183,11 +276,14 @@ def format_estimate(result: dict) -> str:
         )
     lines.append(f"  start context    {result['context']:,} tokens")
     largest = result["max_context"]
-    lines.append(
-        f"  max context      {largest:,} tokens (one request)"
-        if largest
-        else "  max context      does not fit"
-    )
+    if result.get("kv_cache") == "unknown":
+        lines.append("  max context      unknown (the KV cache cannot be sized)")
+    else:
+        lines.append(
+            f"  max context      {largest:,} tokens (one request)"
+            if largest
+            else "  max context      does not fit"
+        )
     if speed:
         value = (
             f"{speed['low']:.1f}"
@@ -197,6 +293,8 @@ def format_estimate(result: dict) -> str:
         lines.append(f"  token generation {value} tok/s ({speed['basis']}: {speed['note']})")
     elif result["verdict"] != "exceeds_memory":
         lines.append("  token generation unknown (no bandwidth figure)")
+    if result.get("kv_cache") == "unknown":
+        lines.append("  KV cache         unknown (weights only: no architecture given)")
     lines.append(f"  status           {result['status'].replace('_', ' ')}")
     for launch in result["commands"]:
         lines.append(f"  command          {launch['shell']}")
@@ -209,6 +307,9 @@ def register_benchmark_commands() -> None:
 
     main.add_command(bench)
     main.add_command(worker)
+    from app.tasks.cli import task
+
+    main.add_command(task)
 
 
 register_benchmark_commands()

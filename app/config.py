@@ -29,7 +29,13 @@ class Settings(BaseSettings):
     run_worker: bool = True
     # Hosts the benchmark client may measure besides loopback (never resolved, compared as written).
     bench_allowed_hosts: list[str] = []
+    # Host names the app answers to beyond loopback (JSON list), e.g. ["servebook.lab"]:
+    # a request naming any other host is refused, so links never echo an untrusted Host.
+    allowed_hosts: list[str] = []
     max_upload_bytes: int = 5_000_000
+    # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
+    hub_url: str = "https://huggingface.co"
+    hub_cache_dir: Path = DEFAULT_DATA_DIR / "hub_cache"
 
     @property
     def is_sqlite(self) -> bool:

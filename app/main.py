@@ -6,9 +6,12 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.routing import Match
 from starlette.staticfiles import PathLike
 from starlette.types import Scope
 
@@ -25,21 +28,23 @@ from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
 from app.records.routes import router as records_pages
+from app.records.schemas import ErrorsOut, FieldError
 from app.records.validation import RecordInvalid
 from app.resolve.cache import RecipeCache
 from app.security import (
-    LOOPBACK_HOST_NAMES,
     AuthRequired,
     BodyLimitMiddleware,
     CsrfCookieMiddleware,
+    SecurityHeadersMiddleware,
+    allowed_host_names,
     auth_required_response,
     auth_router,
     check_exposure,
-    is_exposed,
     load_secret_key,
     register_template_globals,
 )
 from app.security.http import prefers_json
+from app.tasks.routes import api_router as tasks_api
 from app.web import PageCache, RevisionNotModified, templates
 
 register_template_globals(templates.env)
@@ -87,17 +92,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(records_api)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
+    app.include_router(tasks_api)
     app.include_router(auth_router)
     app.add_exception_handler(ServebookError, _render_error)
     app.add_exception_handler(RecordInvalid, _render_invalid)
     app.add_exception_handler(AuthRequired, auth_required_response)
+    app.add_exception_handler(405, _method_not_allowed)
+    app.add_exception_handler(RequestValidationError, _render_request_invalid)
+    app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
     app.add_middleware(RevisionNotModified)
-    if not is_exposed(settings):
-        # On loopback the local user is the maintainer, so refuse requests that name
-        # another host: a web page that rebinds its domain to 127.0.0.1 gets nothing.
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOST_NAMES)
+    # Refuse requests that name a host the settings do not list: on loopback a web page
+    # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
+    # fields only ever carry an allowed name.
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
+    app.add_middleware(SecurityHeadersMiddleware)  # outermost: every response carries them
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app
@@ -126,6 +136,54 @@ async def _render_error(request: Request, exc: Exception) -> Response:
     return templates.TemplateResponse(
         request, "error.html", {"message": exc.message}, status_code=exc.status_code
     )
+
+
+async def _method_not_allowed(request: Request, exc: Exception) -> Response:
+    """405 with every method the path answers, not only those of the first route matched."""
+    allowed = allowed_methods(request.app, request.scope)
+    detail = f"{request.method} is not allowed here; use {', '.join(allowed)}."
+    headers = {"Allow": ", ".join(allowed)}
+    if prefers_json(request):
+        return JSONResponse({"detail": detail}, status_code=405, headers=headers)
+    return Response(detail, status_code=405, headers=headers, media_type="text/plain")
+
+
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods some route answers fully at this path."""
+    return [method for method in HTTP_METHODS
+            if any(route.matches({**scope, "method": method})[0] is Match.FULL
+                   for route in app.router.routes)]
+
+
+async def _render_request_invalid(request: Request, exc: Exception) -> Response:
+    """Invalid path, query or body parameters: the same `{"errors": [...]}` as every other
+    422, each naming its field."""
+    assert isinstance(exc, RequestValidationError)
+    errors = [field_error(error) for error in exc.errors()]
+    return JSONResponse({"errors": [e.model_dump() for e in errors]}, status_code=422)
+
+
+def field_error(error: dict[str, Any]) -> FieldError:
+    if error["type"] == "json_invalid":  # the body, refused by the strict JSON parser
+        return FieldError(field="body", message=str(error.get("ctx", {}).get("error", "")))
+    path = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
+    return FieldError(field=path, message=str(error["msg"]).removeprefix("Value error, "))
+
+
+def _openapi_with_one_error_shape(app: FastAPI) -> dict[str, Any]:
+    """FastAPI documents its own validation-error body; this app answers ErrorsOut."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, routes=app.routes)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        errors_out = ErrorsOut.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(errors_out.pop("$defs", {}))
+        components["HTTPValidationError"] = errors_out
+        components.pop("ValidationError", None)
+        app.openapi_schema = schema
+    return app.openapi_schema
 
 
 async def _render_invalid(request: Request, exc: Exception) -> Response:

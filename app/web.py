@@ -4,20 +4,44 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from fastapi import Request
+from fastapi import Path, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import PROJECT_ROOT
+from app.errors import ERROR_DESCRIPTIONS
 from app.templating import register_filters
 
 templates = Jinja2Blocks(directory=str(PROJECT_ROOT / "templates"))
 register_filters(templates.env)
+
+# Row ids are SQLite integers: an id outside 1..2^63-1 can name nothing, so it is a 422
+# from validation rather than an overflow in the database driver.
+MAX_ROW_ID = 2**63 - 1
+RowIdPath = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="a stored id")]
+RowIdQuery = Annotated[int, Query(ge=1, le=MAX_ROW_ID, description="a stored record id")]
+
+# A page answers HTML; a client that asks for JSON (Accept) gets its errors as JSON.
+HTML_CONTENT = {"text/html": {"schema": {"type": "string"}}}
+PAGE_DESCRIPTIONS = {
+    **ERROR_DESCRIPTIONS,
+    303: "done: see Location",
+    422: "invalid input: the form again with every error beside its field",
+}
+
+
+def page_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for a page's other answers."""
+    content = {**HTML_CONTENT, "application/json": {"schema": {"type": "object"}}}
+    return {
+        code: {"description": PAGE_DESCRIPTIONS[code], "content": {} if code == 303 else content}
+        for code in codes
+    }
 
 
 def is_htmx(request: Request) -> bool:

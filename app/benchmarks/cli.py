@@ -10,10 +10,12 @@ from rich.table import Table
 
 from app.bench.hosts import HostNotAllowedError
 from app.bench.procedure import TargetUnreachable, run_benchmark_sync
-from app.bench.result import BenchPlan, BenchResult
+from app.bench.result import BenchPlan, BenchResult, TaskRunResult
+from app.bench.task_spec import TaskFileError, TaskSpec
 from app.benchmarks.to_record import record_from_result
 from app.benchmarks.worker import API_KEY_ENV, Worker
 from app.config import get_settings
+from app.tasks.files import read_task_file
 
 # Exit codes of `servebook bench`, for scripts; 2 is click's own code for a usage error.
 EXIT_OUTCOME_NOT_OK = 1  # measured, but the outcome is not ok (click errors exit 1 too)
@@ -90,17 +92,60 @@ def summary(result: BenchResult) -> list[Table]:
                 fmt(row.accuracy * 100 if row.accuracy is not None else None, 0) + " %",
             )
         tables.append(needle)
+    if result.task is not None:
+        tables.append(task_table(result.task))
     return tables
+
+
+def task_table(task: TaskRunResult) -> Table:
+    """The task's score and the speed measured on its own prompts."""
+    rate = fmt(task.pass_rate * 100 if task.pass_rate is not None else None, 0)
+    table = Table(title=f"Task {task.name} v{task.version}: {task.passed}/{task.total} ({rate} %)")
+    for column in ("prompt", "check", "passed", "prompt tokens", "TTFT ms", "decode tok/s"):
+        table.add_column(column, justify="right")
+    for prompt in task.prompts:
+        table.add_row(
+            str(prompt.index),
+            prompt.check,
+            f"{prompt.passed}/{prompt.total}",
+            str(prompt.prompt_tokens) if prompt.prompt_tokens is not None else "—",
+            fmt(prompt.ttft_ms),
+            fmt(prompt.decode_tps),
+        )
+    return table
 
 
 @click.command()
 @click.option("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
 @click.option("--model", "served_model", required=True, help="model name the server serves")
-@click.option("--lengths", callback=int_list, default="1024,4096", show_default=True)
+@click.option(
+    "--lengths",
+    callback=int_list,
+    default=None,
+    help="default: 1024,4096 and, when the context allows, a length past 16K for the needle",
+)
 @click.option("--concurrency", callback=int_list, default="1,2,4,8", show_default=True)
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 50))
 @click.option("--max-tokens", default=128, show_default=True, type=click.IntRange(1, 8192))
 @click.option("--needle/--no-needle", default=None, help="default: only above 16K")
+@click.option(
+    "--context-length",
+    type=click.IntRange(1),
+    default=None,
+    help="the configuration's context, tokens; default: what the server reports",
+)
+@click.option("--task", "task_id", type=click.IntRange(1), default=None, help="a stored task's id")
+@click.option(
+    "--task-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='a task: .jsonl, one {"prompt": ..., "check": {...}} a line, or .yaml',
+)
+@click.option(
+    "--task-min-pass-rate",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="below this the outcome is wrong_answer",
+)
 @click.option("--ttft-limit-ms", type=float, default=None, help="stop the ramp above this p90")
 @click.option("--metrics-url", default=None, help="Prometheus /metrics of the server")
 @click.option("--timeout", "request_timeout_s", default=600.0, show_default=True)
@@ -116,7 +161,7 @@ def summary(result: BenchResult) -> list[Table]:
 @click.option("--profile", default=None)
 @click.option("--command-line", "command", default="", help="the server's launch command")
 def bench(served_model: str, json_path: Path | None, record: bool, **options: object) -> None:
-    """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle.
+    """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle, task.
 
     \b
     Exit status:
@@ -165,12 +210,21 @@ def outcome_line(result: BenchResult) -> str:
     return f"outcome: {result.outcome}: {result.outcome_error or 'no error text'}"
 
 
+DEFAULT_LENGTHS = [1024, 4096]
+
+
 def build_plan(served_model: str, options: dict) -> BenchPlan:
     needle = options.pop("needle")
+    lengths = options["lengths"]
     values = {
         "base_url": options["base_url"],
         "model": served_model,
-        "lengths": options["lengths"],
+        "lengths": lengths or DEFAULT_LENGTHS,
+        # Asked-for lengths are kept as given; the default adds one for the needle.
+        "add_long_length": lengths is None,
+        "context_length": options["context_length"],
+        "task": load_task(options["task_id"], options["task_file"]),
+        "task_min_pass_rate": options["task_min_pass_rate"],
         "concurrency_levels": options["concurrency"],
         "repeat": options["repeat"],
         "max_tokens": options["max_tokens"],
@@ -186,6 +240,29 @@ def build_plan(served_model: str, options: dict) -> BenchPlan:
         return BenchPlan.model_validate(values)
     except ValueError as error:
         raise click.UsageError(str(error)) from error
+
+
+def load_task(task_id: int | None, task_file: Path | None) -> TaskSpec | None:
+    """The task to run: a stored one by id, or one read from a YAML or JSONL file."""
+    if task_id is not None and task_file is not None:
+        raise click.UsageError("give --task or --task-file, not both")
+    if task_file is not None:
+        try:
+            data = read_task_file(task_file)
+        except TaskFileError as error:
+            raise click.BadParameter(str(error), param_hint="--task-file") from error
+        return TaskSpec(**data.model_dump(exclude={"version"}), version=data.version or 1)
+    if task_id is None:
+        return None
+    from app.db import session_scope
+    from app.errors import NotFound
+    from app.tasks.service import get_task, task_spec
+
+    try:
+        with session_scope(get_settings()) as session:
+            return task_spec(get_task(session, task_id))
+    except NotFound as error:
+        raise click.BadParameter(error.message, param_hint="--task") from error
 
 
 def run_with_progress(plan: BenchPlan) -> BenchResult:

@@ -1,18 +1,21 @@
 """The "Run a benchmark" page, job status (polled by htmx) and the jobs API."""
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from app.benchmarks.schemas import JobIn
+from app.benchmarks.schemas import JobIn, JobOut
 from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, parse_job, recent_jobs
 from app.catalog.service import CatalogService
 from app.db import SessionDep
+from app.errors import error_responses
+from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf
-from app.web import redirect, render
+from app.web import RowIdPath, page_responses, redirect, render
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["benchmarks"])
 
 PREFILL = (
@@ -59,7 +62,12 @@ def index(request: Request, session: SessionDep) -> Response:
     return render(request, "benchmarks/index.html", page_context(request, session, values, {}))
 
 
-@router.post("/benchmarks", name="benchmarks:create", dependencies=[Depends(verify_csrf)])
+@router.post(
+    "/benchmarks",
+    name="benchmarks:create",
+    dependencies=[Depends(verify_csrf)],
+    responses=page_responses(303, 401, 403, 413),
+)
 async def create(request: Request, session: SessionDep, principal: SubmitterDep) -> Response:
     """Queue a job; invalid input re-renders the form with every error beside its field."""
     submitted = dict(await request.form())
@@ -79,23 +87,38 @@ async def create(request: Request, session: SessionDep, principal: SubmitterDep)
     return redirect(request, str(request.url_for("benchmarks:detail", job_id=job.id)))
 
 
-@router.get("/benchmarks/{job_id}", name="benchmarks:detail")
-def detail(request: Request, job_id: int, session: SessionDep) -> Response:
+@router.get("/benchmarks/{job_id}", name="benchmarks:detail", responses=page_responses(404))
+def detail(request: Request, job_id: RowIdPath, session: SessionDep) -> Response:
     """A job's live progress; htmx polls the status block until the job is done."""
     job = get_job(session, job_id)
     return render(request, "benchmarks/detail.html", {"job": job}, block="job_status")
 
 
-@api_router.post("/benchmarks", name="api:benchmarks_create", status_code=202)
+JOB_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": inline_refs(JobIn.model_json_schema())}},
+    }
+}
+
+
+@api_router.post(
+    "/benchmarks",
+    name="api:benchmarks_create",
+    status_code=202,
+    response_model=JobOut,
+    openapi_extra=JOB_BODY,
+    responses={
+        **error_responses(401, 403, 413, 415),
+        422: {"model": ErrorsOut, "description": "every field error at once"},
+    },
+)
 def create_api(
-    request: Request,
-    session: SessionDep,
-    principal: SubmitterDep,
-    body: Annotated[dict[str, Any], Body()],
+    request: Request, session: SessionDep, principal: SubmitterDep, body: BodyDep
 ) -> Response:
     """Queue a benchmark job; answers 202 with its id and status URL, or 422 with every error."""
     try:
-        data = parse_job(body)
+        data = parse_job(as_object(body))
         job = enqueue(session, data, request.state.settings, principal.name)
     except JobInvalid as error:
         return JSONResponse({"errors": [e.model_dump() for e in error.errors]}, status_code=422)
@@ -103,8 +126,13 @@ def create_api(
     return JSONResponse(api_job(request, job), status_code=202)
 
 
-@api_router.get("/benchmarks/{job_id}", name="api:benchmarks_detail")
-def detail_api(request: Request, job_id: int, session: SessionDep) -> dict[str, Any]:
+@api_router.get(
+    "/benchmarks/{job_id}",
+    name="api:benchmarks_detail",
+    response_model=JobOut,
+    responses=error_responses(404),
+)
+def detail_api(request: Request, job_id: RowIdPath, session: SessionDep) -> dict[str, Any]:
     """A job's status, progress and, once done, its record."""
     return api_job(request, get_job(session, job_id))
 

@@ -2,7 +2,9 @@
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StrictBool, field_validator
+
+from app.records.schemas import not_a_bool
 
 
 def int_list(value: Any) -> Any:
@@ -10,6 +12,8 @@ def int_list(value: Any) -> Any:
     if isinstance(value, str):
         parts = [p for p in value.replace(";", ",").replace(" ", ",").split(",") if p]
         return [int(p) if p.isdigit() else p for p in parts]
+    if isinstance(value, list):
+        return [not_a_bool(item) for item in value]
     return value
 
 
@@ -28,9 +32,10 @@ class JobIn(BaseModel):
     concurrency: list[int] = Field(default=[1, 2, 4, 8], min_length=1, max_length=12)
     repeat: int = Field(default=3, ge=1, le=20)
     max_tokens: int = Field(default=128, ge=8, le=4096)
-    needle: bool = False
-    ttft_limit_ms: float | None = Field(default=None, gt=0)
-    request_timeout_s: float = Field(default=600, gt=0, le=7200)
+    needle: StrictBool = False
+    ttft_limit_ms: float | None = Field(default=None, gt=0, le=86_400_000, allow_inf_nan=False)
+    request_timeout_s: float = Field(default=600, gt=0, le=7200, allow_inf_nan=False)
+    task_id: int | None = Field(default=None, ge=1, description="a stored task to run and score")
     # What the record will be about (catalog slugs).
     model: str = Field(min_length=1, max_length=100)
     artifact: str = Field(min_length=1, max_length=120)
@@ -41,8 +46,11 @@ class JobIn(BaseModel):
     command: str = Field(default="", max_length=20_000)
 
     _lists = field_validator("lengths", "concurrency", mode="before")(int_list)
+    _numbers = field_validator(
+        "repeat", "max_tokens", "ttft_limit_ms", "request_timeout_s", "task_id", mode="before"
+    )(not_a_bool)
 
-    @field_validator("api_key", "metrics_url", "profile", "ttft_limit_ms", mode="before")
+    @field_validator("api_key", "metrics_url", "profile", "ttft_limit_ms", "task_id", mode="before")
     @classmethod
     def blank_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
@@ -68,6 +76,8 @@ class JobIn(BaseModel):
             "request_timeout_s": self.request_timeout_s,
             "metrics_url": self.metrics_url,
             "allowed_hosts": allowed_hosts,
+            # Lengths left at their default gain one for the needle when the context allows.
+            "add_long_length": "lengths" not in self.model_fields_set,
         }
 
     def target(self) -> dict[str, Any]:
@@ -82,3 +92,20 @@ class JobIn(BaseModel):
                 "command",
             }
         )
+
+
+class JobOut(BaseModel):
+    """A benchmark job as the API shows it."""
+
+    id: int
+    status: str = Field(description="queued, running, done or failed")
+    url: str
+    progress: dict[str, Any]
+    attempts: int
+    error: str | None
+    outcome: str | None
+    outcome_error: str | None
+    record_id: int | None
+    record_url: str | None
+    plan: dict[str, Any]
+    target: dict[str, Any]

@@ -13,10 +13,11 @@ from app.benchmarks.schemas import JobIn
 from app.catalog.repository import CatalogRepository
 from app.config import Settings
 from app.errors import NotFound, ServebookError
-from app.models import BenchJob
+from app.models import BenchJob, Task
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError
 from app.records.validation import RecordInvalid, schema_errors, validate_record
+from app.tasks.service import task_spec
 
 PLAN_FIELDS = {
     "base_url": "base_url",
@@ -84,6 +85,12 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
     """Validate everything a worker will need, then queue the job (the caller commits)."""
     plan, errors = check_plan(data, settings)
     errors += check_target(session, data)
+    if data.task_id is not None:
+        task = session.get(Task, data.task_id)
+        if task is None:
+            errors.append(FieldError(field="task_id", message=f"no task {data.task_id}"))
+        else:  # the prompts as they are now: the job runs what was asked for
+            plan["task"] = task_spec(task).model_dump(mode="json")
     if errors:
         raise JobInvalid(errors)
     job = BenchJob(

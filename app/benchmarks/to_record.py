@@ -9,7 +9,12 @@ from app.bench.result import (
     LengthResult,
     MemoryReading,
     NeedleLength,
+    TaskRunResult,
 )
+
+# Failures kept on the record (the full list stays with the job's result), and their size.
+RECORD_TASK_FAILURES = 10
+RECORD_ANSWER_CHARS = 200
 
 
 def peak_gb(memory: MemoryReading | None) -> tuple[float | None, str | None]:
@@ -104,6 +109,46 @@ def needle_point(needle: NeedleLength) -> dict[str, Any] | None:
     }
 
 
+def task_details(task: TaskRunResult) -> dict[str, Any]:
+    """The task's score as the record keeps it: pass rate, counts, the first failures."""
+    return {
+        "task": {
+            "id": task.id,
+            "name": task.name,
+            "version": task.version,
+            "pass_rate": task.pass_rate,
+            "passed": task.passed,
+            "total": task.total,
+            "errors": task.errors,
+            "failures": [
+                {
+                    "prompt_index": failure.prompt_index,
+                    "reason": failure.reason,
+                    "answer": failure.answer[:RECORD_ANSWER_CHARS],
+                }
+                for failure in task.failures[:RECORD_TASK_FAILURES]
+            ],
+        }
+    }
+
+
+def task_point(task: TaskRunResult) -> dict[str, Any] | None:
+    """The speed measured on the task's own prompts, with its score in the details; the
+    context length is the longest prompt the server counted."""
+    tokens = [prompt.prompt_tokens for prompt in task.prompts if prompt.prompt_tokens]
+    if task.ttft_ms is None or not tokens:
+        return None
+    return {
+        "context_length": max(tokens),
+        "concurrency": 1,
+        "repetitions": task.total - task.errors,
+        "ttft_ms": task.ttft_ms,
+        "decode_tokens_per_s": task.decode_tps,
+        "e2e_latency_ms": task.e2e_ms,
+        "details": task_details(task),
+    }
+
+
 def measurements(result: BenchResult) -> list[dict[str, Any]]:
     points = [length_point(length) for length in result.lengths]
     if result.concurrency:
@@ -111,7 +156,14 @@ def measurements(result: BenchResult) -> list[dict[str, Any]]:
             level_point(result.concurrency.length, level) for level in result.concurrency.levels
         ]
     points += [needle_point(needle) for needle in result.needle]
-    return [point for point in points if point is not None]
+    kept = [point for point in points if point is not None]
+    if result.task is not None:
+        point = task_point(result.task)
+        if point is not None:
+            kept.append(point)
+        elif kept:  # nothing answered to time: the score still goes on the record
+            kept[0]["details"].update(task_details(result.task))
+    return kept
 
 
 def record_from_result(result: BenchResult, target: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The model index: page and JSON. A model's fit table lives with the recipes."""
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import HTMLResponse, Response
 
 from app.catalog.presenters import model_out
 from app.catalog.revision import current_revision
@@ -10,7 +10,7 @@ from app.catalog.service import CatalogService
 from app.db import SessionDep
 from app.web import render, serve_at_revision
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["catalog"])
 
 

@@ -1,6 +1,6 @@
 """Inputs and JSON shapes of the catalog: the model list and the fit table's filters."""
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -12,9 +12,10 @@ class FitFilters(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
+    # A form's "any" choice sends the field blank: documented, and read as no filter.
     platform: str | None = Field(default=None, max_length=20)
-    min_memory: float | None = Field(default=None, ge=0, le=100_000)
-    verdict: Verdict | None = None
+    min_memory: Annotated[float, Field(ge=0, le=100_000)] | Literal[""] | None = None
+    verdict: Verdict | Literal[""] | None = None
     page: int = Field(default=1, ge=1, le=100_000)
 
     @field_validator("*", mode="before")

@@ -12,6 +12,7 @@ from app.models.profile import Profile
 from app.models.record import Record, RecordEvent
 from app.models.reported_figure import ReportedFigure
 from app.models.runtime import Runtime
+from app.models.task import Task, TaskPrompt
 
 __all__ = [
     "ApiToken",
@@ -27,4 +28,6 @@ __all__ = [
     "RecordEvent",
     "ReportedFigure",
     "Runtime",
+    "Task",
+    "TaskPrompt",
 ]

@@ -5,12 +5,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.encoders import jsonable_encoder
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.catalog.presenters import model_out
 from app.catalog.schemas import FitFilters
 from app.db import SessionDep
-from app.estimate import Verdict
+from app.errors import error_responses
+from app.estimate import EstimateError, Verdict
+from app.recipes.described_estimate import inline_schema, parse_request, run_estimate
+from app.recipes.estimate_page import page_request, share_query
 from app.recipes.knobs import knob_rows
 from app.recipes.presenters import (
     benchmark_prefill,
@@ -22,15 +25,16 @@ from app.recipes.presenters import (
     record_prefill,
     smoke_test,
 )
-from app.recipes.schemas import FitTableOut
+from app.recipes.schemas import EstimateOut, EstimateRequest, FitTableOut
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.resolve import ModelInputs, RecipeService
+from app.security.json_input import StrictJsonRoute
 from app.security.signin import FormDep
-from app.web import render, serve_at_revision
+from app.web import page_responses, render, serve_at_revision
 
-router = APIRouter(tags=["pages"])
-api_router = APIRouter(prefix="/api", tags=["recipes"])
+router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
+api_router = APIRouter(prefix="/api", tags=["recipes"], route_class=StrictJsonRoute)
 
 DETAIL_PATH = "/models/{model}/hardware/{hardware}/profiles/{profile}"
 FiltersDep = Annotated[FitFilters, Query()]
@@ -44,7 +48,7 @@ def recipe_service(request: Request, session: SessionDep) -> RecipeService:
 RecipesDep = Annotated[RecipeService, Depends(recipe_service)]
 
 
-@router.get("/models/{slug}", name="catalog:model")
+@router.get("/models/{slug}", name="catalog:model", responses=page_responses(404))
 def model_page(request: Request, slug: str, recipes: RecipesDep, filters: FiltersDep) -> Response:
     """A model's hardware fit table; htmx filter requests get only the table."""
     revision, resolved = recipes.resolved(slug)
@@ -65,7 +69,8 @@ def model_page(request: Request, slug: str, recipes: RecipesDep, filters: Filter
     return serve_at_revision(request, revision, build)
 
 
-@api_router.get("/models/{slug}/fit", name="api:model_fit", response_model=FitTableOut)
+@api_router.get("/models/{slug}/fit", name="api:model_fit", response_model=FitTableOut,
+                responses=error_responses(404))
 def model_fit(request: Request, slug: str, recipes: RecipesDep, filters: FiltersDep) -> Response:
     """The hardware fit table of a model, one row per hardware configuration (balanced),
     100 rows a page."""
@@ -86,7 +91,7 @@ def model_fit(request: Request, slug: str, recipes: RecipesDep, filters: Filters
     return serve_at_revision(request, revision, build)
 
 
-@router.get(DETAIL_PATH, name="recipes:detail")
+@router.get(DETAIL_PATH, name="recipes:detail", responses=page_responses(404))
 def detail_page(
     request: Request,
     model: str,
@@ -118,7 +123,8 @@ def detail_page(
     return serve_at_revision(request, revision, build)
 
 
-@api_router.get(DETAIL_PATH, name="api:profile_detail")
+@api_router.get(DETAIL_PATH, name="api:profile_detail", response_model=dict[str, Any],
+                responses=error_responses(404))
 def detail_api(
     request: Request,
     model: str,
@@ -169,12 +175,69 @@ def selector_context(
     }
 
 
-@api_router.post("/estimate", name="api:estimate")
-def estimate_api(service: RecipesDep, body: Annotated[dict[str, Any], Body()]) -> Response:
-    """Estimate a model on catalog or described hardware (the selector's JSON twin)."""
-    inputs = service.inputs(str(body.get("model", "")))
-    result = run_selector(service, inputs, body)
+@api_router.post(
+    "/estimate",
+    name="api:estimate",
+    response_model=EstimateOut,
+    responses={422: {"description": 'errors by field name: {"errors": {field: message}}'}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": inline_schema(EstimateRequest)}},
+        }
+    },
+)
+def estimate_api(
+    request: Request, service: RecipesDep, body: Annotated[dict[str, Any], Body()]
+) -> Response:
+    """Estimate a catalog or described model on catalog, named or described hardware: the
+    recipe's shape (verdict, memory per GPU, largest context, decode speed, assumptions)."""
+    parsed = parse_request(body)
+    if isinstance(parsed, dict):
+        return JSONResponse({"errors": parsed}, status_code=422)
+    answer = run_estimate(service, parsed, request.app.state.settings)
+    result = answer.result
     if not result.ok:
         return JSONResponse({"errors": result.errors}, status_code=422)
     assert result.recipe is not None
-    return JSONResponse(estimate_out(result.recipe))
+    out = estimate_out(result.recipe, answer.description, answer.hardware_name)
+    return JSONResponse(out)
+
+
+@router.get("/estimate", name="recipes:estimate")
+def estimate_page(request: Request, service: RecipesDep) -> Response:
+    """Estimate a model that may not be in the catalog; the URL reproduces the answer."""
+    query = dict(request.query_params)
+    context: dict[str, Any] = {
+        "values": query,
+        "hardware_choices": service.list_hardware(),
+        "runtimes": service.list_runtimes(),
+        "catalog_models": service.catalog.list_models(),
+        "errors": {},
+        "answer": None,
+        "share_url": None,
+    }
+    if any(query.values()):
+        context |= estimate_page_answer(request, service, query)
+    status = 422 if context["errors"] else 200
+    return render(request, "recipes/estimate.html", context, status_code=status)
+
+
+def estimate_page_answer(
+    request: Request, service: RecipesDep, query: dict[str, str]
+) -> dict[str, Any]:
+    """The page's answer: the API's own shape, or its errors by field."""
+    try:
+        body, description = page_request(query)
+    except EstimateError as error:
+        return {"errors": {f"model.{error.field}": error.message}}
+    parsed = parse_request(body)
+    if isinstance(parsed, dict):
+        return {"errors": parsed}
+    answer = run_estimate(service, parsed, request.app.state.settings, description)
+    if not answer.result.ok:
+        return {"errors": answer.result.errors}
+    assert answer.result.recipe is not None
+    out = estimate_out(answer.result.recipe, answer.description, answer.hardware_name)
+    share = share_query(query, answer.description)
+    return {"answer": out, "share_url": f"{request.url_for('recipes:estimate')}?{share}"}

@@ -26,9 +26,10 @@ CSV_DOC = (
     f"measurement columns). Columns, in order: {', '.join(CSV_FIELDS)}. Units: *_ms "
     "milliseconds, *_tokens_per_s tokens per second, peak_memory_gb_per_gpu decimal GB per "
     "GPU, kv_cache_usage_peak and needle_accuracy fractions 0..1; flags lists flag codes "
-    "separated by ';'."
+    "separated by ';'. Every text field is quoted; a text that a spreadsheet would run as a "
+    "formula (=, +, -, @, tab or CR first, after any spaces) starts with an apostrophe."
 )
-# A spreadsheet runs cells that start with these as formulas.
+# A spreadsheet runs cells that start with these as formulas, even after leading spaces.
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -86,7 +87,7 @@ def record_out(request: Request, record: Record) -> dict[str, Any]:
 def safe_cell(value: Any) -> Any:
     if isinstance(value, list):
         value = ";".join(str(item) for item in value)
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+    if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_PREFIXES):
         return "'" + value
     return value
 
@@ -100,8 +101,11 @@ def csv_rows(record: Record) -> list[dict[str, Any]]:
 
 def to_csv(records: Sequence[Record]) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n")
-    writer.writeheader()
+    # Quoting every text field keeps a bare CR or LF inside its cell for every reader,
+    # including those that take CR alone as a line break.
+    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n",
+                            quoting=csv.QUOTE_NONNUMERIC)
+    buffer.write(",".join(CSV_FIELDS) + "\n")  # plain names, as the format has always had
     for record in records:
         writer.writerows(csv_rows(record))
     return buffer.getvalue()

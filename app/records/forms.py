@@ -4,13 +4,13 @@ Field names follow the error paths (``measurements.2.ttft_ms``, ``environment.os
 an error lands beside the input it is about and every typed value is shown again.
 """
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.records.schemas import FieldError
+from app.security.json_input import JsonRefused, NotJson, loads_strict
 
 SCALARS = ("model", "artifact", "runtime", "runtime_version", "hardware", "gpu_count", "profile",
            "command", "outcome", "notes")
@@ -78,9 +78,9 @@ def parse_applied_values(text: str) -> tuple[dict[str, Any], list[FieldError]]:
         return {}, []
     if text.startswith("{"):
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as error:
-            return {}, [FieldError(field="applied_values", message=f"invalid JSON: {error.msg}")]
+            value = loads_strict(text)
+        except JsonRefused as error:
+            return {}, [FieldError(field="applied_values", message=str(error))]
         if isinstance(value, dict):
             return value, []
         return {}, [FieldError(field="applied_values", message="give a JSON object")]
@@ -92,14 +92,19 @@ def parse_applied_values(text: str) -> tuple[dict[str, Any], list[FieldError]]:
         if match is None:
             return {}, [FieldError(field="applied_values",
                                    message=f"line {number}: write it as name = value")]
-        values[match[1]] = scalar(match[2].strip())
+        try:
+            values[match[1]] = scalar(match[2].strip())
+        except JsonRefused as error:
+            return {}, [FieldError(field="applied_values", message=f"line {number}: {error}")]
     return values, []
 
 
 def scalar(raw: str) -> Any:
+    """A JSON value (number, true, null, a quoted string, a list...), else the text as typed;
+    NaN, Infinity and integers past 64 bits are refused, not kept as text."""
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
+        return loads_strict(raw)
+    except NotJson:
         return raw
 
 
@@ -146,6 +151,6 @@ def form_name(path: str, row_of: list[int]) -> str | None:
         return f"measurements.{row}.{parts[2]}" if parts[2] in ROW_FIELDS else None
     if parts[0] == "environment" and len(parts) == 2 and parts[1] in ENVIRONMENT:
         return path
-    if parts[0] in (*SCALARS, "applied_values", "file", "idempotency_key") and len(parts) == 1:
+    if parts[0] in (*SCALARS, "applied_values", "file") and len(parts) == 1:
         return path
     return None

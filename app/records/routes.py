@@ -4,18 +4,17 @@ Invalid forms re-render the form block with the errors beside the inputs: status
 htmx (htmx 2 does not swap 4xx responses), 422 for a plain form post.
 """
 
-import json
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
 from app.db import SessionDep
-from app.errors import ServebookError
+from app.errors import error_responses
 from app.models import Record
 from app.records.charts import record_charts
 from app.records.compare import compare_records
@@ -32,15 +31,21 @@ from app.records.forms import (
 )
 from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
+from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
     OUTCOME_LABELS,
     OUTCOMES,
+    AcceptanceOut,
+    ConflictOut,
     ErrorsOut,
     FieldError,
     RecordCreated,
     RecordIn,
+    RecordListOut,
+    RecordOut,
+    ReviewIn,
     ReviewState,
 )
 from app.records.service import IdempotencyConflict, Submission, get_record, submit_record
@@ -53,9 +58,9 @@ from app.security import (
     Principal,
     SubmitterDep,
 )
-from app.web import is_htmx, redirect, render
+from app.web import RowIdPath, RowIdQuery, is_htmx, page_responses, redirect, render
 
-router = APIRouter(tags=["pages"])
+router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["records"])
 
 
@@ -64,7 +69,8 @@ class RecordFilters(BaseModel):
 
     model: str | None = Field(default=None, max_length=100)
     hardware: str | None = Field(default=None, max_length=100)
-    state: ReviewState | None = None
+    # A form's "any" choice sends the field blank.
+    state: ReviewState | Literal[""] | None = Field(default=None, description="blank: any")
 
     @field_validator("*", mode="before")
     @classmethod
@@ -75,32 +81,8 @@ class RecordFilters(BaseModel):
 FiltersDep = Annotated[RecordFilters, Query()]
 
 
-class UnsupportedMedia(ServebookError):
-    status_code = 415
-
-
-async def json_body(request: Request) -> Any:
-    """The raw JSON document; the record schema validates it so every error is listed."""
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise UnsupportedMedia("Send the record as JSON (Content-Type: application/json).")
-    try:
-        return json.loads(await request.body())
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise RecordInvalid([FieldError(field="body", message=f"invalid JSON: {error}")]) \
-            from error
-
-
-BodyDep = Annotated[Any, Depends(json_body)]
-
-
 def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONResponse:
     return JSONResponse({"errors": [e.model_dump() for e in errors]}, status_code=status_code)
-
-
-def as_object(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise RecordInvalid([FieldError(field="body", message="send one JSON object")])
-    return body
 
 
 # ---------------------------------------------------------------- pages
@@ -134,7 +116,8 @@ def new_row(request: Request, index: Annotated[int, Query(ge=0, le=199)]) -> Res
     return render(request, "records/_measurement_row.html", context)
 
 
-@router.post("/records", name="records:create", dependencies=[CsrfDep])
+@router.post("/records", name="records:create", dependencies=[CsrfDep],
+             responses=page_responses(303, 401, 403, 409, 413, 422))
 def create(request: Request, session: SessionDep, principal: SubmitterDep,
            form: FormDep) -> Response:
     """Submit the form (with or without a result file to import)."""
@@ -181,16 +164,15 @@ def form_response(request: Request, session: Session, state: FormState,
     return render(request, "records/new.html", context, block="record_form", status_code=status)
 
 
-@router.get("/records/compare", name="records:compare")
-def compare(request: Request, session: SessionDep, a: Annotated[int, Query(ge=1)],
-            b: Annotated[int, Query(ge=1)]) -> Response:
+@router.get("/records/compare", name="records:compare", responses=page_responses(404))
+def compare(request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery) -> Response:
     """Two records side by side, with the differences highlighted."""
     comparison = compare_records(get_record(session, a), get_record(session, b))
     return render(request, "records/compare.html", {"comparison": comparison})
 
 
-@router.get("/records/{record_id}", name="records:detail")
-def detail(request: Request, record_id: int, session: SessionDep,
+@router.get("/records/{record_id}", name="records:detail", responses=page_responses(404))
+def detail(request: Request, record_id: RowIdPath, session: SessionDep,
            principal: OptionalPrincipal) -> Response:
     """A record: provenance, measurements, flags, history, and review for maintainers."""
     record = get_record(session, record_id)
@@ -218,8 +200,9 @@ def acceptance_preview(session: Session, record: Record, principal: Principal | 
             "why_nothing_changes": why_nothing_changes(record)}
 
 
-@router.post("/records/{record_id}/review", name="records:review", dependencies=[CsrfDep])
-def review(request: Request, record_id: int, session: SessionDep, principal: MaintainerDep,
+@router.post("/records/{record_id}/review", name="records:review", dependencies=[CsrfDep],
+             responses=page_responses(303, 401, 403, 404, 409, 413, 422))
+def review(request: Request, record_id: RowIdPath, session: SessionDep, principal: MaintainerDep,
            form: FormDep) -> Response:
     """Accept, reject or retract from the record page."""
     raw = {"action": str(form.get("action", "")), "reason": str(form.get("reason", "")),
@@ -238,23 +221,6 @@ def review(request: Request, record_id: int, session: SessionDep, principal: Mai
 # ---------------------------------------------------------------- JSON API
 
 
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """The record schema with its $defs inlined, for the OpenAPI request body."""
-    defs = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            if ref.startswith("#/$defs/"):
-                return resolve(defs[ref.removeprefix("#/$defs/")])
-            return {k: resolve(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    return resolve(schema)
-
-
 RECORD_BODY = {"requestBody": {"required": True, "content": {"application/json": {
     "schema": inline_refs(RecordIn.model_json_schema())}}}}
 
@@ -264,9 +230,9 @@ RECORD_BODY = {"requestBody": {"required": True, "content": {"application/json":
     openapi_extra=RECORD_BODY,
     responses={200: {"model": RecordCreated, "description": "a retry with the same "
                      "Idempotency-Key: the first record, nothing new stored"},
-               409: {"description": "the Idempotency-Key was used with a different body"},
-               413: {"description": "body over SERVEBOOK_MAX_UPLOAD_BYTES"},
-               415: {"description": "not JSON"},
+               409: {"model": ConflictOut,
+                     "description": "the Idempotency-Key was used with a different body"},
+               **error_responses(401, 403, 413, 415),
                422: {"model": ErrorsOut, "description": "every field error at once"}},
 )
 def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
@@ -289,7 +255,8 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
 
 
 @api_router.get("/records", name="api:records_list", description=CSV_DOC,
-                responses={200: {"content": {"text/csv": {}}}})
+                response_model=RecordListOut,
+                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
 def list_api(request: Request, session: SessionDep, filters: FiltersDep,
              format: Literal["json", "csv"] | None = None) -> Response:
     """Export records, filtered by model, hardware and review state; JSON or CSV."""
@@ -303,14 +270,17 @@ def list_api(request: Request, session: SessionDep, filters: FiltersDep,
                          "records": [record_out(request, r) for r in records]})
 
 
-@api_router.get("/records/{record_id}", name="api:records_get")
-def get_api(request: Request, record_id: int, session: SessionDep) -> dict[str, Any]:
+@api_router.get("/records/{record_id}", name="api:records_get", response_model=RecordOut,
+                responses=error_responses(404))
+def get_api(request: Request, record_id: RowIdPath, session: SessionDep) -> dict[str, Any]:
     """One record with its measurements, flags and history."""
     return record_out(request, get_record(session, record_id))
 
 
-@api_router.get("/records/{record_id}/acceptance", name="api:records_acceptance")
-def acceptance_api(request: Request, record_id: int, session: SessionDep) -> dict[str, Any]:
+@api_router.get("/records/{record_id}/acceptance", name="api:records_acceptance",
+                response_model=AcceptanceOut, responses=error_responses(404))
+def acceptance_api(request: Request, record_id: RowIdPath,
+                   session: SessionDep) -> dict[str, Any]:
     """What accepting the record would change on the recipe pages, before anyone accepts it;
     no changes once the record is no longer pending."""
     record = get_record(session, record_id)
@@ -332,11 +302,16 @@ def change_out(request: Request, record: Record, change: Consequence) -> dict[st
             "after": change.after, "url": str(url)}
 
 
+REVIEW_BODY = {"requestBody": {"required": True, "content": {"application/json": {
+    "schema": inline_refs(ReviewIn.model_json_schema())}}}}
+
+
 @api_router.post("/records/{record_id}/review", name="api:records_review",
-                 responses={409: {"description": "the transition is not allowed"},
-                            422: {"model": ErrorsOut}})
-def review_api(request: Request, record_id: int, session: SessionDep, principal: MaintainerDep,
-               body: BodyDep) -> Response:
+                 response_model=RecordOut, openapi_extra=REVIEW_BODY,
+                 responses={**error_responses(401, 403, 404, 409, 413, 415),
+                            422: {"model": ErrorsOut, "description": "every field error"}})
+def review_api(request: Request, record_id: RowIdPath, session: SessionDep,
+               principal: MaintainerDep, body: BodyDep) -> Response:
     """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
     flagged record also takes `"confirm_flags": true` and a reason."""
     try:

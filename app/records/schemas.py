@@ -4,9 +4,11 @@ Units are fixed by the field names: milliseconds (``_ms``), tokens per second
 (``_tokens_per_s``), decimal GB per GPU (``_gb_per_gpu``), fractions 0..1.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from app.security.json_input import check_free_form
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
 ReviewState = Literal["pending", "accepted", "rejected", "retracted"]
@@ -25,6 +27,26 @@ METRICS: tuple[str, ...] = (
 )
 
 FINITE: dict[str, bool] = {"allow_inf_nan": False}
+MAX_SAMPLES = 10_000  # per metric: the benchmark client's largest ramp sends far fewer
+
+
+def not_a_bool(value: Any) -> Any:
+    """JSON `true` is not the number 1: numbers must be numbers (or, from a form, digits)."""
+    if isinstance(value, bool):
+        raise ValueError("give a number, not true or false")
+    return value
+
+
+def free_form(value: Any) -> Any:
+    """Kept as given, within bounds checked before anything recurses into it."""
+    problem = check_free_form(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+FreeForm = Annotated[dict[str, Any], BeforeValidator(free_form)]
+FiniteFloat = Annotated[float, BeforeValidator(not_a_bool), Field(allow_inf_nan=False)]
 
 
 class MeasurementIn(BaseModel):
@@ -54,11 +76,14 @@ class MeasurementIn(BaseModel):
                                           description="share of needles found, 0..1")
     token_count_source: str | None = Field(default=None, max_length=20)
     memory_source: str | None = Field(default=None, max_length=30)
-    samples: dict[str, list[float]] = Field(
+    samples: dict[str, Annotated[list[FiniteFloat], Field(max_length=MAX_SAMPLES)]] = Field(
         default_factory=dict, max_length=20,
         description="raw per-request values by metric name, e.g. {'ttft_ms': [...]}",
     )
-    details: dict[str, Any] = Field(default_factory=dict, description="percentiles and tool extras")
+    details: FreeForm = Field(default_factory=dict, description="percentiles and tool extras")
+
+    _numbers = field_validator("context_length", "concurrency", "repetitions", *METRICS,
+                               mode="before")(not_a_bool)
 
     @model_validator(mode="after")
     def needs_a_value(self) -> "MeasurementIn":
@@ -77,6 +102,11 @@ class EnvironmentIn(BaseModel):
     runtime_build: str | None = Field(default=None, max_length=200,
                                       description="runtime build, commit or image digest")
 
+    @model_validator(mode="before")
+    @classmethod
+    def bounded_extras(cls, value: Any) -> Any:
+        return free_form(value) if isinstance(value, dict) else value
+
 
 class RecordIn(BaseModel):
     """One reproduction attempt, as the form, the JSON API and the importers submit it."""
@@ -92,11 +122,13 @@ class RecordIn(BaseModel):
                                   description="GPUs used; default: all of the hardware's")
     profile: str | None = Field(default=None, max_length=50, description="profile slug")
     command: str = Field(default="", max_length=20_000, description="the command as run")
-    applied_values: dict[str, Any] = Field(default_factory=dict, max_length=100)
+    applied_values: FreeForm = Field(default_factory=dict, max_length=100)
     environment: EnvironmentIn = Field(default_factory=EnvironmentIn)
     outcome: Outcome
     notes: str = Field(default="", max_length=20_000)
     measurements: list[MeasurementIn] = Field(default_factory=list, max_length=500)
+
+    _numbers = field_validator("gpu_count", mode="before")(not_a_bool)
 
 
 class FieldError(BaseModel):
@@ -130,3 +162,87 @@ class ReviewIn(BaseModel):
     reason: str = Field(default="", max_length=5_000)
     confirm_flags: bool = Field(default=False, description="accept a flagged record anyway: "
                                 "the reviewer has checked every flag (needs a reason)")
+
+
+# ---------------------------------------------------------------- what the API answers
+
+
+class MeasurementOut(BaseModel):
+    context_length: int
+    concurrency: int
+    repetitions: int
+    ttft_ms: float | None
+    decode_tokens_per_s: float | None
+    itl_ms: float | None
+    e2e_latency_ms: float | None
+    throughput_tokens_per_s: float | None
+    peak_memory_gb_per_gpu: float | None
+    kv_cache_usage_peak: float | None
+    needle_accuracy: float | None
+    token_count_source: str | None
+    memory_source: str | None
+    details: dict[str, Any] = Field(description="percentiles, tool extras and raw samples")
+
+
+class EventOut(BaseModel):
+    action: str
+    reason: str | None
+    actor: str
+    at: str = Field(description="ISO 8601, UTC")
+
+
+class RecordOut(BaseModel):
+    """One record as exported; the CSV columns are the scalar fields here."""
+
+    record_id: int
+    review_state: ReviewState
+    outcome: Outcome
+    model: str
+    artifact: str
+    artifact_format: str
+    runtime: str
+    runtime_version: str
+    hardware: str
+    gpu_count: int
+    profile: str | None
+    provenance: str
+    submitted_by: str
+    submitted_at: str = Field(description="ISO 8601, UTC")
+    flags: list[str] = Field(description="flag codes")
+    command: str
+    url: str
+    applied_values: dict[str, Any]
+    environment: dict[str, Any]
+    notes: str
+    provenance_detail: dict[str, Any]
+    flag_details: list[Flag]
+    measurements: list[MeasurementOut]
+    events: list[EventOut]
+
+
+class RecordListOut(BaseModel):
+    count: int
+    records: list[RecordOut]
+
+
+class ChangeOut(BaseModel):
+    hardware: str
+    hardware_name: str
+    profile: str
+    what: str
+    before: str
+    after: str
+    url: str
+
+
+class AcceptanceOut(BaseModel):
+    record: int
+    review_state: ReviewState
+    flags: list[Flag]
+    needs_confirmation: bool
+    changes: list[ChangeOut]
+
+
+class ConflictOut(BaseModel):
+    detail: str
+    record_id: int

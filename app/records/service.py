@@ -6,6 +6,7 @@ are written inside one savepoint, so a failure half-way leaves nothing behind.
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -46,9 +47,27 @@ def fingerprint(data: RecordIn, provenance: str, detail: Mapping[str, Any]) -> s
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+MAX_KEY_LENGTH = 200
+KEY_PATTERN = re.compile(r"^[\x21-\x7e]+$")  # visible ASCII, as an HTTP header carries it
+
+
+def key_errors(key: str | None) -> list[FieldError]:
+    """A key is compared whole, so one that cannot be stored whole is refused, never cut."""
+    if key is None:
+        return []
+    if len(key) > MAX_KEY_LENGTH:
+        message = f"at most {MAX_KEY_LENGTH} characters (this one has {len(key)})"
+    elif not KEY_PATTERN.match(key):
+        message = "use visible ASCII characters only, without spaces"
+    else:
+        return []
+    return [FieldError(field="idempotency_key", message=message)]
+
+
 def scoped_key(submitted_by: str, key: str) -> str:
-    # Keys are per submitter, so two people cannot collide on (or probe) each other's keys.
-    return f"{submitted_by}:{key}"[:200]
+    # Keys are per submitter, so two people cannot collide on (or probe) each other's keys;
+    # hashed, so every whole key fits the column.
+    return hashlib.sha256(f"{submitted_by}\n{key}".encode()).hexdigest()
 
 
 def submit_record(
@@ -63,7 +82,8 @@ def submit_record(
 ) -> Submission:
     """Validate, flag and store one record; a retry with the same key returns the first."""
     records = RecordRepository(session)
-    data, refs = validate_record(CatalogRepository(session), records, raw, extra_errors)
+    errors = [*(extra_errors or []), *key_errors(idempotency_key)]
+    data, refs = validate_record(CatalogRepository(session), records, raw, errors)
     detail = dict(provenance_detail or {})
     print_ = fingerprint(data, provenance, detail)
     key = scoped_key(submitted_by, idempotency_key) if idempotency_key else None

@@ -131,8 +131,10 @@ class ReferenceCheck:
             return None
         if value is None:
             return hardware.gpu_count
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 9:
             value = int(value)
+        if isinstance(value, bool):
+            return None  # the schema says why
         if isinstance(value, int) and not 1 <= value <= hardware.gpu_count:
             self.fail("gpu_count", f"must be between 1 and {hardware.gpu_count}, the GPUs of "
                                    f"{hardware.name}")

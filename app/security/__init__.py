@@ -22,9 +22,12 @@ from app.security.csrf import (
 from app.security.exposure import (
     LOOPBACK_HOST_NAMES,
     ExposedWithoutTokens,
+    allowed_host_names,
+    app_is_exposed,
     check_exposure,
     is_exposed,
 )
+from app.security.headers import SecurityHeadersMiddleware
 from app.security.principal import (
     AUTH_COOKIE,
     AuthRequired,
@@ -60,6 +63,9 @@ __all__ = [
     "auth_required_response",
     "auth_router",
     "authenticate",
+    "SecurityHeadersMiddleware",
+    "allowed_host_names",
+    "app_is_exposed",
     "check_exposure",
     "create_token",
     "is_exposed",

@@ -1,12 +1,28 @@
-"""Serving beyond loopback: allowed only once an access token exists."""
+"""Serving beyond loopback: allowed only once an access token exists, and only under the
+host names the settings allow.
 
+The app decides for itself whether it is exposed, whichever way it was started: by the
+configured host (`SERVEBOOK_HOST`, which `servebook serve --host` sets) and by the
+addresses its own process listens on, which it reads at the first request (servers bind
+their sockets after the lifespan has started). So `uvicorn app.main:create_app --factory
+--host 0.0.0.0` is exposed even though the settings say 127.0.0.1: every request then
+needs a token, and without one every write is refused.
+"""
+
+import logging
+
+import psutil
+from fastapi import FastAPI
 from sqlalchemy.orm import Session
 
 from app.config import Settings, is_loopback
 from app.security.tokens import TokenRepository
 
-# Host headers a loopback-only app answers to ("testserver" is the in-process test client's).
+log = logging.getLogger("servebook.security")
+
+# Host headers the app always answers to ("testserver" is the in-process test client's).
 LOOPBACK_HOST_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1", "testserver"]
+WILDCARD_HOSTS = ("0.0.0.0", "::", "[::]", "")
 
 
 class ExposedWithoutTokens(RuntimeError):
@@ -17,6 +33,15 @@ def is_exposed(settings: Settings) -> bool:
     return not is_loopback(settings.host)
 
 
+def allowed_host_names(settings: Settings) -> list[str]:
+    """Host headers this app answers: loopback names, SERVEBOOK_ALLOWED_HOSTS, and the
+    configured host when it is a name or an address rather than a wildcard."""
+    names = [*LOOPBACK_HOST_NAMES, *settings.allowed_hosts]
+    if settings.host not in WILDCARD_HOSTS:
+        names.append(settings.host)
+    return list(dict.fromkeys(names))
+
+
 def check_exposure(settings: Settings, session: Session) -> None:
     """Refuse to serve beyond loopback until at least one access token exists."""
     if is_exposed(settings) and TokenRepository(session).count_active() == 0:
@@ -24,3 +49,29 @@ def check_exposure(settings: Settings, session: Session) -> None:
             f"Refusing to serve on {settings.host}: no access token exists. Create one with "
             "`servebook token create --role maintainer --name NAME`, or serve on 127.0.0.1."
         )
+    if is_exposed(settings) and not settings.allowed_hosts and settings.host in WILDCARD_HOSTS:
+        log.warning(
+            "serving on %s with no SERVEBOOK_ALLOWED_HOSTS: only loopback host names are answered",
+            settings.host,
+        )
+
+
+def listening_addresses() -> list[str]:
+    """The addresses this process accepts connections on."""
+    connections = psutil.Process().net_connections(kind="inet")
+    return [c.laddr.ip for c in connections if c.status == psutil.CONN_LISTEN and c.laddr]
+
+
+def app_is_exposed(app: FastAPI) -> bool:
+    """Whether this app is reachable beyond loopback; worked out once, at the first request."""
+    exposed: bool | None = getattr(app.state, "exposed", None)
+    if exposed is None:
+        beyond = [a for a in listening_addresses() if not is_loopback(a)]
+        exposed = is_exposed(app.state.settings) or bool(beyond)
+        if beyond and not is_exposed(app.state.settings):
+            log.warning(
+                "listening on %s beyond loopback: every write needs an access token",
+                ", ".join(sorted(set(beyond))),
+            )
+        app.state.exposed = exposed
+    return exposed

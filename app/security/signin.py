@@ -4,7 +4,7 @@ import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.datastructures import URL, FormData
 
 from app.db import SessionDep
@@ -13,11 +13,11 @@ from app.security.csrf import CsrfDep
 from app.security.http import SAFE_METHODS, prefers_json
 from app.security.principal import OptionalPrincipal, sign_in_cookie, sign_out_cookie
 from app.security.tokens import authenticate
-from app.web import redirect, render
+from app.web import page_responses, redirect, render
 
 log = logging.getLogger("servebook.security")
 
-auth_router = APIRouter(tags=["pages"])
+auth_router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 
 
 async def form_data(request: Request) -> FormData:
@@ -41,7 +41,8 @@ def signin_page(request: Request, principal: OptionalPrincipal, next: str = "/")
     return render(request, "security/signin.html", context)
 
 
-@auth_router.post("/signin", name="security:signin_submit", dependencies=[CsrfDep])
+@auth_router.post("/signin", name="security:signin_submit", dependencies=[CsrfDep],
+                  responses=page_responses(303, 401, 403))
 def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
     """Check the token; keep it in a signed, httponly cookie."""
     token = str(form.get("token") or "").strip()
@@ -57,7 +58,8 @@ def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
     return response
 
 
-@auth_router.post("/signout", name="security:signout", dependencies=[CsrfDep])
+@auth_router.post("/signout", name="security:signout", dependencies=[CsrfDep],
+                  responses=page_responses(303, 403))
 def signout(request: Request) -> Response:
     """Forget the token in this browser."""
     response = redirect(request, str(request.url_for("catalog:index")))

@@ -21,7 +21,9 @@ def test_filter_updates_the_table_and_the_url(page, live_server: LiveServer) -> 
     assert marker
     page.select_option('select[name="platform"]', "metal")
     page.wait_for_url(re.compile(r"platform=metal"))
-    page.wait_for_function(f"document.querySelectorAll('#fit-table tbody tr').length < {total}")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('#fit-table tbody tr').length < {total}"
+    )
     platforms = page.eval_on_selector_all(
         "#fit-table tbody tr", "rows => rows.map(r => r.dataset.platform)"
     )
@@ -29,7 +31,7 @@ def test_filter_updates_the_table_and_the_url(page, live_server: LiveServer) -> 
     assert page.evaluate("() => window.notReloaded") is True  # swapped by htmx, no reload
     page.select_option('select[name="verdict"]', "experimental")
     page.wait_for_url(re.compile(r"verdict=experimental"))
-    page.wait_for_function("document.querySelectorAll('#fit-table tbody tr').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('#fit-table tbody tr').length === 2")
     page.reload()  # the URL keeps the filter, so the shared link shows the same table
     assert page.locator("#fit-table tbody tr").count() == 2
     assert page.js_errors == []
@@ -46,7 +48,7 @@ def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveSer
     assert command.startswith("python -m sglang.launch_server --model-path zai-org/GLM-5.3-Flash")
     block.get_by_role("button", name="Copy").click()
     page.wait_for_function(
-        "document.querySelector('.command-block button').textContent === 'Copied'"
+        "() => document.querySelector('.command-block button').textContent === 'Copied'"
     )
     assert page.evaluate("() => navigator.clipboard.readText()") == command
 
@@ -64,7 +66,7 @@ def test_detail_page_from_the_table_copy_and_selector(page, live_server: LiveSer
     form.locator('input[name="memory_gb_per_gpu"]').fill("256")
     form.locator('input[name="usable_memory_gb"]').fill("236")
     page.wait_for_function(
-        "document.querySelector('#selector-verdict')?.textContent.trim() === 'experimental'"
+        "() => document.querySelector('#selector-verdict')?.textContent.trim() === 'experimental'"
     )
     form.locator('input[name="memory_gb_per_gpu"]').fill("-1")
     page.wait_for_selector('[data-field="memory_gb_per_gpu"]')

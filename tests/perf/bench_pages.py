@@ -58,7 +58,9 @@ def start_server(database_url: str, port: int) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database_url, "SERVEBOOK_RUN_WORKER": "false"}
     server = subprocess.Popen(
         [str(BIN / "servebook"), "serve", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     for _ in range(100):
         try:
@@ -77,10 +79,29 @@ def load(base: str, path: str, users: int, seconds: int, etag: str | None) -> di
         if etag:
             env["SERVEBOOK_PERF_ETAG"] = etag
         subprocess.run(
-            [str(BIN / "locust"), "-f", str(ROOT / "tests/perf/locustfile.py"), "--headless",
-             "--host", base, "-u", str(users), "-r", str(users), "-t", f"{seconds}s",
-             "--csv", prefix, "--only-summary", "--loglevel", "ERROR"],
-            env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                str(BIN / "locust"),
+                "-f",
+                str(ROOT / "tests/perf/locustfile.py"),
+                "--headless",
+                "--host",
+                base,
+                "-u",
+                str(users),
+                "-r",
+                str(users),
+                "-t",
+                f"{seconds}s",
+                "--csv",
+                prefix,
+                "--only-summary",
+                "--loglevel",
+                "ERROR",
+            ],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         with open(f"{prefix}_stats.csv") as stats:
             total = next(row for row in csv.DictReader(stats) if row["Name"] == "Aggregated")
@@ -100,16 +121,21 @@ def serve_figures(database_url: str, seconds: int) -> None:
         etag = httpx.get(base + "/models/glm-5.3-flash").headers["etag"]
         for _, path, _ in ENDPOINTS:
             httpx.get(base + path)  # warm: resolve and render once
-        print(f"{'endpoint':42} {'users':>5} {'p50 ms':>7} {'p99 ms':>7} {'req/s':>8} "
-              f"{'x static':>8} {'fail':>5}")
+        print(
+            f"{'endpoint':42} {'users':>5} {'p50 ms':>7} {'p99 ms':>7} {'req/s':>8} "
+            f"{'x static':>8} {'fail':>5}"
+        )
         for users in (1, 32):
             static_rps = None
             for name, path, conditional in ENDPOINTS:
                 figures = load(base, path, users, seconds, etag if conditional else None)
                 static_rps = static_rps or figures["rps"]
-                print(f"{name:42} {users:5} {figures['p50']:7.1f} {figures['p99']:7.1f} "
-                      f"{figures['rps']:8.1f} {figures['rps'] / static_rps:8.2f} "
-                      f"{figures['failures']:5}", flush=True)
+                print(
+                    f"{name:42} {users:5} {figures['p50']:7.1f} {figures['p99']:7.1f} "
+                    f"{figures['rps']:8.1f} {figures['rps'] / static_rps:8.2f} "
+                    f"{figures['failures']:5}",
+                    flush=True,
+                )
     finally:
         server.terminate()
         server.wait()
@@ -130,19 +156,28 @@ def resolve_figures(settings: Settings) -> None:
             runs.append(time.perf_counter() - start)
             session.expire_all()
         recipes = len(slugs) * len(hardware) * 3
-        print(f"\nwhole catalog resolved ({recipes} recipes, every route assessed): "
-              f"median {statistics.median(runs):.3f} s, best {min(runs):.3f} s of 5")
+        print(
+            f"\nwhole catalog resolved ({recipes} recipes, every route assessed): "
+            f"median {statistics.median(runs):.3f} s, best {min(runs):.3f} s of 5"
+        )
         service = RecipeService(session)
         inputs = service.inputs("glm-5.3-flash")
-        custom = {"hardware": "custom", "memory_gb_per_gpu": 96, "bandwidth_gb_s_per_gpu": 1792,
-                  "gpu_count": 4, "platform": "cuda"}
+        custom = {
+            "hardware": "custom",
+            "memory_gb_per_gpu": 96,
+            "bandwidth_gb_s_per_gpu": 1792,
+            "gpu_count": 4,
+            "platform": "cuda",
+        }
         times = []
         for _ in range(50):
             start = time.perf_counter()
             assert run_selector(service, inputs, custom).ok
             times.append((time.perf_counter() - start) * 1000)
-        print(f"custom estimate (4x 96 GB, glm-5.3-flash, balanced): "
-              f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms of 50")
+        print(
+            f"custom estimate (4x 96 GB, glm-5.3-flash, balanced): "
+            f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms of 50"
+        )
     engine.dispose()
 
 

@@ -1,12 +1,12 @@
 """Result files of other benchmark tools, read into record measurements."""
 
 import hashlib
-import json
 from collections.abc import Callable
 from typing import Any
 
 from app.records.importers import guidellm, llama_bench, vllm
 from app.records.importers.base import ImportedRun, ImportFormatError
+from app.security.json_input import JsonRefused, NotJson, loads_strict
 
 FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any], ImportedRun]]] = {
     "vllm": (vllm.looks_like, vllm.parse),
@@ -33,17 +33,19 @@ def load_json(content: bytes) -> Any:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ImportFormatError("the file is not UTF-8 text") from error
+    # Tools write NaN for a statistic they could not compute: read as missing, not refused.
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as whole:
+        return loads_strict(text, nan_as_null=True)
+    except NotJson as whole:
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) > 1:
             try:
-                return [json.loads(line) for line in lines]
-            except json.JSONDecodeError:
+                return [loads_strict(line, nan_as_null=True) for line in lines]
+            except JsonRefused:
                 pass
-        raise ImportFormatError(f"the file is not JSON (line {whole.lineno}: {whole.msg})") \
-            from whole
+        raise ImportFormatError(f"the file is not JSON ({whole})") from whole
+    except JsonRefused as refused:
+        raise ImportFormatError(f"the file cannot be read: {refused}") from refused
 
 
 def detect(document: Any) -> str:

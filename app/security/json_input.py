@@ -1,0 +1,168 @@
+"""Strict JSON for everything a request or an uploaded file brings in.
+
+Python's `json` accepts `NaN`, `Infinity` and `-Infinity`, turns `1e400` into infinity,
+converts integers of any length (raising a bare ValueError past 4,300 digits) and recurses
+once per nesting level, so a body nested 100,000 deep ends in RecursionError. Nothing here
+can store or export those values (JSON has no NaN; SQLite integers are 64-bit), so they are
+refused while parsing, with a message that says what was wrong, and the nesting is
+measured before the parser recurses at all.
+
+Free-form objects inside a valid document (applied values, environment extras,
+measurement details, samples) get their own, tighter bounds: `check_free_form` walks them
+without recursion.
+"""
+
+import json
+import math
+import re
+from collections.abc import Callable, Coroutine
+from itertools import accumulate
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+
+# SQLite stores integers as signed 64-bit; JSON numbers beyond that cannot round-trip.
+INT_MIN = -(2**63)
+INT_MAX = 2**63 - 1
+MAX_INT_DIGITS = len(str(INT_MAX))
+# Deep enough for any document this app reads (result files nest about 6 levels).
+MAX_DOCUMENT_DEPTH = 64
+# Free-form objects are small maps of settings and statistics.
+MAX_FREE_FORM_DEPTH = 8
+MAX_FREE_FORM_NODES = 10_000
+MAX_FREE_FORM_TEXT = 20_000
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+class JsonRefused(ValueError):
+    """A document this app will not read; the message says why, for a 422."""
+
+
+class NotJson(JsonRefused):
+    """The text is not JSON at all (as opposed to JSON this app refuses)."""
+
+
+def nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest, without parsing (brackets inside strings skipped)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    steps = (1 if char in "[{" else -1 for char in brackets)
+    return max(accumulate(steps), default=0)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JsonRefused(f"{name} is not a number JSON can carry; send a finite number or null")
+
+
+def _none_for_constant(_name: str) -> None:
+    return None
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS or not INT_MIN <= int(digits) <= INT_MAX:
+        shown = digits if len(digits) <= 30 else f"{digits[:20]}... ({len(digits)} digits)"
+        raise JsonRefused(f"the integer {shown} is outside the range -2^63..2^63-1")
+    return int(digits)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise JsonRefused(f"the number {text[:30]} is too large to store")
+    return value
+
+
+def loads_strict(
+    text: str | bytes, *, max_depth: int = MAX_DOCUMENT_DEPTH, nan_as_null: bool = False
+) -> Any:
+    """Parse one JSON document, refusing non-finite numbers, integers past 64 bits and
+    nesting past `max_depth`. `nan_as_null` reads NaN and Infinity as null instead, for
+    other tools' result files, which write them for statistics they could not compute."""
+    if isinstance(text, bytes | bytearray):
+        text = text.decode("utf-8")
+    depth = nesting_depth(text)
+    if depth > max_depth:
+        raise JsonRefused(f"nested {depth} levels deep; at most {max_depth} are accepted")
+    constant: Callable[[str], Any] = _none_for_constant if nan_as_null else _refuse_constant
+    try:
+        return json.loads(
+            text, parse_constant=constant, parse_int=_bounded_int, parse_float=_finite_float
+        )
+    except json.JSONDecodeError as error:
+        raise NotJson(f"invalid JSON: {error}") from error
+    except RecursionError as error:  # the depth check should make this unreachable
+        raise JsonRefused("nested too deep") from error
+
+
+def check_free_form(
+    value: Any,
+    *,
+    max_depth: int = MAX_FREE_FORM_DEPTH,
+    max_nodes: int = MAX_FREE_FORM_NODES,
+) -> str | None:
+    """Why `value` cannot be kept as a free-form JSON value, or None when it can.
+
+    Walks with an explicit stack, so a hostile depth stops here rather than in whatever
+    recurses next (validation, serialisation, the fingerprint of a submission).
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    nodes = 0
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            return f"more than {max_nodes:,} values; keep free-form objects small"
+        if isinstance(item, dict | list | tuple):
+            if depth >= max_depth:
+                return f"nested deeper than {max_depth} levels"
+            if isinstance(item, dict):
+                if not all(isinstance(key, str) for key in item):
+                    return "object keys must be text"
+                children = item.values()
+            else:
+                children = item
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            if not INT_MIN <= item <= INT_MAX:
+                return "an integer is outside the range -2^63..2^63-1"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return "NaN and infinite numbers cannot be stored; use null or a finite number"
+        elif isinstance(item, str):
+            if len(item) > MAX_FREE_FORM_TEXT:
+                return f"a text value is longer than {MAX_FREE_FORM_TEXT:,} characters"
+        else:
+            return f"{type(item).__name__} is not a JSON value"
+    return None
+
+
+class StrictJsonRequest(Request):
+    """A request whose `.json()` is `loads_strict`; a refusal reads as a JSON decode error,
+    which FastAPI answers with a 422 naming the body."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            body = await self.body()
+            try:
+                self._json = loads_strict(body)
+            except (JsonRefused, UnicodeDecodeError) as error:
+                raise json.JSONDecodeError(
+                    str(error), body.decode("utf-8", "replace")[:200], 0
+                ) from error
+        return self._json
+
+
+class StrictJsonRoute(APIRoute):
+    """For routers whose bodies FastAPI parses itself (`Body()` parameters)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def strict_handler(request: Request) -> Response:
+            return await handler(StrictJsonRequest(request.scope, request.receive))
+
+        return strict_handler

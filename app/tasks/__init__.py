@@ -1,0 +1,1 @@
+"""Tasks: the user's own prompts with checks, stored, imported and run by the benchmark."""

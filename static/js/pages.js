@@ -1,0 +1,47 @@
+// Page behaviour that would otherwise sit inline in the templates: the Content-Security-Policy
+// allows scripts from /static only (no inline handlers, no eval), so it all lives here.
+
+// Bars sized from the numbers the server put in data attributes (memory chart).
+function sizeBars(root) {
+  root.querySelectorAll("[data-width]").forEach((el) => { el.style.width = `${el.dataset.width}%`; });
+  root.querySelectorAll("[data-left]").forEach((el) => { el.style.left = `${el.dataset.left}%`; });
+}
+document.addEventListener("DOMContentLoaded", () => sizeBars(document));
+document.addEventListener("htmx:load", (event) => sizeBars(event.target));
+
+// Record form: a new measurement row gets the next index.
+document.addEventListener("htmx:configRequest", (event) => {
+  if (event.detail.elt.id !== "add-row") return;
+  event.detail.parameters.index = document.querySelectorAll("#measurement-rows tr.measurement-row").length;
+});
+
+// Record form: say why a submission was not taken (htmx does not swap error responses).
+const SUBMIT_ERRORS = {
+  413: "The upload is larger than this server accepts; nothing was saved.",
+  403: "The form expired or you may not submit; reload the page and try again.",
+};
+document.addEventListener("htmx:responseError", (event) => {
+  const form = event.detail.elt.closest && event.detail.elt.closest("#record-form");
+  const slot = form && form.querySelector("#request-error");
+  if (!slot) return;
+  const status = event.detail.xhr.status;
+  slot.textContent = SUBMIT_ERRORS[status]
+    || `The server could not take this submission (HTTP ${status}); nothing was saved.`;
+});
+
+// Device selector: typing or changing a figure asks for a new answer; picking hardware
+// (other than "custom", which only opens the fields) re-renders the whole form.
+function selectorEvent(event, name) {
+  const form = event.target.closest && event.target.closest("#selector-form");
+  if (!form || event.target.name === "hardware" || typeof htmx === "undefined") return;
+  htmx.trigger(form, name);
+}
+document.addEventListener("input", (event) => selectorEvent(event, "selector-input"));
+document.addEventListener("change", (event) => {
+  selectorEvent(event, "selector-change");
+  const select = event.target;
+  if (select.id !== "selector-hardware" || typeof htmx === "undefined") return;
+  if (select.dataset.catalogCard === "true" || select.value !== select.dataset.custom) {
+    htmx.trigger(select, "hardware-pick");
+  }
+});

@@ -1,0 +1,78 @@
+"""Each kind of check, on answers that pass and answers that fail, and checks refused."""
+
+import pytest
+from pydantic import ValidationError
+
+from app.bench.task_checks import check_answer, first_json
+from app.bench.task_spec import TaskCheck
+
+PERSON = {
+    "type": "object",
+    "required": ["name", "year"],
+    "properties": {"name": {"type": "string"}, "year": {"const": 1887}},
+}
+
+
+@pytest.mark.parametrize(
+    ("check", "answer"),
+    [
+        ({"equals": "Kelsby"}, "  Kelsby\n"),
+        ({"equals": "kelsby", "ignore_case": True}, "KELSBY"),
+        ({"contains": "Maren Oakes"}, "It was Maren Oakes, the electrician."),
+        ({"contains": "maren", "ignore_case": True}, "MAREN"),
+        ({"regex": r"def\s+is_palindrome\s*\("}, "```python\ndef is_palindrome(s):\n```"),
+        ({"json_schema": PERSON}, '{"name": "Harwick", "year": 1887}'),
+        ({"json_schema": PERSON}, 'Sure:\n```json\n{"name": "H", "year": 1887}\n```'),
+        ({"json_schema": PERSON}, 'Here it is: {"name": "H", "year": 1887} as asked.'),
+        ({"number": 4.7, "tolerance": 0.01}, "The pressure was 4.7 bar."),
+        ({"number": 1200}, "1,200"),
+        ({"number": -3}, "minus: -3"),
+    ],
+)
+def test_right_answers_pass(check: dict, answer: str) -> None:
+    assert check_answer(TaskCheck.model_validate(check), answer) is None
+
+
+@pytest.mark.parametrize(
+    ("check", "answer", "reason"),
+    [
+        ({"equals": "Kelsby"}, "Kelsby town", "expected exactly 'Kelsby'"),
+        ({"equals": "kelsby"}, "Kelsby", "expected exactly 'kelsby'"),
+        ({"contains": "Maren Oakes"}, "maren oakes", "no 'Maren Oakes'"),
+        ({"regex": r"def\s+is_palindrome\s*\("}, "def palindrome(s):", "no match for"),
+        ({"json_schema": PERSON}, '{"name": "H", "year": 1888}', "year: 1887 was expected"),
+        ({"json_schema": PERSON}, '{"year": 1887}', "'name' is a required property"),
+        ({"json_schema": PERSON}, "no JSON here", "no JSON value in the answer"),
+        ({"number": 4.7, "tolerance": 0.01}, "4.8", "4.8 is not within 0.01 of 4.7"),
+        ({"number": 4}, "four", "no number in the answer"),
+    ],
+)
+def test_wrong_answers_fail_with_the_reason(check: dict, answer: str, reason: str) -> None:
+    failure = check_answer(TaskCheck.model_validate(check), answer)
+    assert failure is not None and reason in failure
+
+
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        ({}, "give exactly one of"),
+        ({"equals": "a", "contains": "a"}, "got 2"),
+        ({"regex": "(unclosed"}, "not a valid regular expression"),
+        ({"json_schema": {"type": "no-such-type"}}, "not a valid JSON Schema"),
+        ({"contains": "a", "tolerance": 1}, "tolerance goes with number only"),
+        ({"number": 4, "tolerance": -1}, "greater than or equal to 0"),
+        ({"contains": "a", "spelling": "b"}, "Extra inputs are not permitted"),
+    ],
+)
+def test_bad_checks_are_refused_naming_the_problem(check: dict, message: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        TaskCheck.model_validate(check)
+    assert message in str(caught.value)
+
+
+def test_first_json_prefers_the_whole_answer_then_a_fence_then_the_first_value() -> None:
+    assert first_json("[1, 2]") == [1, 2]
+    assert first_json('text ```json\n{"a": 1}\n``` more {"b": 2}') == {"a": 1}
+    assert first_json('broken { then {"c": 3}') == {"c": 3}
+    with pytest.raises(ValueError, match="no JSON value"):
+        first_json("nothing")

@@ -1,0 +1,90 @@
+"""Tasks through the API: created, listed, read back; bad input refused naming the field."""
+
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.models import Task
+
+TASK = {
+    "name": "capitals",
+    "description": "two questions",
+    "source": "written for the tests",
+    "prompts": [
+        {"prompt": "Capital of France?", "check": {"contains": "Paris"}},
+        {"prompt": "2 + 2?", "check": {"number": 4, "tolerance": 0.5}, "max_tokens": 8},
+    ],
+}
+
+
+def task_rows(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Task))
+
+
+def test_created_task_reads_back_with_its_prompts_and_checks(client: TestClient) -> None:
+    response = client.post("/api/tasks", json=TASK)
+    assert response.status_code == 201, response.text
+    created = response.json()
+    assert (created["name"], created["version"]) == ("capitals", 1)
+    assert created["prompts"] == TASK["prompts"]
+    detail = client.get(created["url"])
+    assert detail.status_code == 200 and detail.json() == created
+    listed = client.get("/api/tasks").json()
+    assert [(t["id"], t["prompt_count"], t["checks"]) for t in listed] == [
+        (created["id"], 2, ["contains", "number"])
+    ]
+
+
+def test_same_prompts_are_not_stored_twice_and_a_change_is_a_new_version(
+    client: TestClient, session: Session
+) -> None:
+    first = client.post("/api/tasks", json=TASK).json()
+    again = client.post("/api/tasks", json=TASK)
+    assert again.status_code == 200 and again.json()["id"] == first["id"]
+    changed = {**TASK, "prompts": TASK["prompts"][:1]}
+    second = client.post("/api/tasks", json=changed)
+    assert second.status_code == 201 and second.json()["version"] == 2
+    assert task_rows(session) == 2
+
+
+def test_a_stored_version_with_other_prompts_is_a_conflict(
+    client: TestClient, session: Session
+) -> None:
+    client.post("/api/tasks", json={**TASK, "version": 3})
+    response = client.post(
+        "/api/tasks", json={**TASK, "version": 3, "prompts": TASK["prompts"][:1]}
+    )
+    assert response.status_code == 409
+    assert "version 3 is stored with other prompts" in response.json()["detail"]
+    assert task_rows(session) == 1
+
+
+def test_bad_tasks_get_422_naming_every_field_and_store_nothing(
+    client: TestClient, session: Session
+) -> None:
+    bad = {
+        "name": "has spaces",
+        "prompts": [
+            {"prompt": "", "check": {"contains": "x"}},
+            {"prompt": "q", "check": {"regex": "(", "contains": "x"}},
+            {"prompt": "q", "check": {"json_schema": {"type": 5}}},
+        ],
+        "colour": "red",
+    }
+    response = client.post("/api/tasks", json=bad)
+    assert response.status_code == 422
+    fields = {error["field"] for error in response.json()["errors"]}
+    assert {"name", "prompts.0.prompt", "prompts.1.check.regex", "colour"} <= fields
+    assert "prompts.2.check.json_schema" in fields
+    empty = client.post("/api/tasks", json={"name": "empty", "prompts": []})
+    assert empty.status_code == 422
+    assert [e["field"] for e in empty.json()["errors"]] == ["prompts"]
+    not_object = client.post("/api/tasks", json=[TASK])
+    assert not_object.status_code == 422
+    assert not_object.json()["errors"][0]["field"] == "body"
+    assert task_rows(session) == 0
+
+
+def test_unknown_task_is_404(client: TestClient) -> None:
+    assert client.get("/api/tasks/999").status_code == 404
+    assert client.get("/api/tasks/0").status_code == 422
