@@ -33,12 +33,14 @@ import ssl
 import struct
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from time import perf_counter_ns
 from typing import Any
 
 import httpcore
+
+from app.bench.stamped_stream import StampedStream, _Inbox
+from app.bench.stamped_tls import _InboxProtocol, _TransportStream
 
 # Past this many unread bytes the socket stops being read until the reader catches up.
 HIGH_WATER = 1 << 20
@@ -54,116 +56,6 @@ _LINUX_GENERIC = sys.platform == "linux" and platform.machine() in _GENERIC_SOCK
 SO_TIMESTAMPNS = 35 if _LINUX_GENERIC else None
 _TIMESPEC = struct.Struct("@ll")
 _ANCILLARY_SIZE = socket.CMSG_SPACE(_TIMESPEC.size)
-
-
-class _Inbox:
-    """Bytes received and not read yet, each segment with the time it arrived."""
-
-    def __init__(self, pause: Callable[[], object], resume: Callable[[], object]) -> None:
-        self.segments: deque[tuple[int, bytes]] = deque()
-        self.closed = False
-        self.error: BaseException | None = None
-        self._buffered = 0
-        self._paused = False
-        self._pause = pause  # stop reading the socket
-        self._resume = resume
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put(self, stamp: int, data: bytes) -> None:
-        self.segments.append((stamp, data))
-        self._buffered += len(data)
-        if self._buffered > HIGH_WATER and not self._paused:
-            self._paused = True
-            self._pause()
-        self._wake()
-
-    def close(self, error: BaseException | None = None) -> None:
-        self.closed = True
-        self.error = self.error or error
-        self._wake()
-
-    async def take(self, max_bytes: int, timeout: float | None) -> tuple[int, bytes] | None:
-        """The next segment, at most ``max_bytes`` of it; None at the end of the stream."""
-        while not self.segments:
-            if self.closed:
-                if self.error is not None:
-                    raise httpcore.ReadError(str(self.error)) from self.error
-                return None
-            self._waiter = asyncio.get_running_loop().create_future()
-            await _wait(self._waiter, timeout, httpcore.ReadTimeout)
-        stamp, data = self.segments.popleft()
-        if len(data) > max_bytes:
-            self.segments.appendleft((stamp, data[max_bytes:]))
-            data = data[:max_bytes]
-        self._buffered -= len(data)
-        if self._paused and self._buffered < LOW_WATER and not self.closed:
-            self._paused = False
-            self._resume()
-        return stamp, data
-
-    def _wake(self) -> None:
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-
-def _expire(waiter: asyncio.Future[None], error: type[Exception]) -> None:
-    if not waiter.done():
-        waiter.set_exception(error("timed out"))
-
-
-async def _wait(
-    waiter: asyncio.Future[None], timeout: float | None, error: type[Exception]
-) -> None:
-    """``await waiter``, failing with ``error`` after ``timeout`` seconds.
-
-    A bare timer handle rather than ``asyncio.timeout``: this runs for every chunk that
-    has to wait, and costs one C-level timer.
-    """
-    if timeout is None:
-        await waiter
-        return
-    timer = asyncio.get_running_loop().call_later(timeout, _expire, waiter, error)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-
-
-class StampedStream(httpcore.AsyncNetworkStream):
-    """A connection whose reads remember when the bytes they return arrived."""
-
-    def __init__(self, inbox: _Inbox) -> None:
-        self.inbox = inbox
-        self.arrived_ns: int | None = None  # when the bytes the last read returned came in
-        self.read_deadline: float | None = None  # event-loop time; see end_reads_by
-
-    def end_reads_by(self, deadline: float) -> None:
-        """Reads of the current response fail with ReadTimeout past ``deadline``.
-
-        The way to bound what is left of a response (the body's end after ``[DONE]``)
-        without cancelling the reading task: a cancellation that lands while httpcore
-        hands the connection back to its pool leaves the pool's slot taken for good, and
-        the next request on that client waits for a connection forever. A read timeout
-        is an error httpcore handles, closing the connection cleanly. The next request's
-        write clears the deadline.
-        """
-        self.read_deadline = deadline
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        if self.read_deadline is not None:
-            left = max(0.0, self.read_deadline - asyncio.get_running_loop().time())
-            timeout = left if timeout is None else min(timeout, left)
-        segment = await self.inbox.take(max_bytes, timeout)
-        if segment is None:
-            return b""
-        self.arrived_ns, data = segment
-        return data
-
-    def _is_readable(self) -> bool:
-        # httpcore asks this of an idle keep-alive connection: readable means the server
-        # closed it (or sent something unasked), so it is not reused.
-        return bool(self.inbox.segments) or self.inbox.closed
 
 
 class _SocketStream(StampedStream):
@@ -277,83 +169,6 @@ def _kernel_stamp(ancillary: list[tuple[int, int, bytes]], now: int) -> int | No
             wall_minus_monotonic = time.time_ns() - perf_counter_ns()
             return min(seconds * 1_000_000_000 + nanoseconds - wall_minus_monotonic, now)
     return None
-
-
-class _InboxProtocol(asyncio.Protocol):
-    """Feeds an inbox from an asyncio transport (TLS); stamps are the loop's."""
-
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.inbox = _Inbox(self._pause_reading, self._resume_reading)
-        self.writing_paused = False
-        self.drain_waiter: asyncio.Future[None] | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        self.inbox.put(perf_counter_ns(), data)
-
-    def eof_received(self) -> bool:
-        self.inbox.close()
-        return False  # let the transport close
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.inbox.close(exc)
-        self.resume_writing()
-
-    def pause_writing(self) -> None:
-        self.writing_paused = True
-
-    def resume_writing(self) -> None:
-        self.writing_paused = False
-        waiter, self.drain_waiter = self.drain_waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _pause_reading(self) -> None:
-        if self.transport is not None:
-            self.transport.pause_reading()
-
-    def _resume_reading(self) -> None:
-        if self.transport is not None:
-            self.transport.resume_reading()
-
-
-class _TransportStream(StampedStream):
-    def __init__(self, transport: asyncio.Transport, protocol: _InboxProtocol) -> None:
-        super().__init__(protocol.inbox)
-        self._transport = transport
-        self._protocol = protocol
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.read_deadline = None  # a new request on this connection
-        if self.inbox.closed:
-            raise httpcore.WriteError("connection closed")
-        self._transport.write(buffer)
-        if self._protocol.writing_paused:
-            waiter = asyncio.get_running_loop().create_future()
-            self._protocol.drain_waiter = waiter
-            await _wait(waiter, timeout, httpcore.WriteTimeout)
-            if self.inbox.error is not None:
-                raise httpcore.WriteError(str(self.inbox.error)) from self.inbox.error
-
-    async def aclose(self) -> None:
-        self._transport.close()
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        raise httpcore.ConnectError("TLS inside TLS (an HTTPS proxy) is not supported")
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            return self._is_readable()
-        name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
-        return self._transport.get_extra_info(name)
 
 
 class StampingBackend(httpcore.AsyncNetworkBackend):

@@ -28,7 +28,7 @@ from app.bench.endpoint import ChatEndpoint
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample
 from app.bench.sse import SSEOverflow, SSEParser
-from app.bench.stamped_socket import StampedStream
+from app.bench.stamped_stream import StampedStream
 from app.bench.stream_state import OutputOverrun, StreamState, error_message
 from app.bench.transport import arrival_ns
 

@@ -15,7 +15,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterator
 import httpcore
 import httpx
 
-from app.bench.stamped_socket import StampedStream, StampingBackend
+from app.bench.stamped_socket import StampingBackend
+from app.bench.stamped_stream import StampedStream
 
 # Most specific first: the first match wins.
 _HTTPX_ERRORS: tuple[tuple[type[Exception], type[httpx.HTTPError]], ...] = (

@@ -17,7 +17,7 @@ from time import perf_counter_ns
 import httpx
 import pytest
 
-from app.bench import stamped_socket
+from app.bench import stamped_socket, stamped_stream
 from app.bench.transport import StampingTransport, arrival_ns
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -198,8 +198,8 @@ def test_keep_alive_is_reused_and_a_server_closed_idle_connection_is_replaced(ru
 def test_a_body_larger_than_the_buffer_arrives_whole(
     monkeypatch: pytest.MonkeyPatch, run: Run
 ) -> None:
-    monkeypatch.setattr(stamped_socket, "HIGH_WATER", 64 * 1024)
-    monkeypatch.setattr(stamped_socket, "LOW_WATER", 16 * 1024)
+    monkeypatch.setattr(stamped_stream, "HIGH_WATER", 64 * 1024)
+    monkeypatch.setattr(stamped_stream, "LOW_WATER", 16 * 1024)
     payload = bytes(range(256)) * 8 * 1024  # 2 MiB
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

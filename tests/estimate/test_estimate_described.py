@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.catalog.specs import model_spec
 from app.estimate import EstimateError, Plan, estimate, kv_cache_bytes
 from app.estimate.hf_config import read_hf_config
 from app.estimate.kv import kv_growth_bytes_per_token, kv_unknown
@@ -27,24 +28,7 @@ def config(name: str) -> dict:
 
 def spec_of(name: str) -> ModelSpec:
     """The estimator's spec of a config, through the same transient model the API builds."""
-    model = described_model(from_hf_config(config(name), "BF16"))
-    return ModelSpec(
-        slug=model.slug,
-        params_total_b=model.params_total_b,
-        params_active_b=model.params_active_b,
-        is_moe=model.is_moe,
-        native_context=model.native_context,
-        num_layers=model.num_layers,
-        num_kv_heads=model.num_kv_heads,
-        head_dim=model.head_dim,
-        attention=model.attention,
-        kv_lora_rank=model.kv_lora_rank,
-        qk_rope_head_dim=model.qk_rope_head_dim,
-        sliding_window=model.sliding_window,
-        sliding_window_layers=model.sliding_window_layers,
-        full_attention_layers=model.full_attention_layers,
-        linear_state_bytes_per_seq=model.linear_state_bytes_per_seq,
-    )
+    return model_spec(described_model(from_hf_config(config(name), "BF16")))
 
 
 # (config, published total, published active or None where the convention differs)
