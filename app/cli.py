@@ -341,5 +341,14 @@ def register_record_commands() -> None:
 register_record_commands()
 
 
+def register_i18n_commands() -> None:
+    from app.i18n.cli import i18n
+
+    main.add_command(i18n)
+
+
+register_i18n_commands()
+
+
 if __name__ == "__main__":
     main()

@@ -24,6 +24,7 @@ from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import ServebookError
+from app.i18n import LocaleMiddleware
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
@@ -103,6 +104,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
     app.add_middleware(RevisionNotModified)
+    # Outside the revision check: a page's ETag names its language, read from the request.
+    app.add_middleware(LocaleMiddleware)
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
     # fields only ever carry an allowed name.

@@ -1,25 +1,84 @@
-"""Jinja filters that format numbers the way every page shows them."""
+"""Jinja setup every page shares: numbers and dates formatted for the reader's language
+(Babel), gettext for the words, and the words for the codes pages show."""
 
+from datetime import datetime
+from typing import Any
+
+from babel.dates import format_datetime
+from babel.numbers import format_decimal
 from jinja2 import Environment
+from starlette.requests import Request
+
+from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
+from app.i18n.labels import label
+
+NONE = "—"
+
+
+def decimal_pattern(digits: int) -> str:
+    return "#,##0" + ("." + "0" * digits if digits > 0 else "")
 
 
 def thousands(value: float | int | None) -> str:
     if value is None:
-        return "—"
-    return f"{value:,.0f}"
+        return NONE
+    return format_decimal(value, format=decimal_pattern(0), locale=current_locale())
 
 
 def gb(value: float | None, digits: int = 1) -> str:
     if value is None:
-        return "—"
-    return f"{value:,.{digits}f} GB"
+        return NONE
+    return f"{number(value, digits)} GB"
 
 
 def number(value: float | None, digits: int = 1) -> str:
     if value is None:
-        return "—"
-    return f"{value:,.{digits}f}"
+        return NONE
+    return format_decimal(value, format=decimal_pattern(digits), locale=current_locale())
+
+
+def datetime_text(value: datetime | None, form: str = "medium") -> str:
+    """A date and time in the reader's language; stored times are UTC and say so."""
+    if value is None:
+        return NONE
+    return format_datetime(value, format=form, tzinfo="UTC", locale=current_locale())
+
+
+def date_text(value: datetime | None) -> str:
+    if value is None:
+        return NONE
+    return format_datetime(value, format="yyyy-MM-dd", tzinfo="UTC", locale=current_locale())
+
+
+def language_links(request: Request) -> list[dict[str, Any]]:
+    """The header's switcher: this same page in each language (plain links, no script)."""
+    here = current_locale()
+    return [
+        {
+            "code": code,
+            "name": LANGUAGE_NAMES[code],
+            "current": code == here,
+            "url": str(request.url.include_query_params(lang=code)),
+        }
+        for code in LOCALES
+    ]
 
 
 def register_filters(env: Environment) -> None:
-    env.filters.update(thousands=thousands, gb=gb, number=number)
+    env.add_extension("jinja2.ext.i18n")
+    env.policies["ext.i18n.trimmed"] = True  # babel.cfg extracts with trimmed = true too
+    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
+    env.filters.update(
+        thousands=thousands,
+        gb=gb,
+        number=number,
+        datetime=datetime_text,
+        date=date_text,
+        verdict_label=lambda code: label("verdict", code),
+        status_label=lambda code: label("status", code),
+        basis_label=lambda code: label("basis", code),
+        outcome_label=lambda code: label("outcome", code),
+        review_state_label=lambda code: label("review_state", code),
+        review_action_label=lambda code: label("review_action", code),
+    )
+    env.globals.update(current_locale=current_locale, language_links=language_links)

@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.config import PROJECT_ROOT
 from app.errors import ERROR_DESCRIPTIONS
+from app.i18n import current_locale
 from app.templating import register_filters
 
 templates = Jinja2Blocks(directory=str(PROJECT_ROOT / "templates"))
@@ -106,11 +107,13 @@ def revision_etag(revision: int, variant: str) -> str:
 
 
 def response_variant(path: str, headers: Headers) -> str:
-    """What one URL can answer: JSON under /api, else a page or its htmx fragment."""
+    """What one URL can answer: JSON under /api, else a page or its htmx fragment, in the
+    reader's language."""
     if path.startswith("/api/"):
         return "json"
     restoring = headers.get("HX-History-Restore-Request") == "true"
-    return "fragment" if headers.get("HX-Request") == "true" and not restoring else "page"
+    fragment = headers.get("HX-Request") == "true" and not restoring
+    return f"{'fragment' if fragment else 'page'}-{current_locale()}"
 
 
 def not_modified(etag: str) -> Response:
@@ -169,4 +172,4 @@ class RevisionNotModified:
         await self.app(scope, receive, send)
 
 
-REVISION_TAG = re.compile(r'W/"r\d+-\w+"')
+REVISION_TAG = re.compile(r'W/"r\d+-[\w-]+"')

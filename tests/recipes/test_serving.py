@@ -68,7 +68,7 @@ def test_fragment_and_page_have_their_own_etags(client: TestClient) -> None:
     fragment = client.get(PAGE, headers={"HX-Request": "true"})
     assert page.headers["etag"] != fragment.headers["etag"]
     assert "<html" in page.text and "<html" not in fragment.text
-    assert page.headers["vary"] == "HX-Request"
+    assert page.headers["vary"] == "HX-Request, Accept-Language, Cookie"
     # A page's ETag never stands for its fragment, nor an old revision for the new one.
     crossed = client.get(
         PAGE, headers={"HX-Request": "true", "If-None-Match": page.headers["etag"]}

@@ -1,0 +1,68 @@
+"""The words pages show for the codes the resolution, the estimator and the records use.
+
+The codes stay the same everywhere (JSON, CLI, URLs); only what a reader sees is
+translated, when it is shown, in the reader's language.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.i18n.catalogs import lazy_gettext as _l
+
+VERDICTS: Mapping[str, Any] = {
+    "fits": _l("fits"),
+    "fits_reduced_context": _l("fits with reduced context"),
+    "experimental": _l("experimental"),
+    "fits_with_offload": _l("fits with offload to system memory"),
+    "exceeds_memory": _l("exceeds memory (unsupported)"),
+}
+STATUSES: Mapping[str, Any] = {
+    "verified": _l("verified"),
+    "verification_pending": _l("verification pending"),
+}
+BASES: Mapping[str, Any] = {
+    "measured": _l("measured"),
+    "reported": _l("reported"),
+    "estimated": _l("estimated"),
+    "exact": _l("exact"),
+    "published": _l("published"),
+    "derived": _l("derived"),
+    "assumed": _l("assumed"),
+}
+OUTCOMES: Mapping[str, Any] = {
+    "ok": _l("loaded and answered"),
+    "load_failure": _l("failed to load"),
+    "long_context_failure": _l("failed on long input"),
+    "wrong_answer": _l("answered, but missed the needle"),
+}
+REVIEW_STATES: Mapping[str, Any] = {
+    "pending": _l("pending"),
+    "accepted": _l("accepted"),
+    "rejected": _l("rejected"),
+    "retracted": _l("retracted"),
+}
+REVIEW_ACTIONS: Mapping[str, Any] = {
+    "accept": _l("accept"),
+    "reject": _l("reject"),
+    "retract": _l("retract"),
+    "submit": _l("submit"),
+}
+ATTENTION: Mapping[str, Any] = {
+    "hybrid_linear": _l("hybrid linear"),
+}
+
+LABELS: Mapping[str, Mapping[str, Any]] = {
+    "verdict": VERDICTS,
+    "status": STATUSES,
+    "basis": BASES,
+    "outcome": OUTCOMES,
+    "review_state": REVIEW_STATES,
+    "review_action": REVIEW_ACTIONS,
+}
+
+
+def label(kind: str, code: Any) -> str:
+    """The reader's word for a code; an unknown code is shown as itself, never dropped."""
+    key = getattr(code, "value", code)
+    found = LABELS[kind].get(str(key))
+    return str(found) if found is not None else str(key).replace("_", " ")
