@@ -32,13 +32,19 @@ def new_catalog(locale: str | None) -> Catalog:
     )
 
 
+def visible_directory(path: str) -> bool:
+    """Babel skips folders named _x by default; templates/_partials holds pages' text."""
+    return not Path(path).name.startswith(".")
+
+
 def extract(root: Path = PROJECT_ROOT) -> Catalog:
     """Every string marked for translation under app/ and templates/, as babel.cfg says."""
     with BABEL_CFG.open() as cfg:
         method_map, options_map = parse_mapping_cfg(cfg)
     catalog = new_catalog(None)
     for filename, lineno, message, comments, context in extract_from_dir(
-        root, method_map, options_map, keywords=KEYWORDS, comment_tags=("Translators:",)
+        root, method_map, options_map, keywords=KEYWORDS, comment_tags=("Translators:",),
+        directory_filter=visible_directory,
     ):
         catalog.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     return catalog
