@@ -80,5 +80,7 @@ def register_filters(env: Environment) -> None:
         outcome_label=lambda code: label("outcome", code),
         review_state_label=lambda code: label("review_state", code),
         review_action_label=lambda code: label("review_action", code),
+        memory_part_label=lambda code: label("memory_part", code),
+        description_source_label=lambda code: label("description_source", code),
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)

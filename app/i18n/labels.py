@@ -47,6 +47,20 @@ REVIEW_ACTIONS: Mapping[str, Any] = {
     "retract": _l("retract"),
     "submit": _l("submit"),
 }
+MEMORY_PARTS: Mapping[str, Any] = {
+    "weights": _l("Weights"),
+    "kv_cache": _l("KV cache"),
+    "prefill_workspace": _l("Prefill workspace"),
+    "runtime_reserve": _l("Runtime reserve"),
+}
+# Where a described model's numbers were read.
+DESCRIPTION_SOURCES: Mapping[str, Any] = {
+    "hf_config": _l("config.json"),
+    "safetensors": _l("safetensors header"),
+    "gguf": _l("GGUF header"),
+    "numbers": _l("numbers given"),
+    "repo": _l("Hub repository"),
+}
 ATTENTION: Mapping[str, Any] = {
     "hybrid_linear": _l("hybrid linear"),
 }
@@ -58,6 +72,8 @@ LABELS: Mapping[str, Mapping[str, Any]] = {
     "outcome": OUTCOMES,
     "review_state": REVIEW_STATES,
     "review_action": REVIEW_ACTIONS,
+    "memory_part": MEMORY_PARTS,
+    "description_source": DESCRIPTION_SOURCES,
 }
 
 

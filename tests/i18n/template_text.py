@@ -85,7 +85,8 @@ class _Text(HTMLParser):
 
 
 def english_words(text: str) -> list[str]:
-    return [w for w in WORD.findall(text.replace(HOLE, " ")) if w not in TECHNICAL]
+    words = WORD.findall(text.replace(HOLE, " "))
+    return [w for w in words if w not in TECHNICAL and not w.isupper()]  # acronyms stay
 
 
 def shown_literals(tokens: list[tuple[str, str]]) -> list[str]:
@@ -125,7 +126,7 @@ def unmarked_text(source: str) -> list[str]:
         elif kind == "data" and not in_trans:
             html.append(value)
         elif kind == "block_end":
-            html.append(HOLE)
+            html.append(" ")  # a block may sit inside a tag: `<option{% if x %} selected{% endif %}>`
     parser = _Text()
     parser.feed("".join(html))
     parser.close()
