@@ -82,5 +82,6 @@ def register_filters(env: Environment) -> None:
         review_action_label=lambda code: label("review_action", code),
         memory_part_label=lambda code: label("memory_part", code),
         description_source_label=lambda code: label("description_source", code),
+        check_label=lambda code: label("check", code),
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)

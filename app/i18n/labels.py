@@ -61,6 +61,14 @@ DESCRIPTION_SOURCES: Mapping[str, Any] = {
     "numbers": _l("numbers given"),
     "repo": _l("Hub repository"),
 }
+# How a measurement sits against the estimate (app.resolve.figures.Check.verdict).
+CHECKS: Mapping[str, Any] = {
+    "below the estimated range": _l("below the estimated range"),
+    "above the estimated range": _l("above the estimated range"),
+    "within range": _l("within range"),
+    "above the estimate": _l("above the estimate"),
+    "at or below the estimate": _l("at or below the estimate"),
+}
 ATTENTION: Mapping[str, Any] = {
     "hybrid_linear": _l("hybrid linear"),
 }
@@ -74,6 +82,7 @@ LABELS: Mapping[str, Mapping[str, Any]] = {
     "review_action": REVIEW_ACTIONS,
     "memory_part": MEMORY_PARTS,
     "description_source": DESCRIPTION_SOURCES,
+    "check": CHECKS,
 }
 
 

@@ -128,4 +128,4 @@ def test_htmx_filter_returns_only_the_table(client: TestClient) -> None:
     assert response.status_code == 200
     assert response.text.lstrip().startswith('<section id="fit-table">')
     assert "<html" not in response.text
-    assert response.headers["vary"] == "HX-Request"
+    assert response.headers["vary"] == "HX-Request, Accept-Language, Cookie"
