@@ -83,5 +83,6 @@ def register_filters(env: Environment) -> None:
         memory_part_label=lambda code: label("memory_part", code),
         description_source_label=lambda code: label("description_source", code),
         check_label=lambda code: label("check", code),
+        job_status_label=lambda code: label("job_status", code),
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)

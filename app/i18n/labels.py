@@ -47,6 +47,12 @@ REVIEW_ACTIONS: Mapping[str, Any] = {
     "retract": _l("retract"),
     "submit": _l("submit"),
 }
+JOB_STATUSES: Mapping[str, Any] = {
+    "queued": _l("queued"),
+    "running": _l("running"),
+    "succeeded": _l("succeeded"),
+    "failed": _l("failed"),
+}
 MEMORY_PARTS: Mapping[str, Any] = {
     "weights": _l("Weights"),
     "kv_cache": _l("KV cache"),
@@ -83,6 +89,7 @@ LABELS: Mapping[str, Mapping[str, Any]] = {
     "memory_part": MEMORY_PARTS,
     "description_source": DESCRIPTION_SOURCES,
     "check": CHECKS,
+    "job_status": JOB_STATUSES,
 }
 
 

@@ -183,7 +183,7 @@ def test_server_that_answers_with_an_error_becomes_a_load_failure_record(
     error = f"HTTP {status}: injected failure with status {status}"
     assert (api["outcome"], api["outcome_error"]) == ("load_failure", error)
     page = client.get(f"/benchmarks/{job_id}").text
-    assert 'id="job-outcome"' in page and "<strong>load_failure</strong>: " + error in page
+    assert 'id="job-outcome"' in page and "<strong>failed to load</strong>: " + error in page
     assert 'id="job-record"' in page
 
 

@@ -61,6 +61,8 @@ TECHNICAL = {
 SEEN_ATTRIBUTES = {"title", "placeholder", "aria-label", "alt", "summary"}
 SKIPPED_ELEMENTS = {"code", "pre", "script", "style"}
 WORD = re.compile(r"[A-Za-z][A-Za-z'’]+")
+# Code, not prose: snake_case names, sha256-like tokens, file names, `name = value` samples.
+CODE = re.compile(r"\S*[_\d]\S*|\w+ = \S+|\w+\.\w+")
 HOLE = "\x00"  # where an expression stood: keeps words on either side apart
 
 
@@ -85,7 +87,7 @@ class _Text(HTMLParser):
 
 
 def english_words(text: str) -> list[str]:
-    words = WORD.findall(text.replace(HOLE, " "))
+    words = WORD.findall(CODE.sub(" ", text.replace(HOLE, " ")))
     return [w for w in words if w not in TECHNICAL and not w.isupper()]  # acronyms stay
 
 
@@ -126,7 +128,7 @@ def unmarked_text(source: str) -> list[str]:
         elif kind == "data" and not in_trans:
             html.append(value)
         elif kind == "block_end":
-            html.append(" ")  # a block may sit inside a tag: `<option{% if x %} selected{% endif %}>`
+            html.append(" ")  # blocks sit inside tags: <option{% if x %} selected{% endif %}>
     parser = _Text()
     parser.feed("".join(html))
     parser.close()
