@@ -10,7 +10,7 @@ from jinja2 import Environment
 from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
-from app.i18n.labels import label
+from app.i18n.labels import LABELS, label
 
 NONE = "—"
 
@@ -50,6 +50,13 @@ def date_text(value: datetime | None) -> str:
     return format_datetime(value, format="yyyy-MM-dd", tzinfo="UTC", locale=current_locale())
 
 
+def knob_value(row: Any, applied: Any) -> str:
+    """An applied value as the knobs table words it, in the reader's language."""
+    if row.name == "context":
+        return gettext("%(tokens)s tokens", tokens=thousands(applied.context))
+    return str(LABELS["knob_value"].get(row.value, row.value))
+
+
 def language_links(request: Request) -> list[dict[str, Any]]:
     """The header's switcher: this same page in each language (plain links, no script)."""
     here = current_locale()
@@ -84,5 +91,7 @@ def register_filters(env: Environment) -> None:
         description_source_label=lambda code: label("description_source", code),
         check_label=lambda code: label("check", code),
         job_status_label=lambda code: label("job_status", code),
+        knob_label=lambda code: label("knob", code),
+        knob_value=knob_value,
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)

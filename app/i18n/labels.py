@@ -75,6 +75,22 @@ CHECKS: Mapping[str, Any] = {
     "above the estimate": _l("above the estimate"),
     "at or below the estimate": _l("at or below the estimate"),
 }
+# The applied-values table (app.recipes.knobs): the JSON keeps its English labels.
+KNOBS: Mapping[str, Any] = {
+    "tensor_parallel": _l("Tensor-parallel size"),
+    "context": _l("Starting context"),
+    "kv_cache_dtype": _l("KV cache dtype"),
+    "prefill_tokens": _l("Prefill batch (chunked prefill tokens)"),
+    "max_concurrency": _l("Maximum concurrent requests"),
+    "memory_fraction": _l("Memory fraction"),
+    "speculative_decoding": _l("Speculative decoding"),
+    "cuda_graphs": _l("CUDA graphs"),
+}
+KNOB_VALUES: Mapping[str, Any] = {
+    "on": _l("on"),
+    "off": _l("off"),
+    "runtime margin (fixed)": _l("runtime margin (fixed)"),
+}
 ATTENTION: Mapping[str, Any] = {
     "hybrid_linear": _l("hybrid linear"),
 }
@@ -90,6 +106,8 @@ LABELS: Mapping[str, Mapping[str, Any]] = {
     "description_source": DESCRIPTION_SOURCES,
     "check": CHECKS,
     "job_status": JOB_STATUSES,
+    "knob": KNOBS,
+    "knob_value": KNOB_VALUES,
 }
 
 

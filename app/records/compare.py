@@ -3,18 +3,20 @@
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import gettext as _
+from app.i18n import lazy_gettext as _l
 from app.models import Measurement, Record
 from app.records.schemas import METRICS
 
 METRIC_LABELS = {
-    "ttft_ms": "TTFT (ms)",
-    "decode_tokens_per_s": "decode (tok/s)",
-    "itl_ms": "ITL (ms)",
-    "e2e_latency_ms": "end-to-end (ms)",
-    "throughput_tokens_per_s": "throughput (tok/s)",
-    "peak_memory_gb_per_gpu": "peak memory (GB/GPU)",
-    "kv_cache_usage_peak": "KV cache peak",
-    "needle_accuracy": "needle accuracy",
+    "ttft_ms": _l("TTFT (ms)"),
+    "decode_tokens_per_s": _l("decode (tok/s)"),
+    "itl_ms": _l("ITL (ms)"),
+    "e2e_latency_ms": _l("end-to-end (ms)"),
+    "throughput_tokens_per_s": _l("throughput (tok/s)"),
+    "peak_memory_gb_per_gpu": _l("peak memory (GB/GPU)"),
+    "kv_cache_usage_peak": _l("KV cache peak"),
+    "needle_accuracy": _l("needle accuracy"),
 }
 
 
@@ -45,8 +47,9 @@ def setup_rows(a: Record, b: Record) -> list[Row]:
         return [r.model.slug, r.artifact.slug, r.runtime.slug, r.runtime_version,
                 r.hardware.slug, r.gpu_count, r.profile.slug if r.profile else None,
                 r.outcome, r.review_state, r.command]
-    labels = ["model", "model file", "runtime", "runtime version", "hardware", "GPUs",
-              "profile", "outcome", "review state", "command"]
+    # Page labels, in the reader's language (the comparison is built per request).
+    labels = [_("model"), _("model file"), _("runtime"), _("runtime version"), _("hardware"),
+              _("GPUs"), _("profile"), _("outcome"), _("review state"), _("command")]
     return [Row(label, x, y) for label, x, y in zip(labels, view(a), view(b), strict=True)]
 
 
@@ -68,15 +71,17 @@ def result_rows(a: Record, b: Record) -> list[Row]:
             x = getattr(left, metric) if left else None
             y = getattr(right, metric) if right else None
             if x is not None or y is not None:
-                label = f"{METRIC_LABELS[metric]} at {length:,} tokens x {concurrency}"
+                tokens = f"{length:,}"
+                label = _("%(metric)s at %(length)s tokens x %(concurrency)s",
+                          metric=METRIC_LABELS[metric], length=tokens, concurrency=concurrency)
                 rows.append(Row(label, x, y))
     return rows
 
 
 def compare_records(a: Record, b: Record) -> Comparison:
     return Comparison(a, b, [
-        ("Setup", setup_rows(a, b)),
-        ("Applied values", mapping_rows(a.applied_values, b.applied_values)),
-        ("Environment", mapping_rows(a.environment, b.environment)),
-        ("Results", result_rows(a, b)),
+        (_("Setup"), setup_rows(a, b)),
+        (_("Applied values"), mapping_rows(a.applied_values, b.applied_values)),
+        (_("Environment"), mapping_rows(a.environment, b.environment)),
+        (_("Results"), result_rows(a, b)),
     ])

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.i18n import lazy_gettext as _l
 from app.records.schemas import FieldError
 from app.security.json_input import JsonRefused, NotJson, loads_strict
 
@@ -19,16 +20,16 @@ ROW_FIELDS = ("context_length", "concurrency", "ttft_ms", "decode_tokens_per_s",
               "e2e_latency_ms", "throughput_tokens_per_s", "peak_memory_gb_per_gpu",
               "needle_accuracy", "repetitions")
 ROW_LABELS = {
-    "context_length": "Context (tokens)",
-    "concurrency": "Concurrency",
-    "ttft_ms": "TTFT (ms)",
-    "decode_tokens_per_s": "Decode (tok/s)",
-    "itl_ms": "ITL (ms)",
-    "e2e_latency_ms": "End-to-end (ms)",
-    "throughput_tokens_per_s": "Throughput (tok/s)",
-    "peak_memory_gb_per_gpu": "Peak memory (GB/GPU)",
-    "needle_accuracy": "Needle accuracy (0–1)",
-    "repetitions": "Repetitions",
+    "context_length": _l("Context (tokens)"),
+    "concurrency": _l("Concurrency"),
+    "ttft_ms": _l("TTFT (ms)"),
+    "decode_tokens_per_s": _l("Decode (tok/s)"),
+    "itl_ms": _l("ITL (ms)"),
+    "e2e_latency_ms": _l("End-to-end (ms)"),
+    "throughput_tokens_per_s": _l("Throughput (tok/s)"),
+    "peak_memory_gb_per_gpu": _l("Peak memory (GB/GPU)"),
+    "needle_accuracy": _l("Needle accuracy (0–1)"),
+    "repetitions": _l("Repetitions"),
 }
 DEFAULT_ROWS = 3
 MAX_ROWS = 200

@@ -84,3 +84,66 @@ def test_json_answers_the_same_codes_in_every_language(client: TestClient) -> No
         other = client.get(url, params={"lang": lang}, headers={"Accept-Language": lang})
         assert other.json() == english
         assert "set-cookie" not in other.headers or "lang=" not in other.headers["set-cookie"]
+
+
+GLM = "glm-5.3-flash"
+PAGES = [
+    "/",
+    f"/models/{GLM}",
+    f"/models/{GLM}/hardware/8x-h200-141gb/profiles/balanced",
+    f"/models/{GLM}/hardware/rtx-4090-24gb/profiles/balanced",
+    "/records",
+    "/records/new",
+    "/benchmarks",
+    "/estimate?model=llama-3.1-8b-instruct&hardware=rtx-4090-24gb",
+]
+# Words of the interface as English pages show them: none may be left on a translated page.
+UI_LABELS = {
+    "Models", "Records", "Benchmarks", "Estimate a model", "Verdict:", "Launch command",
+    "Copy", "Applied values", "Reproduction records", "Hardware", "Profile", "Runtime",
+    "Fit", "Starting context", "Token generation", "Recommended runtime", "verified pair",
+    "unverified pair", "Memory per GPU", "Weights", "KV cache", "Headroom", "Submit a record",
+    "Model file", "Outcome", "Notes", "Measurements", "Run a benchmark", "Recent jobs",
+    "Stop conditions", "Measurement order", "Shared setup", "fits", "exceeds memory",
+    "experimental", "verification pending", "measured", "estimated", "tokens", "how",
+    "Estimate", "Filter", "any", "none", "Context", "Check these fields:", "Submit record",
+    "Add a row", "Tensor-parallel size", "on", "off", "Device selector",
+}
+
+
+def visible_texts(page: BeautifulSoup) -> set[str]:
+    for hidden in page.select("script, style, code, pre"):
+        hidden.decompose()
+    texts = {" ".join(t.split()) for t in page.stripped_strings}
+    for attribute in ("title", "placeholder", "aria-label"):
+        texts |= {" ".join(el[attribute].split()) for el in page.select(f"[{attribute}]")}
+    return texts
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_translated_pages_leave_no_interface_english(client: TestClient, lang: str) -> None:
+    client.get("/", params={"lang": lang})
+    leftover = {}
+    for url in PAGES:
+        page = soup(client.get(url))
+        assert page.html["lang"] == lang, url
+        english = visible_texts(page) & UI_LABELS
+        if english:
+            leftover[url] = sorted(english)
+    assert leftover == {}
+
+
+def test_the_checker_sees_english_on_english_pages(client: TestClient) -> None:
+    page = soup(client.get(f"/models/{GLM}/hardware/8x-h200-141gb/profiles/balanced",
+                           headers={"Accept-Language": "en"}))
+    assert {"Launch command", "Copy", "Applied values"} <= visible_texts(page)
+
+
+@pytest.mark.parametrize(
+    ("lang", "terms"),
+    [("ja", ["適合度", "開始文脈", "トークン生成", "メモリ超過（非対応）"]),
+     ("ko", ["적합도", "시작 컨텍스트", "토큰 생성", "메모리 초과(미지원)"])],
+)
+def test_the_recipe_terms_are_used(client: TestClient, lang: str, terms: list[str]) -> None:
+    text = client.get(f"/models/{GLM}", params={"lang": lang}).text
+    assert [term for term in terms if term not in text] == []
