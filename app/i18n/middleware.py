@@ -7,7 +7,7 @@ from urllib.parse import parse_qs
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.i18n.catalogs import reset_locale, set_locale
+from app.i18n.catalogs import DEFAULT_LOCALE, reset_locale, set_locale
 from app.i18n.negotiation import COOKIE, QUERY, choose_locale, supported
 
 COOKIE_MAX_AGE_S = 365 * 24 * 3600
@@ -31,9 +31,12 @@ class LocaleMiddleware:
         except Exception:  # a malformed Cookie header names no language
             cookie = SimpleCookie()
         remembered = cookie[COOKIE].value if COOKIE in cookie else None
-        locale = choose_locale(query, remembered, headers.get("accept-language"))
-        chosen = supported(query)
         is_page = not scope["path"].startswith(("/api/", "/static/"))
+        # JSON answers in codes and English whatever the reader's language: a lazy label
+        # that reaches an API body reads the same for every client.
+        locale = (choose_locale(query, remembered, headers.get("accept-language"))
+                  if is_page else DEFAULT_LOCALE)
+        chosen = supported(query)
 
         async def send_with_locale(message: Message) -> None:
             if message["type"] == "http.response.start" and is_page:

@@ -147,3 +147,26 @@ def test_the_checker_sees_english_on_english_pages(client: TestClient) -> None:
 def test_the_recipe_terms_are_used(client: TestClient, lang: str, terms: list[str]) -> None:
     text = client.get(f"/models/{GLM}", params={"lang": lang}).text
     assert [term for term in terms if term not in text] == []
+
+
+def test_api_requests_are_answered_in_english_whatever_the_reader_asks(
+    client: TestClient,
+) -> None:
+    from app.i18n.labels import VERDICTS
+
+    # A lazy label is read in the locale of the request that shows it: none under /api/.
+    seen = {}
+
+    @client.app.get("/api/_i18n_probe")
+    def probe() -> dict:
+        return {"label": str(VERDICTS["exceeds_memory"])}
+
+    @client.app.get("/_i18n_probe")
+    def page_probe() -> dict:
+        seen["page"] = str(VERDICTS["exceeds_memory"])
+        return {}
+
+    body = client.get("/api/_i18n_probe", headers={"Accept-Language": "ja"}).json()
+    assert body == {"label": "exceeds memory (unsupported)"}
+    client.get("/_i18n_probe", headers={"Accept-Language": "ja"})
+    assert seen == {"page": "メモリ超過（非対応）"}
