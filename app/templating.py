@@ -11,6 +11,7 @@ from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
+from app.i18n.reasons import reason_text
 
 NONE = "—"
 
@@ -93,5 +94,6 @@ def register_filters(env: Environment) -> None:
         job_status_label=lambda code: label("job_status", code),
         knob_label=lambda code: label("knob", code),
         knob_value=knob_value,
+        reason_text=reason_text,
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)
