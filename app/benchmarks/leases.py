@@ -126,6 +126,13 @@ def renew_lease(
     return expires if repo.compare_and_set(job_id, repo.held_under(lease_token), **values) else None
 
 
+def lost(session: Session, job_id: int) -> ServebookError:
+    """Why a guarded write did nothing: no such job, or the claim is no longer its."""
+    if JobRepository(session).get(job_id) is None:
+        return NotFound(f"No benchmark job {job_id}.")
+    return LeaseLost(job_id)
+
+
 def finish_job(session: Session, job_id: int, lease_token: str, result: BenchResult) -> Finished:
     """Store the record and mark the job succeeded together, or neither."""
     repo = JobRepository(session)

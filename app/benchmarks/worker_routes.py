@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
-from app.benchmarks.leases import LeaseLost, claim_job, fail_job, finish_job, renew_lease
+from app.benchmarks.leases import claim_job, fail_job, finish_job, lost, renew_lease
 from app.benchmarks.worker_schemas import (
     ClaimIn,
     ClaimOut,
@@ -80,7 +80,7 @@ def renew(job_id: RowIdPath, session: SessionDep, _principal: WorkerDep, body: B
     lease = timedelta(seconds=data.lease_s)
     expires = renew_lease(session, job_id, data.lease_token, lease, progress)
     if expires is None:
-        raise LeaseLost(job_id)
+        raise lost(session, job_id)
     return RenewOut(job_id=job_id, lease_expires_at=expires)
 
 
@@ -117,5 +117,5 @@ def fail(job_id: RowIdPath, session: SessionDep, _principal: WorkerDep, body: Bo
     """Mark the job failed with the worker's reason; no record is stored."""
     data = parse(FailIn, body)
     if not fail_job(session, job_id, data.lease_token, data.error):
-        raise LeaseLost(job_id)
+        raise lost(session, job_id)
     return FailOut(job_id=job_id, status="failed")
