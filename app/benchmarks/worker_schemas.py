@@ -13,6 +13,9 @@ LeaseToken = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 LeaseSeconds = Annotated[float, Field(ge=1, le=3600, allow_inf_nan=False)]
 
 
+MAX_STEPS = 1_000_000  # far more steps than any plan has
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -40,8 +43,8 @@ class ClaimOut(Strict):
 
 class ProgressIn(Strict):
     step: str = Field(min_length=1, max_length=100)
-    done: int = Field(ge=0)
-    total: int = Field(ge=1)
+    done: int = Field(ge=0, le=MAX_STEPS)
+    total: int = Field(ge=1, le=MAX_STEPS)
 
     @model_validator(mode="after")
     def done_within_total(self) -> "ProgressIn":
