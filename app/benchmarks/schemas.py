@@ -1,14 +1,16 @@
 """What a person asks the benchmark client to do, from the page or the API."""
 
+import re
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
     SecretStr,
     StrictBool,
-    StringConstraints,
+    WithJsonSchema,
     field_validator,
 )
 
@@ -16,7 +18,18 @@ from app.records.schemas import not_a_bool
 
 # A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
-WorkerLabel = Annotated[str, StringConstraints(pattern=LABEL_PATTERN)]
+LABEL_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. gpu-a"
+
+
+def plain_label(value: str) -> str:
+    if not re.fullmatch(LABEL_PATTERN, value):
+        raise ValueError(f"a worker label is {LABEL_RULE} (at most 100)")
+    return value
+
+
+WorkerLabel = Annotated[
+    str, AfterValidator(plain_label), WithJsonSchema({"type": "string", "pattern": LABEL_PATTERN})
+]
 
 
 def int_list(value: Any) -> Any:

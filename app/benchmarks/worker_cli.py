@@ -12,14 +12,14 @@ import threading
 import click
 
 from app.benchmarks.job_source import SourceRefused
-from app.benchmarks.schemas import LABEL_PATTERN
+from app.benchmarks.schemas import LABEL_PATTERN, LABEL_RULE
 from app.benchmarks.worker import JobRunner, Worker, worker_name
 from app.config import get_settings
 
 
 def check_label(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value is not None and not re.fullmatch(LABEL_PATTERN, value):
-        raise click.BadParameter("letters, digits, '.', '_' and '-', at most 100, e.g. gpu-a")
+        raise click.BadParameter(f"a worker label is {LABEL_RULE} (at most 100)")
     return value
 
 

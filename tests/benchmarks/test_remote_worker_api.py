@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
-from app.bench.procedure import run_benchmark_sync
 from app.bench.result import BenchPlan
+from app.benchmarks.worker import run_on_own_thread
 from tests.benchmarks.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
 from tests.benchmarks.test_bench_jobs import FAST, job_body
 
@@ -25,7 +25,8 @@ def small_job(fake_server: str, **changes: Any) -> dict[str, Any]:
 
 def measured(held: dict[str, Any]) -> dict[str, Any]:
     """A real run of the claimed plan against the fake server, as a worker would post it."""
-    return run_benchmark_sync(BenchPlan.model_validate(held["plan"])).model_dump(mode="json")
+    # On its own thread, as the worker runs it: a browser test may hold this thread's loop.
+    return run_on_own_thread(BenchPlan.model_validate(held["plan"])).model_dump(mode="json")
 
 
 @pytest.mark.parametrize(("role", "status"), [(None, 401), ("submitter", 403), ("maintainer", 403)])
