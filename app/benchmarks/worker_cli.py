@@ -34,7 +34,8 @@ def check_label(_ctx: click.Context, _param: click.Parameter, value: str | None)
     "--token",
     envvar="SERVEBOOK_TOKEN",
     default=None,
-    help="A worker access token for --server (env SERVEBOOK_TOKEN).",
+    help="A worker access token for --server; prefer env SERVEBOOK_TOKEN, which other users "
+    "of the machine cannot read from the process list.",
 )
 @click.option(
     "--label", default=None, callback=check_label, help="Also run jobs pinned to this label."
@@ -53,10 +54,15 @@ def check_label(_ctx: click.Context, _param: click.Parameter, value: str | None)
     default=60.0,
     show_default=True,
     type=click.FloatRange(min=1, max=3600),
-    help="seconds",
+    help="Seconds a claim holds a job between renewals; a worker silent this long loses it.",
 )
 @click.option(
-    "--poll", "poll_s", default=1.0, show_default=True, type=click.FloatRange(min=0.01), help="s"
+    "--poll",
+    "poll_s",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(min=0.01),
+    help="Seconds between claims while there is nothing to run.",
 )
 @click.option("--once", is_flag=True, help="run at most one job, then exit")
 def worker(
