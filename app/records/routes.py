@@ -31,6 +31,7 @@ from app.records.forms import (
 )
 from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
+from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
@@ -240,7 +241,7 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
     """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
     key = request.headers.get("idempotency-key") or None
     try:
-        submission = submit_record(session, as_object(body), provenance="api",
+        submission = ingest_record(session, as_object(body), provenance="api",
                                    submitted_by=principal.name, idempotency_key=key)
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
@@ -315,7 +316,7 @@ def review_api(request: Request, record_id: RowIdPath, session: SessionDep,
     """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
     flagged record also takes `"confirm_flags": true` and a reason."""
     try:
-        record = review_record(session, record_id, as_object(body), principal.name)
+        record = review_committed(session, record_id, as_object(body), principal.name)
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
     return JSONResponse(record_out(request, record))
