@@ -19,7 +19,7 @@ from app.models import Record
 from app.records.charts import record_charts
 from app.records.compare import compare_records
 from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
-from app.records.export import CSV_DOC, record_out, to_csv
+from app.records.export import CSV_DOC, export_response, record_out
 from app.records.forms import (
     DEFAULT_ROWS,
     ROW_FIELDS,
@@ -261,14 +261,22 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
 def list_api(request: Request, session: SessionDep, filters: FiltersDep,
              format: Literal["json", "csv"] | None = None) -> Response:
     """Export records, filtered by model, hardware and review state; JSON or CSV."""
-    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
     wants_csv = format == "csv" or (format is None and "text/csv" in
                                      request.headers.get("accept", ""))
-    if wants_csv:
-        return Response(to_csv(records), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": 'attachment; filename="records.csv"'})
+    if wants_csv:  # every matching record, streamed
+        return export_response(request, "csv", filters.model, filters.hardware, filters.state)
+    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
     return JSONResponse({"count": len(records),
                          "records": [record_out(request, r) for r in records]})
+
+
+@api_router.get("/records/export", name="api:records_export", description=CSV_DOC,
+                response_model=RecordListOut,
+                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
+def export_api(request: Request, filters: FiltersDep,
+               format: Literal["json", "csv"] = "json") -> Response:
+    """Every record that matches the filters, newest first, streamed as JSON or CSV."""
+    return export_response(request, format, filters.model, filters.hardware, filters.state)
 
 
 @api_router.get("/records/{record_id}", name="api:records_get", response_model=RecordOut,
