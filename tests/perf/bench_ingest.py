@@ -211,14 +211,17 @@ def run(database_url: str, seconds: float, clients: int, workers: int) -> None:
         body = {**copy.deepcopy(BODY), "hardware": hardware, "notes": "warm-up"}
         httpx.post(base + "/api/records", json=body, timeout=30).raise_for_status()
         marker_run = uuid.uuid4().hex[:12]
-        start, cpu_before = time.perf_counter(), cpu_seconds(server)
+        start, own_before = time.perf_counter(), time.process_time()
+        cpu_before = cpu_seconds(server)
         tally = asyncio.run(load(base, hardware, marker_run, clients, seconds))
         elapsed, server_cpu = time.perf_counter() - start, cpu_seconds(server) - cpu_before
+        client_cpu = time.process_time() - own_before
     finally:
         server.terminate()
         server.wait()
     report(tally, stored_markers(database_url, marker_run), elapsed, clients, workers,
            server_cpu)
+    print(f"client CPU          {client_cpu:8.1f} s  (the load generator, same machine)")
 
 
 def main() -> None:
