@@ -95,13 +95,23 @@ def _sqlite_writer_lock(engine: Engine) -> threading.Lock:
         return _SQLITE_WRITERS.setdefault(str(engine.url), threading.Lock())
 
 
-def _begin_immediate(connection: Connection) -> None:
-    # Take the write lock up front: under WAL a transaction that read first and writes later
-    # fails at once (SQLITE_BUSY_SNAPSHOT) when another writer committed in between, instead
-    # of waiting its turn. pysqlite leaves transaction control to us for explicit BEGINs.
+def _queue_sqlite_writer(connection: Connection) -> "threading.Lock | None":
+    """Wait for this process's turn to write, then take the write lock up front with BEGIN
+    IMMEDIATE: under WAL a transaction that read first and writes later fails at once
+    (SQLITE_BUSY_SNAPSHOT) when another writer committed in between, instead of waiting.
+    A connection that already wrote in this transaction holds the write lock: it goes on,
+    for queueing behind a writer that waits for that lock would never end."""
     dbapi_connection = connection.connection.dbapi_connection
-    if dbapi_connection is not None and not dbapi_connection.in_transaction:
-        dbapi_connection.execute("BEGIN IMMEDIATE")
+    if dbapi_connection is None or dbapi_connection.in_transaction:
+        return None
+    lock = _sqlite_writer_lock(connection.engine)
+    lock.acquire()
+    try:
+        dbapi_connection.execute("BEGIN IMMEDIATE")  # pysqlite leaves explicit BEGINs to us
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 @contextmanager
@@ -110,14 +120,8 @@ def write_transaction(session: Session) -> Iterator[None]:
     ends and rolls back if it raises. Read and check before entering it; on SQLite the
     block holds the database's only write lock."""
     connection = session.connection()  # checked out before queueing, never while holding
-    if connection.dialect.name != "sqlite":
-        lock: threading.Lock | None = None
-    else:
-        lock = _sqlite_writer_lock(connection.engine)
-        lock.acquire()
+    lock = _queue_sqlite_writer(connection) if connection.dialect.name == "sqlite" else None
     try:
-        if lock is not None:
-            _begin_immediate(connection)
         yield
         session.commit()
     except BaseException:

@@ -17,10 +17,15 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.catalog.revision import current_revision
-from app.models import Measurement, Record, RecordEvent
+from app.config import Settings
+from app.db import session_scope, utcnow
+from app.main import create_app
+from app.models import ApiToken, Measurement, Record, RecordEvent
 from app.records import service
 from app.records.store import RecordStore
-from tests.live_server import LiveServer
+from app.security import create_token
+from tests.conftest import sqlite_settings
+from tests.live_server import LiveServer, start_server
 from tests.records.conftest import post_record
 
 
@@ -123,6 +128,30 @@ class TestConcurrent:
         assert len(calls) == 2  # the check before the write, then the replay after it failed
         assert twin.status_code == 200 and twin.json()["id"] == first["id"]
         assert stored(session) == (1, 2, 1)
+
+
+class TestWithTokens:
+    def test_fresh_tokens_noting_their_use_while_others_write_are_never_stuck(
+            self, db_path: Any, valid: dict, session: Session) -> None:
+        """Noting a token's first use writes before the record does; such a request already
+        holds the write lock and must not queue behind a writer (one with a token in use)
+        that waits for it."""
+        exposed: Settings = sqlite_settings(db_path, host="0.0.0.0")
+        with session_scope(exposed) as setup:
+            tokens = [create_token(setup, f"lab-{n}", "submitter") for n in range(8)]
+            for used in setup.scalars(select(ApiToken).where(ApiToken.name < "lab-4")):
+                used.last_used_at = utcnow()  # these write nothing before their record
+        server, thread, port = start_server(create_app(exposed))
+        try:
+            def send(index: int) -> int:
+                return httpx.post(f"http://127.0.0.1:{port}/api/records", json=valid, timeout=30,
+                                  headers={"Authorization": f"Bearer {tokens[index]}"}).status_code
+
+            assert at_once(8, send) == [201] * 8
+        finally:
+            server.should_exit = True
+            thread.join(timeout=10)
+        assert stored(session) == (8, 16, 8)
 
 
 class TestHalfWrites:
