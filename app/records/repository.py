@@ -79,6 +79,16 @@ class RecordRepository:
             statement = statement.where(Record.review_state == state)
         return statement
 
+    def export_batch(self, model: str | None, hardware: str | None, state: str | None,
+                     before: int | None, size: int) -> Sequence[Record]:
+        """The next `size` records, newest first, below id `before` (keyset: every batch
+        costs the same however deep the export is)."""
+        statement = select(Record).options(*FULL).order_by(Record.id.desc()).limit(size)
+        if before is not None:
+            statement = statement.where(Record.id < before)
+        statement = self._filtered(statement, model, hardware, state)
+        return self.session.scalars(statement).all()
+
     def for_model_hardware(self, model_id: int, hardware_id: int) -> Sequence[Record]:
         statement = (
             select(Record)

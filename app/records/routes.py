@@ -19,7 +19,7 @@ from app.models import Record
 from app.records.charts import record_charts
 from app.records.compare import compare_records
 from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
-from app.records.export import CSV_DOC, record_out, to_csv
+from app.records.export import CSV_DOC, export_response, record_out
 from app.records.forms import (
     DEFAULT_ROWS,
     ROW_FIELDS,
@@ -31,6 +31,7 @@ from app.records.forms import (
 )
 from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
+from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
@@ -240,7 +241,7 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
     """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
     key = request.headers.get("idempotency-key") or None
     try:
-        submission = submit_record(session, as_object(body), provenance="api",
+        submission = ingest_record(session, as_object(body), provenance="api",
                                    submitted_by=principal.name, idempotency_key=key)
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
@@ -260,14 +261,22 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
 def list_api(request: Request, session: SessionDep, filters: FiltersDep,
              format: Literal["json", "csv"] | None = None) -> Response:
     """Export records, filtered by model, hardware and review state; JSON or CSV."""
-    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
     wants_csv = format == "csv" or (format is None and "text/csv" in
                                      request.headers.get("accept", ""))
-    if wants_csv:
-        return Response(to_csv(records), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": 'attachment; filename="records.csv"'})
+    if wants_csv:  # every matching record, streamed
+        return export_response(request, "csv", filters.model, filters.hardware, filters.state)
+    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
     return JSONResponse({"count": len(records),
                          "records": [record_out(request, r) for r in records]})
+
+
+@api_router.get("/records/export", name="api:records_export", description=CSV_DOC,
+                response_model=RecordListOut,
+                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
+def export_api(request: Request, filters: FiltersDep,
+               format: Literal["json", "csv"] = "json") -> Response:
+    """Every record that matches the filters, newest first, streamed as JSON or CSV."""
+    return export_response(request, format, filters.model, filters.hardware, filters.state)
 
 
 @api_router.get("/records/{record_id}", name="api:records_get", response_model=RecordOut,
@@ -315,7 +324,7 @@ def review_api(request: Request, record_id: RowIdPath, session: SessionDep,
     """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
     flagged record also takes `"confirm_flags": true` and a reason."""
     try:
-        record = review_record(session, record_id, as_object(body), principal.name)
+        record = review_committed(session, record_id, as_object(body), principal.name)
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
     return JSONResponse(record_out(request, record))
