@@ -71,11 +71,18 @@ class Effect:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "metric": self.metric, "label": self.label, "unit": self.unit, "point": self.point,
-            "a": self.a, "b": self.b, "change": self.change, "change_pct": self.change_pct,
+            "metric": self.metric,
+            "label": self.label,
+            "unit": self.unit,
+            "point": self.point,
+            "a": self.a,
+            "b": self.b,
+            "change": self.change,
+            "change_pct": self.change_pct,
             "band_a": self.band_a.as_json() if self.band_a else None,
             "band_b": self.band_b.as_json() if self.band_b else None,
-            "verdict": self.verdict, "direction": self.direction,
+            "verdict": self.verdict,
+            "direction": self.direction,
             "band_unknown_because": self.unknown_because or None,
         }
 
@@ -93,8 +100,11 @@ def wilson_band(passed: int, total: int) -> Band | None:
     spread = Z_95 * math.sqrt(share * (1 - share) / total + Z_95**2 / (4 * total**2))
     centre = share + Z_95**2 / (2 * total)
     scale = 1 + Z_95**2 / total
-    return Band(max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale),
-                f"95 % Wilson interval over {total} checked answers")
+    return Band(
+        max(0.0, (centre - spread) / scale),
+        min(1.0, (centre + spread) / scale),
+        f"95 % Wilson interval over {total} checked answers",
+    )
 
 
 def kind_of(m: Measurement) -> str:
@@ -129,10 +139,24 @@ def point_effects(a: Record, b: Record) -> list[Effect]:
             x, y = getattr(left, metric), getattr(right, metric)
             if x is None or y is None:
                 continue
-            band_a, band_b = sample_band(samples_of(left, metric)), sample_band(
-                samples_of(right, metric))
-            effects.append(Effect(metric, label, unit, where, x, y, band_a, band_b, higher,
-                                  why_unknown(a, b, band_a, band_b)))
+            band_a, band_b = (
+                sample_band(samples_of(left, metric)),
+                sample_band(samples_of(right, metric)),
+            )
+            effects.append(
+                Effect(
+                    metric,
+                    label,
+                    unit,
+                    where,
+                    x,
+                    y,
+                    band_a,
+                    band_b,
+                    higher,
+                    why_unknown(a, b, band_a, band_b),
+                )
+            )
     return effects
 
 
@@ -154,9 +178,18 @@ def task_effect(a: Record, b: Record) -> Effect | None:
     band_a = wilson_band(int(left.get("passed") or 0), int(left.get("total") or 0))
     band_b = wilson_band(int(right.get("passed") or 0), int(right.get("total") or 0))
     label = f"task {left.get('name')} v{left.get('version')} pass rate"
-    return Effect("task_pass_rate", label, "share", "task prompts", float(left["pass_rate"]),
-                  float(right["pass_rate"]), band_a, band_b, True,
-                  why_unknown(a, b, band_a, band_b))
+    return Effect(
+        "task_pass_rate",
+        label,
+        "share",
+        "task prompts",
+        float(left["pass_rate"]),
+        float(right["pass_rate"]),
+        band_a,
+        band_b,
+        True,
+        why_unknown(a, b, band_a, band_b),
+    )
 
 
 def measurement_effects(a: Record, b: Record) -> list[Effect]:

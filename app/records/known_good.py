@@ -28,9 +28,14 @@ class KnownGood:
     def benchmark_query(self) -> dict[str, str]:
         """Query parameters of the benchmark form: what the job's record will be about."""
         record = self.record
-        query = {"model": record.model.slug, "artifact": record.artifact.slug,
-                 "runtime": record.runtime.slug, "runtime_version": record.runtime_version,
-                 "hardware": record.hardware.slug, "command": record.command}
+        query = {
+            "model": record.model.slug,
+            "artifact": record.artifact.slug,
+            "runtime": record.runtime.slug,
+            "runtime_version": record.runtime_version,
+            "hardware": record.hardware.slug,
+            "command": record.command,
+        }
         if record.profile is not None:
             query["profile"] = record.profile.slug
         return {key: value for key, value in query.items() if value}
@@ -40,10 +45,12 @@ class KnownGood:
         return {**page_query, **self.benchmark_query}
 
 
-def find_known_good(session: Session, model: LlmModel, hardware: Hardware,
-                    profile: Profile | None) -> KnownGood | None:
+def find_known_good(
+    session: Session, model: LlmModel, hardware: Hardware, profile: Profile | None
+) -> KnownGood | None:
     found = RecordRepository(session).last_accepted_ok(
-        model.id, hardware.id, profile.id if profile else None)
+        model.id, hardware.id, profile.id if profile else None
+    )
     if found is None:
         return None
     record, accepted_at = found
@@ -60,10 +67,14 @@ def record_form_values(record: Record) -> dict[str, str]:
     """The record form's fields as this record filled them (not its measurements: a new
     run measures its own)."""
     values = {
-        "model": record.model.slug, "artifact": record.artifact.slug,
-        "runtime": record.runtime.slug, "runtime_version": record.runtime_version,
-        "hardware": record.hardware.slug, "gpu_count": str(record.gpu_count),
-        "profile": record.profile.slug if record.profile else "", "command": record.command,
+        "model": record.model.slug,
+        "artifact": record.artifact.slug,
+        "runtime": record.runtime.slug,
+        "runtime_version": record.runtime_version,
+        "hardware": record.hardware.slug,
+        "gpu_count": str(record.gpu_count),
+        "profile": record.profile.slug if record.profile else "",
+        "command": record.command,
         "outcome": "ok",
         "applied_values": json.dumps(record.applied_values) if record.applied_values else "",
     }
@@ -92,8 +103,10 @@ def known_good_out(request: Request, good: KnownGood | None) -> dict[str, Any] |
         "command": record.command,
         "applied_values": record.applied_values,
         "environment": record.environment,
-        "new_record_url": str(request.url_for("records:new").include_query_params(
-            **good.record_query)),
-        "benchmark_url": str(request.url_for("benchmarks:index").include_query_params(
-            **good.benchmark_query)),
+        "new_record_url": str(
+            request.url_for("records:new").include_query_params(**good.record_query)
+        ),
+        "benchmark_url": str(
+            request.url_for("benchmarks:index").include_query_params(**good.benchmark_query)
+        ),
     }

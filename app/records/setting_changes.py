@@ -41,8 +41,14 @@ class SettingChange:
         return self.name
 
     def as_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "label": self.label, "a": self.a,
-                "b": self.b, "flags": list(self.flags)}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "label": self.label,
+            "a": self.a,
+            "b": self.b,
+            "flags": list(self.flags),
+        }
 
 
 def attribution(changes: list[SettingChange]) -> str:
@@ -55,23 +61,25 @@ def attribution(changes: list[SettingChange]) -> str:
 
 
 def setup_changes(a: Record, b: Record) -> list[SettingChange]:
-    return [SettingChange("setup", name, get(a), get(b))
-            for name, get in SETUP if get(a) != get(b)]
+    return [SettingChange("setup", name, get(a), get(b)) for name, get in SETUP if get(a) != get(b)]
 
 
 def mapping_changes(kind: str, a: dict[str, Any], b: dict[str, Any]) -> list[SettingChange]:
     keys = [*a, *(key for key in b if key not in a)]
-    return [SettingChange(kind, key, a.get(key), b.get(key))
-            for key in keys if a.get(key) != b.get(key)]
+    return [
+        SettingChange(kind, key, a.get(key), b.get(key)) for key in keys if a.get(key) != b.get(key)
+    ]
 
 
 def command_changes(a: Record, b: Record) -> list[FlagChange]:
-    return diff_commands(parse_command(a.command, a.runtime.slug),
-                         parse_command(b.command, b.runtime.slug))
+    return diff_commands(
+        parse_command(a.command, a.runtime.slug), parse_command(b.command, b.runtime.slug)
+    )
 
 
-def fold_flags(knobs: list[SettingChange], flags: list[FlagChange],
-               runtime: str | None) -> list[SettingChange]:
+def fold_flags(
+    knobs: list[SettingChange], flags: list[FlagChange], runtime: str | None
+) -> list[SettingChange]:
     """Each changed applied value takes the changed flags that set it on this runtime; the
     flags no applied value explains stay settings of their own."""
     carriers = KNOB_FLAGS.get(runtime or "", {})
@@ -80,10 +88,14 @@ def fold_flags(knobs: list[SettingChange], flags: list[FlagChange],
     for knob in knobs:
         mine = [f for f in flags if f.key in carriers.get(knob.name, ()) and f.key not in taken]
         taken.update(f.key for f in mine)
-        folded.append(SettingChange(knob.kind, knob.name, knob.a, knob.b,
-                                    tuple(f.name for f in mine)))
-    rest = [SettingChange("command", f.name, show_flag(f.a), show_flag(f.b))
-            for f in flags if f.key not in taken]
+        folded.append(
+            SettingChange(knob.kind, knob.name, knob.a, knob.b, tuple(f.name for f in mine))
+        )
+    rest = [
+        SettingChange("command", f.name, show_flag(f.a), show_flag(f.b))
+        for f in flags
+        if f.key not in taken
+    ]
     return folded + rest
 
 

@@ -4,7 +4,7 @@ and the diff of two commands names exactly the settings that differ."""
 import shlex
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.models import Artifact, LlmModel, Runtime
@@ -59,29 +59,41 @@ class TestSpellings:
         b = parse_command("python -m sglang.launch_server --tp 8", "sglang")
         [change] = diff_commands(a, b)
         assert (change.name, change.key, change.a, change.b) == (
-            "--tp", "--tensor-parallel-size", "4", "8")
+            "--tp",
+            "--tensor-parallel-size",
+            "4",
+            "8",
+        )
 
 
 class TestValues:
     def test_boolean_flags_take_no_value(self) -> None:
         parsed = flags("vllm serve --enforce-eager org/m --trust-remote-code", "vllm")
-        assert parsed == {"--enforce-eager": True, "--model": "org/m",
-                          "--trust-remote-code": True}
+        assert parsed == {"--enforce-eager": True, "--model": "org/m", "--trust-remote-code": True}
 
     def test_an_unknown_flag_before_another_flag_or_the_end_is_a_switch(self) -> None:
         assert flags("llama-server --new-thing --port 1 --last", "llama-cpp") == {
-            "--new-thing": True, "--port": "1", "--last": True}
+            "--new-thing": True,
+            "--port": "1",
+            "--last": True,
+        }
 
     def test_vllm_no_prefix_switches_the_option_off(self) -> None:
-        assert flags("vllm serve m --no-enable-prefix-caching", "vllm")[
-            "--enable-prefix-caching"] is False
-        assert changed("vllm serve m --enable-prefix-caching",
-                       "vllm serve m --no-enable-prefix-caching", "vllm") == [
-            "--enable-prefix-caching"]
+        assert (
+            flags("vllm serve m --no-enable-prefix-caching", "vllm")["--enable-prefix-caching"]
+            is False
+        )
+        assert changed(
+            "vllm serve m --enable-prefix-caching",
+            "vllm serve m --no-enable-prefix-caching",
+            "vllm",
+        ) == ["--enable-prefix-caching"]
 
     def test_negative_numbers_are_values_not_flags(self) -> None:
         assert flags("llama-server --seed -1 -ngl 99", "llama-cpp") == {
-            "--seed": "-1", "--n-gpu-layers": "99"}
+            "--seed": "-1",
+            "--n-gpu-layers": "99",
+        }
 
     def test_a_repeated_flag_keeps_every_value(self) -> None:
         parsed = flags("llama-server -ot a=CPU --override-tensor b=CPU", "llama-cpp")
@@ -95,8 +107,9 @@ class TestValues:
         assert changed(a, b, "ollama") == ["OLLAMA_CONTEXT_LENGTH"]
 
     def test_the_program_is_a_setting(self) -> None:
-        assert changed("vllm serve m", "python -m vllm.entrypoints.openai.api_server --model m",
-                       "vllm") == ["program"]
+        assert changed(
+            "vllm serve m", "python -m vllm.entrypoints.openai.api_server --model m", "vllm"
+        ) == ["program"]
 
     def test_numbers_and_json_compare_by_meaning(self) -> None:
         assert same_value("0.9", "0.90") and same_value("8192", "8192.0")
@@ -119,8 +132,9 @@ class TestUnreadable:
 
 # Property tests: a command made of flag -> value, written in any order and either form.
 FLAG = st.from_regex(r"--[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,5}){0,2}", fullmatch=True)
-VALUE = st.text(st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1,
-                max_size=12).filter(lambda v: not v.startswith("-"))
+VALUE = st.text(
+    st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1, max_size=12
+).filter(lambda v: not v.startswith("-"))
 SETTINGS = st.dictionaries(FLAG, VALUE, max_size=8)
 
 
@@ -136,12 +150,14 @@ def written(settings: dict[str, str], equals: list[bool], order: list[int]) -> s
     return shlex.join(words)
 
 
+@settings(deadline=None)  # a loaded machine is slow, not wrong
 @given(SETTINGS, st.lists(st.booleans(), min_size=1), st.lists(st.integers(), max_size=8))
 def test_any_order_and_either_form_reads_back_the_same_settings(settings, equals, order) -> None:
     # No runtime: no alias and no boolean list applies, so every flag is read as written.
     assert parse_command(written(settings, equals, order)).flags == settings
 
 
+@settings(deadline=None)  # a loaded machine is slow, not wrong
 @given(SETTINGS, st.lists(st.booleans(), min_size=1), st.lists(st.booleans(), min_size=1))
 def test_only_the_form_differs_means_no_change(settings, form_a, form_b) -> None:
     a = parse_command(written(settings, form_a, []))
@@ -149,6 +165,7 @@ def test_only_the_form_differs_means_no_change(settings, form_a, form_b) -> None
     assert diff_commands(a, b) == []
 
 
+@settings(deadline=None)  # a loaded machine is slow, not wrong
 @given(SETTINGS.filter(bool), st.data())
 def test_changing_one_value_is_one_change_of_that_flag(settings, data) -> None:
     flag = data.draw(st.sampled_from(sorted(settings)))
@@ -159,6 +176,7 @@ def test_changing_one_value_is_one_change_of_that_flag(settings, data) -> None:
     assert (change.key, change.a, change.b) == (flag, settings[flag], new)
 
 
+@settings(deadline=None)  # a loaded machine is slow, not wrong
 @given(st.text(max_size=80), st.sampled_from([*RUNTIMES, None]))
 def test_any_text_parses_or_says_why(text, runtime) -> None:
     parsed = parse_command(text, runtime)
@@ -167,23 +185,40 @@ def test_any_text_parses_or_says_why(text, runtime) -> None:
 
 # The knob -> flag table agrees with the commands the recipes print.
 def every_knob_set() -> AppliedValues:
-    return AppliedValues(tensor_parallel=2, split="tensor", context=8192, kv_cache_dtype="fp8",
-                         prefill_tokens=4096, max_concurrency=4, memory_fraction=0.85,
-                         speculative_decoding=True, cuda_graphs=False)
+    return AppliedValues(
+        tensor_parallel=2,
+        split="tensor",
+        context=8192,
+        kv_cache_dtype="fp8",
+        prefill_tokens=4096,
+        max_concurrency=4,
+        memory_fraction=0.85,
+        speculative_decoding=True,
+        cuda_graphs=False,
+    )
 
 
 def recipe_command(slug: str, values: AppliedValues) -> str:
-    command = build_command(Runtime(slug=slug, name=slug), Artifact(slug="a", repo="org/m",
-                            quant="q4_k_m"), LlmModel(slug="m", mtp_layers=1), values, KNOBS)
+    command = build_command(
+        Runtime(slug=slug, name=slug),
+        Artifact(slug="a", repo="org/m", quant="q4_k_m"),
+        LlmModel(slug="m", mtp_layers=1),
+        values,
+        KNOBS,
+    )
     assert command is not None
     return command.shell
 
 
 @pytest.mark.parametrize("slug", RUNTIMES)
 def test_each_knob_the_recipe_sets_is_carried_by_the_flags_the_table_names(slug) -> None:
-    command = build_command(Runtime(slug=slug, name=slug), Artifact(slug="a", repo="org/m",
-                            quant="q4_k_m"), LlmModel(slug="m", mtp_layers=1),
-                            every_knob_set(), KNOBS)
+    command = build_command(
+        Runtime(slug=slug, name=slug),
+        Artifact(slug="a", repo="org/m", quant="q4_k_m"),
+        LlmModel(slug="m", mtp_layers=1),
+        every_knob_set(),
+        KNOBS,
+    )
     assert command is not None
     parsed = parse_command(command.shell, slug)
     assert parsed.error is None
@@ -194,8 +229,9 @@ def test_each_knob_the_recipe_sets_is_carried_by_the_flags_the_table_names(slug)
 
 
 @pytest.mark.parametrize("slug", RUNTIMES)
-@pytest.mark.parametrize(("knob", "value"), [("context", 16384), ("max_concurrency", 8),
-                                             ("prefill_tokens", 2048)])
+@pytest.mark.parametrize(
+    ("knob", "value"), [("context", 16384), ("max_concurrency", 8), ("prefill_tokens", 2048)]
+)
 def test_one_knob_changed_in_a_recipe_changes_only_its_flags(slug, knob, value) -> None:
     base = every_knob_set()
     other = AppliedValues(**{**base.__dict__, knob: value})

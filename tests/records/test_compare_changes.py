@@ -14,14 +14,29 @@ from app.records.setting_changes import attribution, setting_changes
 from tests.records.conftest import accept, post_record
 
 
-def record(record_id: int = 1, runtime: str = "llama-cpp", command: str = "",
-           measurements: list[Measurement] | None = None, **fields: Any) -> Record:
+def record(
+    record_id: int = 1,
+    runtime: str = "llama-cpp",
+    command: str = "",
+    measurements: list[Measurement] | None = None,
+    **fields: Any,
+) -> Record:
     """A record in memory, with the catalog rows it points at."""
     values: dict[str, Any] = dict(
-        id=record_id, model=LlmModel(slug="m"), artifact=Artifact(slug="a"),
-        runtime=Runtime(slug=runtime), runtime_version="b6100", hardware=Hardware(slug="h"),
-        gpu_count=1, profile=Profile(slug="balanced"), command=command, applied_values={},
-        environment={}, outcome="ok", measurements=measurements or [])
+        id=record_id,
+        model=LlmModel(slug="m"),
+        artifact=Artifact(slug="a"),
+        runtime=Runtime(slug=runtime),
+        runtime_version="b6100",
+        hardware=Hardware(slug="h"),
+        gpu_count=1,
+        profile=Profile(slug="balanced"),
+        command=command,
+        applied_values={},
+        environment={},
+        outcome="ok",
+        measurements=measurements or [],
+    )
     values.update(fields)
     return Record(**values)
 
@@ -38,7 +53,11 @@ class TestSettings:
         b = record(command="llama-server -c 16384 -np 2", applied_values={"max_concurrency": 2})
         [change] = setting_changes(a, b)
         assert (change.kind, change.name, change.a, change.b) == (
-            "applied value", "max_concurrency", 1, 2)
+            "applied value",
+            "max_concurrency",
+            1,
+            2,
+        )
         assert change.flags == ("-c", "-np")
         assert attribution([change]) == "1 setting changed: -c -np (max_concurrency)"
 
@@ -47,52 +66,94 @@ class TestSettings:
         b = record(command="llama-server --ctx-size 8192 --no-mmap")
         changes = setting_changes(a, b)
         assert [(c.kind, c.label, c.a, c.b) for c in changes] == [
-            ("command", "--no-mmap", None, "set")]
+            ("command", "--no-mmap", None, "set")
+        ]
 
     def test_every_kind_of_setting_counts(self) -> None:
         a = record(command="llama-server -ub 512", environment={"driver": "580"})
-        b = record(command="llama-server -ub 1024", environment={"driver": "590"},
-                   runtime_version="b6200")
+        b = record(
+            command="llama-server -ub 1024", environment={"driver": "590"}, runtime_version="b6200"
+        )
         changes = setting_changes(a, b)
         assert {(c.kind, c.name) for c in changes} == {
-            ("setup", "runtime version"), ("command", "-ub"), ("environment", "driver")}
+            ("setup", "runtime version"),
+            ("command", "-ub"),
+            ("environment", "driver"),
+        }
         assert attribution(changes) == "3 settings changed: the effect cannot be attributed"
 
     def test_the_same_setup_written_differently_is_no_change(self) -> None:
-        a = record(runtime="vllm", command="vllm serve m --max-model-len=4096 -tp 2",
-                   applied_values={"context": 4096})
-        b = record(runtime="vllm", command="vllm serve --model m --max_model_len 4096 "
-                   "--tensor-parallel-size 2", applied_values={"context": 4096})
+        a = record(
+            runtime="vllm",
+            command="vllm serve m --max-model-len=4096 -tp 2",
+            applied_values={"context": 4096},
+        )
+        b = record(
+            runtime="vllm",
+            command="vllm serve --model m --max_model_len 4096 --tensor-parallel-size 2",
+            applied_values={"context": 4096},
+        )
         assert setting_changes(a, b) == []
         assert attribution([]).startswith("No setting changed")
 
     def test_flags_fold_into_a_knob_only_on_one_runtime(self) -> None:
-        a = record(runtime="vllm", command="vllm serve m --max-model-len 4096",
-                   applied_values={"context": 4096})
-        b = record(runtime="sglang", command="python -m sglang.launch_server --model-path m "
-                   "--context-length 8192", applied_values={"context": 8192})
+        a = record(
+            runtime="vllm",
+            command="vllm serve m --max-model-len 4096",
+            applied_values={"context": 4096},
+        )
+        b = record(
+            runtime="sglang",
+            command="python -m sglang.launch_server --model-path m --context-length 8192",
+            applied_values={"context": 8192},
+        )
         changes = setting_changes(a, b)
         assert not any(c.flags for c in changes)
-        assert {("setup", "runtime"), ("applied value", "context"),
-                ("command", "--context-length")} <= {(c.kind, c.name) for c in changes}
+        assert {
+            ("setup", "runtime"),
+            ("applied value", "context"),
+            ("command", "--context-length"),
+        } <= {(c.kind, c.name) for c in changes}
 
 
 class TestEffects:
     def test_bands_that_do_not_overlap_are_beyond_noise(self) -> None:
-        a = record(1, measurements=[point(ttft_ms=310.0, details={
-            "samples": {"ttft_ms": [300.0, 310.0, 320.0]}})])
-        b = record(2, measurements=[point(ttft_ms=250.0, details={
-            "samples": {"ttft_ms": [240.0, 250.0, 262.0]}})])
+        a = record(
+            1,
+            measurements=[
+                point(ttft_ms=310.0, details={"samples": {"ttft_ms": [300.0, 310.0, 320.0]}})
+            ],
+        )
+        b = record(
+            2,
+            measurements=[
+                point(ttft_ms=250.0, details={"samples": {"ttft_ms": [240.0, 250.0, 262.0]}})
+            ],
+        )
         [effect] = measurement_effects(a, b)
         assert (effect.verdict, effect.direction) == ("beyond noise", "better")
         assert (effect.band_b.low, effect.band_b.high) == (240.0, 262.0)
         assert effect.change_pct == pytest.approx(-19.35, abs=0.01)
 
     def test_overlapping_bands_are_within_noise(self) -> None:
-        a = record(1, measurements=[point(decode_tokens_per_s=90.0, details={
-            "samples": {"decode_tokens_per_s": [85.0, 90.0, 96.0]}})])
-        b = record(2, measurements=[point(decode_tokens_per_s=94.0, details={
-            "samples": {"decode_tokens_per_s": [92.0, 94.0, 99.0]}})])
+        a = record(
+            1,
+            measurements=[
+                point(
+                    decode_tokens_per_s=90.0,
+                    details={"samples": {"decode_tokens_per_s": [85.0, 90.0, 96.0]}},
+                )
+            ],
+        )
+        b = record(
+            2,
+            measurements=[
+                point(
+                    decode_tokens_per_s=94.0,
+                    details={"samples": {"decode_tokens_per_s": [92.0, 94.0, 99.0]}},
+                )
+            ],
+        )
         [effect] = measurement_effects(a, b)
         assert effect.verdict == "within noise" and effect.direction is None
 
@@ -107,15 +168,18 @@ class TestEffects:
 
     def test_only_points_both_measured_are_compared(self) -> None:
         a = record(1, measurements=[point(ttft_ms=1.0)])
-        b = record(2, measurements=[Measurement(context_length=8192, concurrency=1,
-                                                ttft_ms=2.0, details={})])
+        b = record(
+            2,
+            measurements=[Measurement(context_length=8192, concurrency=1, ttft_ms=2.0, details={})],
+        )
         assert measurement_effects(a, b) == []
 
     def test_the_task_pass_rate_has_a_wilson_band(self) -> None:
         task = {"name": "recall", "version": 2, "pass_rate": 0.9, "passed": 9, "total": 10}
         a = record(1, measurements=[point(details={"task": task})])
-        b = record(2, measurements=[point(details={"task": {**task, "pass_rate": 0.2,
-                                                             "passed": 2}})])
+        b = record(
+            2, measurements=[point(details={"task": {**task, "pass_rate": 0.2, "passed": 2}})]
+        )
         [effect] = measurement_effects(a, b)
         assert effect.label == "task recall v2 pass rate"
         # 9 of 10: the published 95 % Wilson interval is 0.596 .. 0.982.
@@ -159,11 +223,15 @@ def test_compare_api_names_the_one_setting_changed(client: TestClient, valid: di
     assert body["attribution"] == "1 setting changed: --context-length (context)"
     [setting] = body["settings"]
     assert (setting["kind"], setting["a"], setting["b"]) == ("applied value", 16384, 32768)
-    ttft = next(e for e in body["effects"]
-                if e["metric"] == "ttft_ms" and e["point"] == "4,096 tokens x 1")
+    ttft = next(
+        e for e in body["effects"] if e["metric"] == "ttft_ms" and e["point"] == "4,096 tokens x 1"
+    )
     assert ttft["verdict"] == "beyond noise" and ttft["direction"] == "better"
-    assert ttft["band_a"] == {"low": 300.0, "high": 320.0,
-                              "basis": "lowest to highest of 3 repeats"}
+    assert ttft["band_a"] == {
+        "low": 300.0,
+        "high": 320.0,
+        "basis": "lowest to highest of 3 repeats",
+    }
     decode = next(e for e in body["effects"] if e["metric"] == "decode_tokens_per_s")
     assert decode["verdict"] == "noise unknown" and decode["band_a"] is None
     assert "single figure" in decode["band_unknown_because"]
@@ -171,10 +239,10 @@ def test_compare_api_names_the_one_setting_changed(client: TestClient, valid: di
 
 def test_compare_api_refuses_bad_ids(client: TestClient, valid: dict) -> None:
     record_id = created(client, valid)
-    assert client.get("/api/records/compare", params={"a": record_id, "b": 999_999}
-                      ).status_code == 404
-    assert client.get("/api/records/compare", params={"a": record_id, "b": "x"}
-                      ).status_code == 422
+    assert (
+        client.get("/api/records/compare", params={"a": record_id, "b": 999_999}).status_code == 404
+    )
+    assert client.get("/api/records/compare", params={"a": record_id, "b": "x"}).status_code == 422
     assert client.get("/api/records/compare", params={"a": record_id}).status_code == 422
 
 
@@ -184,8 +252,9 @@ def test_compare_page_calls_out_several_settings(client: TestClient, valid: dict
     changed.update(runtime_version="0.5.11", command=valid["command"] + " --disable-cuda-graph")
     changed["environment"]["driver"] = "590.10"
     b = created(client, changed)
-    page = BeautifulSoup(client.get("/records/compare", params={"a": a, "b": b}).text,
-                         "html.parser")
+    page = BeautifulSoup(
+        client.get("/records/compare", params={"a": a, "b": b}).text, "html.parser"
+    )
     callout = page.select_one("#attribution")
     assert callout["data-settings-changed"] == "3"
     assert "3 settings changed: the effect cannot be attributed" in callout.text

@@ -34,8 +34,9 @@ def submit(client: TestClient, body: dict, **changes: Any) -> int:
 
 
 class TestWhichRecordIsKnownGood:
-    def test_none_until_a_working_record_is_accepted(self, client: TestClient, valid: dict,
-                                                     h200: str) -> None:
+    def test_none_until_a_working_record_is_accepted(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         assert detail_json(client, h200)["known_good"] is None
         assert detail_page(client, h200).select_one("#known-good #no-known-good") is not None
         submit(client, valid)  # pending
@@ -44,7 +45,8 @@ class TestWhichRecordIsKnownGood:
         assert detail_json(client, h200)["known_good"] is None
 
     def test_the_one_accepted_last_wins_not_the_newest_submitted(
-            self, client: TestClient, valid: dict, h200: str) -> None:
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         older = submit(client, valid, runtime_version="0.5.10")
         newer = submit(client, valid, runtime_version="0.5.11")
         accept(client, newer)
@@ -53,25 +55,28 @@ class TestWhichRecordIsKnownGood:
         good = detail_json(client, h200)["known_good"]
         assert good["id"] == older and good["runtime_version"] == "0.5.10"
 
-    def test_a_retraction_falls_back_to_the_one_before(self, client: TestClient, valid: dict,
-                                                       h200: str) -> None:
+    def test_a_retraction_falls_back_to_the_one_before(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         first = submit(client, valid)
         accept(client, first)
         second = submit(client, valid, runtime_version="0.5.11")
         accept(client, second)
-        client.post(f"/api/records/{second}/review",
-                    json={"action": "retract", "reason": "wrong driver noted"})
+        client.post(
+            f"/api/records/{second}/review",
+            json={"action": "retract", "reason": "wrong driver noted"},
+        )
         assert detail_json(client, h200)["known_good"]["id"] == first
 
-    def test_it_belongs_to_its_own_profile(self, client: TestClient, valid: dict,
-                                           h200: str) -> None:
+    def test_it_belongs_to_its_own_profile(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         accept(client, submit(client, valid))
         assert detail_json(client, h200)["known_good"] is not None
         assert detail_json(client, h200, "speed")["known_good"] is None
 
 
-def test_the_json_gives_everything_to_rerun_it(client: TestClient, valid: dict,
-                                               h200: str) -> None:
+def test_the_json_gives_everything_to_rerun_it(client: TestClient, valid: dict, h200: str) -> None:
     record_id = submit(client, valid)
     accept(client, record_id)
     good = detail_json(client, h200)["known_good"]
@@ -87,8 +92,9 @@ def test_the_json_gives_everything_to_rerun_it(client: TestClient, valid: dict,
     assert bench["artifact"] == [valid["artifact"]] and bench["profile"] == ["balanced"]
 
 
-def test_the_page_block_shows_the_command_with_a_copy_button(client: TestClient, valid: dict,
-                                                             h200: str) -> None:
+def test_the_page_block_shows_the_command_with_a_copy_button(
+    client: TestClient, valid: dict, h200: str
+) -> None:
     record_id = submit(client, valid)
     accept(client, record_id)
     block = detail_page(client, h200).select_one("#known-good")
@@ -106,8 +112,9 @@ def test_the_page_block_shows_the_command_with_a_copy_button(client: TestClient,
 class TestRecordFormFromARecord:
     def test_the_form_is_filled_from_the_record(self, client: TestClient, valid: dict) -> None:
         record_id = submit(client, valid)
-        page = BeautifulSoup(client.get("/records/new", params={"from_record": record_id}).text,
-                             "html.parser")
+        page = BeautifulSoup(
+            client.get("/records/new", params={"from_record": record_id}).text, "html.parser"
+        )
         assert page.select_one("textarea[name=command]").text == valid["command"]
         assert page.select_one("input[name=runtime_version]")["value"] == "0.5.10"
         assert page.select_one("select[name=runtime] option[selected]")["value"] == "sglang"
@@ -125,7 +132,8 @@ class TestRecordFormFromARecord:
 
 
 def test_a_record_page_links_to_the_comparison_with_the_known_good(
-        client: TestClient, valid: dict) -> None:
+    client: TestClient, valid: dict
+) -> None:
     good = submit(client, valid)
     accept(client, good)
     other = submit(client, valid, runtime_version="0.5.11")
@@ -137,8 +145,9 @@ def test_a_record_page_links_to_the_comparison_with_the_known_good(
     assert own.select_one("#is-known-good") is not None
 
 
-def test_the_lookup_is_one_indexed_query(client: TestClient, session: Session, valid: dict,
-                                         h200: str) -> None:
+def test_the_lookup_is_one_indexed_query(
+    client: TestClient, session: Session, valid: dict, h200: str
+) -> None:
     for version in ("0.5.10", "0.5.11", "0.5.12"):
         accept(client, submit(client, valid, runtime_version=version))
     model = session.scalars(select(LlmModel).where(LlmModel.slug == GLM)).one()

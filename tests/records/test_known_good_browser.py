@@ -15,8 +15,9 @@ pytestmark = pytest.mark.browser
 def test_known_good_block_copy_and_compare(page, live_server: LiveServer, valid: dict) -> None:
     from playwright.sync_api import expect
 
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"],
-                                   origin=live_server.base_url)
+    page.context.grant_permissions(
+        ["clipboard-read", "clipboard-write"], origin=live_server.base_url
+    )
     created = page.request.post(live_server.url("api:records_create"), data=valid)
     assert created.ok, created.text()
     good = created.json()["id"]
@@ -25,8 +26,9 @@ def test_known_good_block_copy_and_compare(page, live_server: LiveServer, valid:
     expect(page.locator(".lede .review")).to_have_text("accepted")
     expect(page.locator("#is-known-good")).to_be_visible()
 
-    detail_url = live_server.url("recipes:detail", model=GLM, hardware=valid["hardware"],
-                                 profile="balanced")
+    detail_url = live_server.url(
+        "recipes:detail", model=GLM, hardware=valid["hardware"], profile="balanced"
+    )
     page.goto(detail_url)
     block = page.locator("#known-good")
     expect(block.locator("#known-good-runtime")).to_contain_text("0.5.10")
@@ -44,9 +46,12 @@ def test_known_good_block_copy_and_compare(page, live_server: LiveServer, valid:
     expect(page.locator("input[name=runtime_version]")).to_have_value("0.5.10")
 
     # A later run that changed three things at once.
-    changed = dict(valid, runtime_version="0.5.11",
-                   command=valid["command"] + " --mem-fraction-static 0.85",
-                   environment={**valid["environment"], "driver": "590.10"})
+    changed = dict(
+        valid,
+        runtime_version="0.5.11",
+        command=valid["command"] + " --mem-fraction-static 0.85",
+        environment={**valid["environment"], "driver": "590.10"},
+    )
     other = page.request.post(live_server.url("api:records_create"), data=changed).json()["id"]
     page.goto(live_server.url("records:detail", record_id=other))
     page.click("#compare-known-good")
@@ -54,8 +59,9 @@ def test_known_good_block_copy_and_compare(page, live_server: LiveServer, valid:
     callout = page.locator("#attribution")
     expect(callout).to_contain_text("3 settings changed: the effect cannot be attributed")
     expect(page.locator("#setting-changes tbody tr")).to_have_count(3)
-    expect(page.locator("#setting-changes tr[data-setting='--mem-fraction-static']")
-           ).to_contain_text("0.85")
+    expect(
+        page.locator("#setting-changes tr[data-setting='--mem-fraction-static']")
+    ).to_contain_text("0.85")
     assert page.js_errors == []
 
 
@@ -63,13 +69,18 @@ def test_one_setting_changed_is_named(page, live_server: LiveServer, valid: dict
     from playwright.sync_api import expect
 
     a = page.request.post(live_server.url("api:records_create"), data=valid).json()["id"]
-    changed = dict(valid, command=valid["command"] + " --context-length 32768",
-                   applied_values={**valid["applied_values"], "context": 32768})
+    changed = dict(
+        valid,
+        command=valid["command"] + " --context-length 32768",
+        applied_values={**valid["applied_values"], "context": 32768},
+    )
     b = page.request.post(live_server.url("api:records_create"), data=changed).json()["id"]
     page.goto(live_server.url("records:compare") + f"?a={a}&b={b}")
     expect(page.locator("#attribution")).to_have_text(
-        "1 setting changed: --context-length (context)")
+        "1 setting changed: --context-length (context)"
+    )
     expect(page.locator("#effects tbody tr")).to_have_count(6)
     expect(page.locator("#effects tr[data-verdict='noise unknown']").first).to_contain_text(
-        "single figure")
+        "single figure"
+    )
     assert page.js_errors == []
