@@ -17,7 +17,7 @@ from app.db import SessionDep
 from app.errors import error_responses
 from app.models import Record
 from app.records.charts import record_charts
-from app.records.compare import compare_records
+from app.records.compare import compare_records, comparison_out
 from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
 from app.records.export import CSV_DOC, export_response, record_out
 from app.records.forms import (
@@ -33,6 +33,7 @@ from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
 from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.known_good import known_good_for, record_form_values
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
@@ -59,7 +60,7 @@ from app.security import (
     Principal,
     SubmitterDep,
 )
-from app.web import RowIdPath, RowIdQuery, is_htmx, page_responses, redirect, render
+from app.web import MAX_ROW_ID, RowIdPath, RowIdQuery, is_htmx, page_responses, redirect, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["records"])
@@ -100,11 +101,17 @@ def index(request: Request, session: SessionDep, filters: FiltersDep) -> Respons
     return render(request, "records/index.html", context, block="records_table")
 
 
-@router.get("/records/new", name="records:new")
-def new_record(request: Request, session: SessionDep, principal: OptionalPrincipal) -> Response:
-    """The record form, pre-filled from the query string (model, hardware, artifact, ...)."""
+@router.get("/records/new", name="records:new", responses=page_responses(404))
+def new_record(request: Request, session: SessionDep, principal: OptionalPrincipal,
+               from_record: Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)] = None) -> Response:
+    """The record form, pre-filled from the query string (model, hardware, artifact, ...),
+    or with `from_record` from a stored record's setup (a known-good one, to change a
+    single setting)."""
     pages = RecordPages(session)
-    state = FormState(values=pages.prefill(request.query_params))
+    values = pages.prefill(request.query_params)
+    if from_record is not None:
+        values = record_form_values(get_record(session, from_record))
+    state = FormState(values=values)
     state.rows = [{} for _ in range(DEFAULT_ROWS)]
     return render(request, "records/new.html", form_context(pages, state, principal))
 
@@ -172,6 +179,19 @@ def compare(request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery)
     return render(request, "records/compare.html", {"comparison": comparison})
 
 
+@api_router.get("/records/compare", name="api:records_compare",
+                responses=error_responses(404))
+def compare_api(request: Request, session: SessionDep, a: RowIdQuery,
+                b: RowIdQuery) -> dict[str, Any]:
+    """What differs from record `a` to record `b`: each setting changed (command flags read
+    per runtime, applied values, runtime version, environment), counted once, and what the
+    figures did, each change with its noise band."""
+    comparison = compare_records(get_record(session, a), get_record(session, b))
+    urls = {r.id: str(request.url_for("records:detail", record_id=r.id)) for r in (
+        comparison.a, comparison.b)}
+    return comparison_out(comparison, urls)
+
+
 @router.get("/records/{record_id}", name="records:detail", responses=page_responses(404))
 def detail(request: Request, record_id: RowIdPath, session: SessionDep,
            principal: OptionalPrincipal) -> Response:
@@ -188,6 +208,7 @@ def detail_context(session: Session, record: Record, principal: Principal | None
             "review_errors": errors, "typed": typed or {}, "outcome_labels": OUTCOME_LABELS,
             "charts": record_charts(record.measurements),
             "needs_confirmation": needs_confirmation(record),
+            "known_good": known_good_for(session, record),
             **acceptance_preview(session, record, principal, actions)}
 
 
