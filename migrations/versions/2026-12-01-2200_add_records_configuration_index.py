@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "7c2e4a91d5b3"
-down_revision: str | None = "3e5f7a9c1b24"
+down_revision: str | None = "b7e2c4d81f06"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
