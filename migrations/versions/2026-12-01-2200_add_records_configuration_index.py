@@ -1,7 +1,7 @@
 """add an index on a record's configuration: the known-good lookup reads one row through it
 
 Revision ID: 7c2e4a91d5b3
-Revises: 3e5f7a9c1b24
+Revises: b7e2c4d81f06
 Create Date: 2026-12-01 22:00:00
 """
 
