@@ -303,7 +303,8 @@ def format_estimate(result: dict) -> str:
 
 
 def register_benchmark_commands() -> None:
-    from app.benchmarks.cli import bench, worker
+    from app.benchmarks.cli import bench
+    from app.benchmarks.worker_cli import worker
 
     main.add_command(bench)
     main.add_command(worker)

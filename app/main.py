@@ -18,6 +18,7 @@ from starlette.types import Scope
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
+from app.benchmarks.worker_routes import api_router as worker_api
 from app.catalog.revision import current_revision_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
@@ -93,6 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(records_api)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
+    app.include_router(worker_api)
     app.include_router(tasks_api)
     app.include_router(auth_router)
     app.add_exception_handler(ServebookError, _render_error)

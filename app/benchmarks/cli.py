@@ -1,6 +1,6 @@
-"""`servebook bench` (run now, in this terminal) and `servebook worker` (run queued jobs)."""
+"""`servebook bench`: run a benchmark now, in this terminal (`servebook worker` runs queued
+jobs: app/benchmarks/worker_cli.py)."""
 
-import threading
 from pathlib import Path
 
 import click
@@ -13,7 +13,7 @@ from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult, TaskRunResult
 from app.bench.task_spec import TaskFileError, TaskSpec
 from app.benchmarks.to_record import record_from_result
-from app.benchmarks.worker import API_KEY_ENV, Worker
+from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
 from app.tasks.files import read_task_file
 
@@ -305,25 +305,3 @@ def store_record(console: Console, result: BenchResult, target: dict) -> None:
     except ServebookError as error:
         raise click.ClickException(f"record refused: {error.message}") from error
     console.print(f"stored as pending record #{record_id}")
-
-
-@click.command()
-@click.option("--lease", "lease_s", default=60.0, show_default=True, help="seconds")
-@click.option("--poll", "poll_s", default=1.0, show_default=True, help="seconds")
-@click.option("--once", is_flag=True, help="run at most one job, then exit")
-def worker(lease_s: float, poll_s: float, once: bool) -> None:
-    """Run queued benchmark jobs from the shared database (several may run at once)."""
-    from app.db import make_engine, make_sessionmaker
-
-    engine = make_engine(get_settings())
-    runner = Worker(make_sessionmaker(engine), lease_s=lease_s, poll_s=poll_s)
-    click.echo(f"worker {runner.name} polling for benchmark jobs")
-    try:
-        if once:
-            runner.run_once()
-        else:
-            runner.run_forever(threading.Event())
-    except KeyboardInterrupt:
-        pass
-    finally:
-        engine.dispose()

@@ -19,6 +19,13 @@ def claimable(now: datetime):  # noqa: ANN201 - a SQL expression
     )
 
 
+def for_label(label: str | None):  # noqa: ANN201 - a SQL expression
+    """Jobs a worker with this label may take: unpinned ones, and those pinned to it."""
+    if label is None:
+        return BenchJob.worker_label.is_(None)
+    return BenchJob.worker_label.is_(None) | (BenchJob.worker_label == label)
+
+
 class JobRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -38,8 +45,10 @@ class JobRepository:
         statement = select(BenchJob).order_by(BenchJob.id.desc()).limit(limit)
         return self.session.scalars(statement).all()
 
-    def next_claimable(self, now: datetime) -> BenchJob | None:
-        statement = select(BenchJob).where(claimable(now)).order_by(BenchJob.id).limit(1)
+    def next_claimable(self, now: datetime, label: str | None = None) -> BenchJob | None:
+        statement = (
+            select(BenchJob).where(claimable(now), for_label(label)).order_by(BenchJob.id).limit(1)
+        )
         return self.session.scalars(statement).one_or_none()
 
     def compare_and_set(self, job_id: int, guard: Any, **values: Any) -> bool:
@@ -47,6 +56,10 @@ class JobRepository:
         statement = update(BenchJob).where(BenchJob.id == job_id, guard).values(**values)
         result = self.session.execute(statement.execution_options(synchronize_session=False))
         return result.rowcount == 1
+
+    def held_under(self, lease_token: str):  # noqa: ANN201 - a SQL expression
+        """The job is still running under the claim that handed out `lease_token`."""
+        return (BenchJob.status == "running") & (BenchJob.lease_token == lease_token)
 
     def held_by(self, worker_id: str):  # noqa: ANN201 - a SQL expression
         return (BenchJob.status == "running") & (BenchJob.worker_id == worker_id)

@@ -13,6 +13,7 @@ from app.errors import error_responses
 from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf
+from app.tasks.service import list_tasks
 from app.web import RowIdPath, page_responses, redirect, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
@@ -28,6 +29,7 @@ PREFILL = (
     "served_model",
     "runtime_version",
     "command",
+    "task_id",
 )
 
 
@@ -45,6 +47,7 @@ def page_context(
         "models": catalog.list_models(),
         "hardware": catalog.list_hardware(),
         "runtimes": catalog.list_runtimes(),
+        "tasks": list_tasks(session),
         "defaults": JobIn.model_fields,
     }
 

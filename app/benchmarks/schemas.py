@@ -1,10 +1,35 @@
 """What a person asks the benchmark client to do, from the page or the API."""
 
-from typing import Any
+import re
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StrictBool, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StrictBool,
+    WithJsonSchema,
+    field_validator,
+)
 
 from app.records.schemas import not_a_bool
+
+# A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+LABEL_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. gpu-a"
+
+
+def plain_label(value: str) -> str:
+    if not re.fullmatch(LABEL_PATTERN, value):
+        raise ValueError(f"a worker label is {LABEL_RULE} (at most 100)")
+    return value
+
+
+WorkerLabel = Annotated[
+    str, AfterValidator(plain_label), WithJsonSchema({"type": "string", "pattern": LABEL_PATTERN})
+]
 
 
 def int_list(value: Any) -> Any:
@@ -27,6 +52,11 @@ class JobIn(BaseModel):
     )
     api_key: SecretStr | None = Field(default=None, description="sent to the server; never stored")
     metrics_url: str | None = Field(default=None, max_length=300)
+    worker_label: WorkerLabel | None = Field(
+        default=None,
+        description="only a worker started with this --label runs the job (e.g. the GPU "
+        "host's name); its URLs are then as that machine sees them",
+    )
     # The plan.
     lengths: list[int] = Field(default=[1024, 4096], min_length=1, max_length=12)
     concurrency: list[int] = Field(default=[1, 2, 4, 8], min_length=1, max_length=12)
@@ -50,7 +80,15 @@ class JobIn(BaseModel):
         "repeat", "max_tokens", "ttft_limit_ms", "request_timeout_s", "task_id", mode="before"
     )(not_a_bool)
 
-    @field_validator("api_key", "metrics_url", "profile", "ttft_limit_ms", "task_id", mode="before")
+    @field_validator(
+        "api_key",
+        "metrics_url",
+        "worker_label",
+        "profile",
+        "ttft_limit_ms",
+        "task_id",
+        mode="before",
+    )
     @classmethod
     def blank_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
@@ -102,6 +140,7 @@ class JobOut(BaseModel):
     url: str
     progress: dict[str, Any]
     attempts: int
+    worker_label: str | None = Field(description="the only worker label that may run it")
     error: str | None
     outcome: str | None
     outcome_error: str | None

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -50,7 +51,7 @@ def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[Fi
     for field, url in (("base_url", data.base_url), ("metrics_url", data.metrics_url)):
         if url:
             try:
-                check_url_allowed(url, settings.bench_allowed_hosts)
+                check_url_allowed(url, hosts_for(data, url, settings))
             except HostNotAllowedError as error:
                 errors.append(FieldError(field=field, message=str(error)))
     if min(data.lengths) <= data.max_tokens:
@@ -69,6 +70,14 @@ def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[Fi
             field = PLAN_FIELDS.get(item.field.split(".")[0], "plan")
             errors.append(FieldError(field=field, message=item.message))
     return plan, errors
+
+
+def hosts_for(data: JobIn, url: str, settings: Settings) -> list[str]:
+    """Hosts a URL may name. A job pinned to a worker label is run only by that worker,
+    which measures only what its own allow-list permits; the dashboard checks the scheme."""
+    if data.worker_label is None:
+        return settings.bench_allowed_hosts
+    return [*settings.bench_allowed_hosts, urlsplit(url).hostname or ""]
 
 
 def check_target(session: Session, data: JobIn) -> list[FieldError]:
@@ -97,6 +106,7 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
         plan=plan,
         target=data.target(),
         needs_api_key=data.api_key is not None,
+        worker_label=data.worker_label,
         submitted_by=submitted_by,
         progress={"step": "queued", "done": 0, "total": 1},
     )
@@ -121,6 +131,7 @@ def job_out(job: BenchJob, url: str, record_url: str | None) -> dict[str, Any]:
         "url": url,
         "progress": job.progress,
         "attempts": job.attempts,
+        "worker_label": job.worker_label,
         "error": job.error or None,
         **outcome_of(job),
         "record_id": job.record_id,

@@ -11,6 +11,10 @@ from sqlalchemy.orm import Session
 from app.models import CatalogState
 
 REVISION = select(CatalogState.revision).where(CatalogState.id == 1)
+# Built once, on the table: every record and review runs it inside its write transaction,
+# and no session holds a CatalogState object that the ORM would have to update.
+STATE = CatalogState.__table__
+BUMP = update(STATE).where(STATE.c.id == 1).values(revision=STATE.c.revision + 1)
 
 
 def current_revision(session: Session) -> int:
@@ -24,6 +28,4 @@ def current_revision_on(connection: Connection) -> int:
 
 def bump_revision(session: Session) -> None:
     """One atomic increment; concurrent writers on PostgreSQL each get their own step."""
-    session.execute(
-        update(CatalogState).where(CatalogState.id == 1).values(revision=CatalogState.revision + 1)
-    )
+    session.execute(BUMP)

@@ -10,7 +10,9 @@ class ApiToken(TimestampMixin, Base):
     """An access token; only the sha256 of the secret is kept, never the secret itself."""
 
     __tablename__ = "api_tokens"
-    __table_args__ = (CheckConstraint("role IN ('submitter', 'maintainer')", name="role_known"),)
+    __table_args__ = (
+        CheckConstraint("role IN ('submitter', 'maintainer', 'worker')", name="role_known"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(100))

@@ -33,6 +33,10 @@ class BenchJob(TimestampMixin, Base):
     attempts: Mapped[int] = mapped_column(default=0)
     max_attempts: Mapped[int] = mapped_column(default=2)
     worker_id: Mapped[str | None] = mapped_column(String(100))
+    # Only a worker started with this label claims the job; None: any worker may.
+    worker_label: Mapped[str | None] = mapped_column(String(100), index=True)
+    # Fresh for each claim: renewals and the result name it, so a stale attempt is refused.
+    lease_token: Mapped[str | None] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

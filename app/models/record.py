@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, Text
+from sqlalchemy import CheckConstraint, DateTime, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base, TimestampMixin
@@ -29,6 +29,9 @@ class Record(TimestampMixin, Base):
             "review_state IN ('pending', 'accepted', 'rejected', 'retracted')",
             name="review_state_known",
         ),
+        # The known-good lookup: one configuration's accepted working records.
+        Index("ix_records_configuration", "model_id", "hardware_id", "profile_id",
+              "review_state", "outcome"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

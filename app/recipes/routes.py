@@ -28,6 +28,7 @@ from app.recipes.presenters import (
 from app.recipes.schemas import EstimateOut, EstimateRequest, FitTableOut
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
+from app.records.known_good import find_known_good, known_good_out
 from app.resolve import ModelInputs, RecipeService
 from app.security.json_input import StrictJsonRoute
 from app.security.signin import FormDep
@@ -117,6 +118,7 @@ def detail_page(
             ),
             "record_prefill": record_prefill(recipe),
             "benchmark_prefill": benchmark_prefill(recipe),
+            "known_good": find_known_good(session, recipe.model, recipe.hardware, recipe.profile),
         }
         return render(request, "recipes/detail.html", context)
 
@@ -133,13 +135,16 @@ def detail_api(
     session: SessionDep,
     recipes: RecipesDep,
 ) -> Response:
-    """The detail page's content: verdict, memory, applied values, commands, records."""
+    """The detail page's content: verdict, memory, applied values, commands, records and
+    the known-good configuration (the working record accepted last, or null)."""
     revision, resolved = recipes.resolved(model)
     recipe = resolved.recipe(hardware, profile)
 
     def build() -> Response:
         records = load_detail_evidence(session, recipe.model, recipe.hardware, recipe.profile)
-        return JSONResponse(detail_out(request, recipe, evidence_out(request, records)))
+        good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile)
+        out = detail_out(request, recipe, evidence_out(request, records))
+        return JSONResponse({**out, "known_good": known_good_out(request, good)})
 
     return serve_at_revision(request, revision, build)
 

@@ -1,12 +1,15 @@
-"""Two records side by side, every difference marked."""
+"""Two records side by side, every difference marked; above the table, what was changed
+(each setting counted once) and what the figures did, with their noise."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.i18n import gettext as _
 from app.i18n import lazy_gettext as _l
 from app.models import Measurement, Record
+from app.records.effects import Effect, measurement_effects
 from app.records.schemas import METRICS
+from app.records.setting_changes import SettingChange, attribution, setting_changes
 
 METRIC_LABELS = {
     "ttft_ms": _l("TTFT (ms)"),
@@ -36,10 +39,16 @@ class Comparison:
     a: Record
     b: Record
     sections: list[tuple[str, list[Row]]]
+    settings: list[SettingChange] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
 
     @property
     def differences(self) -> int:
         return sum(row.differs for _, rows in self.sections for row in rows)
+
+    @property
+    def attribution(self) -> str:
+        return attribution(self.settings)
 
 
 def setup_rows(a: Record, b: Record) -> list[Row]:
@@ -84,4 +93,18 @@ def compare_records(a: Record, b: Record) -> Comparison:
         (_("Applied values"), mapping_rows(a.applied_values, b.applied_values)),
         (_("Environment"), mapping_rows(a.environment, b.environment)),
         (_("Results"), result_rows(a, b)),
-    ])
+    ], setting_changes(a, b), measurement_effects(a, b))
+
+
+def comparison_out(comparison: Comparison, urls: dict[int, str]) -> dict[str, Any]:
+    """The JSON twin of the compare page's summary: settings changed and their effects."""
+    a, b = comparison.a, comparison.b
+    return {
+        "a": {"id": a.id, "url": urls[a.id], "review_state": a.review_state},
+        "b": {"id": b.id, "url": urls[b.id], "review_state": b.review_state},
+        "settings_changed": len(comparison.settings),
+        "attribution": comparison.attribution,
+        "settings": [change.as_json() for change in comparison.settings],
+        "effects": [effect.as_json() for effect in comparison.effects],
+        "differences": comparison.differences,
+    }

@@ -1,15 +1,27 @@
-"""Records as JSON and CSV. The field names below are the stable, documented export format."""
+"""Records as JSON and CSV. The field names below are the stable, documented export format.
+
+An export streams every matching record, however many: it reads them in keyset-ordered
+batches, each in its own short session, and writes each batch out before reading the next,
+so memory stays that of one batch.
+"""
 
 import csv
 import io
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Request
+from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.models import Measurement, Record
+from app.records.repository import RecordRepository
 from app.records.schemas import METRICS
+
+ExportFormat = Literal["json", "csv"]
+BATCH_SIZE = 500  # records per query and per chunk written
 
 RECORD_FIELDS: tuple[str, ...] = (
     "record_id", "review_state", "outcome", "model", "artifact", "artifact_format", "runtime",
@@ -99,13 +111,61 @@ def csv_rows(record: Record) -> list[dict[str, Any]]:
             for point in points]
 
 
-def to_csv(records: Sequence[Record]) -> str:
+CSV_HEADER = ",".join(CSV_FIELDS) + "\n"  # plain names, as the format has always had
+
+
+def csv_chunk(records: Sequence[Record]) -> str:
     buffer = io.StringIO()
     # Quoting every text field keeps a bare CR or LF inside its cell for every reader,
     # including those that take CR alone as a line break.
     writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n",
                             quoting=csv.QUOTE_NONNUMERIC)
-    buffer.write(",".join(CSV_FIELDS) + "\n")  # plain names, as the format has always had
     for record in records:
         writer.writerows(csv_rows(record))
     return buffer.getvalue()
+
+
+def to_csv(records: Sequence[Record]) -> str:
+    return CSV_HEADER + csv_chunk(records)
+
+
+def batches(sessions: sessionmaker[Session], model: str | None, hardware: str | None,
+            state: str | None, size: int = BATCH_SIZE) -> Iterator[Sequence[Record]]:
+    """Every matching record, newest first, `size` at a time; no session stays open
+    between batches, so a slow reader holds no connection."""
+    before: int | None = None
+    while True:
+        with sessions() as session:
+            batch = RecordRepository(session).export_batch(model, hardware, state, before, size)
+        if not batch:
+            return
+        yield batch
+        before = batch[-1].id
+
+
+def csv_stream(records: Iterator[Sequence[Record]]) -> Iterator[str]:
+    yield CSV_HEADER
+    for batch in records:
+        yield csv_chunk(batch)
+
+
+def json_stream(request: Request, records: Iterator[Sequence[Record]]) -> Iterator[str]:
+    """`{"records": [...], "count": n}`: the count comes last, once it is known."""
+    yield '{"records":['
+    count = 0
+    for batch in records:
+        parts = [json.dumps(record_out(request, record), allow_nan=False) for record in batch]
+        yield ("," if count else "") + ",".join(parts)
+        count += len(batch)
+    yield f'],"count":{count}}}'
+
+
+def export_response(request: Request, fmt: ExportFormat, model: str | None,
+                    hardware: str | None, state: str | None) -> StreamingResponse:
+    """The whole export, streamed as it is read."""
+    records = batches(request.state.sessionmaker, model, hardware, state)
+    if fmt == "csv":
+        return StreamingResponse(
+            csv_stream(records), media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="records.csv"'})
+    return StreamingResponse(json_stream(request, records), media_type="application/json")

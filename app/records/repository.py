@@ -1,6 +1,7 @@
 """Every record query lives here; relationships load explicitly."""
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import event, inspect, select, update
@@ -79,6 +80,16 @@ class RecordRepository:
             statement = statement.where(Record.review_state == state)
         return statement
 
+    def export_batch(self, model: str | None, hardware: str | None, state: str | None,
+                     before: int | None, size: int) -> Sequence[Record]:
+        """The next `size` records, newest first, below id `before` (keyset: every batch
+        costs the same however deep the export is)."""
+        statement = select(Record).options(*FULL).order_by(Record.id.desc()).limit(size)
+        if before is not None:
+            statement = statement.where(Record.id < before)
+        statement = self._filtered(statement, model, hardware, state)
+        return self.session.scalars(statement).all()
+
     def for_model_hardware(self, model_id: int, hardware_id: int) -> Sequence[Record]:
         statement = (
             select(Record)
@@ -87,6 +98,25 @@ class RecordRepository:
             .order_by(Record.id.desc())
         )
         return self.session.scalars(statement).all()
+
+    def last_accepted_ok(self, model_id: int, hardware_id: int,
+                         profile_id: int | None) -> tuple[Record, datetime] | None:
+        """The configuration's working record accepted last, with when: one query through
+        ix_records_configuration, however many records the configuration has."""
+        profile = Record.profile_id.is_(None) if profile_id is None else (
+            Record.profile_id == profile_id)
+        accepted = (RecordEvent.record_id == Record.id) & (RecordEvent.action == "accepted")
+        statement = (
+            select(Record, RecordEvent.created_at)
+            .join(RecordEvent, accepted)
+            .where(Record.model_id == model_id, Record.hardware_id == hardware_id, profile,
+                   Record.review_state == "accepted", Record.outcome == "ok")
+            .order_by(RecordEvent.created_at.desc(), RecordEvent.id.desc())
+            .limit(1)
+            .options(*FULL)
+        )
+        row = self.session.execute(statement).first()
+        return None if row is None else (row[0], row[1])
 
     def artifact_owner(self, slug: str) -> Artifact | None:
         statement = select(Artifact).where(Artifact.slug == slug).options(

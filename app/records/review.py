@@ -1,10 +1,12 @@
 """Review: the only change a record ever sees, each step appended to its history."""
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.catalog.revision import bump_revision
 from app.db import utcnow
@@ -13,6 +15,7 @@ from app.models import Record, RecordEvent
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, ReviewIn
 from app.records.service import get_record
+from app.records.store import RecordStore
 from app.records.validation import RecordInvalid, schema_errors
 
 TRANSITIONS: dict[tuple[str, str], str] = {
@@ -62,11 +65,20 @@ def check_flags_confirmed(record: Record, review: ReviewIn) -> None:
         raise RecordInvalid(errors)
 
 
-def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn,
-                  actor: str) -> Record:
-    """Accept, reject or retract; anything else is a conflict with the record's state."""
+@dataclass(frozen=True)
+class PendingReview:
+    """A review that passed every check against the record as read; not yet written."""
+
+    record: Record
+    review: ReviewIn
+    source: str
+    target: str
+
+
+def prepare_review(session: Session, record_id: int,
+                   raw: Mapping[str, Any] | ReviewIn) -> PendingReview:
+    """Everything that reads: the record, the transition, the flag confirmation."""
     review = parse_review(raw)
-    records = RecordRepository(session)
     record = get_record(session, record_id)
     source = record.review_state
     target = TRANSITIONS.get((source, review.action))
@@ -77,10 +89,27 @@ def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | Rev
                           "No further review is possible."))
     if review.action == "accept" and needs_confirmation(record):
         check_flags_confirmed(record, review)
-    if not records.move_state(record_id, source, target):
-        raise Conflict(f"Record {record_id} was reviewed by someone else just now; reload it.")
-    records.add_all([RecordEvent(record_id=record_id, action=target, reason=review.reason.strip(),
-                                 actor=actor, created_at=utcnow())])
+    return PendingReview(record, review, source, target)
+
+
+def apply_review(session: Session, pending: PendingReview, actor: str) -> None:
+    """The state change, its event and the catalog revision; the record object then shows
+    the new state and history as written, without being read again."""
+    record = pending.record
+    if not RecordRepository(session).move_state(record.id, pending.source, pending.target):
+        raise Conflict(f"Record {record.id} was reviewed by someone else just now; reload it.")
+    event = {"record_id": record.id, "action": pending.target,
+             "reason": pending.review.reason.strip(), "actor": actor, "created_at": utcnow()}
+    RecordStore(session).insert_event(event)
     bump_revision(session)  # accepted evidence changes figures; any review changes the list
-    session.expire(record)
-    return get_record(session, record_id)
+    set_committed_value(record, "review_state", pending.target)
+    set_committed_value(record, "events", [*record.events, RecordEvent(**event)])
+
+
+def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn,
+                  actor: str) -> Record:
+    """Accept, reject or retract inside the caller's unit of work; anything else is a
+    conflict with the record's state."""
+    pending = prepare_review(session, record_id, raw)
+    apply_review(session, pending, actor)
+    return pending.record

@@ -17,9 +17,9 @@ from app.db import SessionDep
 from app.errors import error_responses
 from app.models import Record
 from app.records.charts import record_charts
-from app.records.compare import compare_records
+from app.records.compare import compare_records, comparison_out
 from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
-from app.records.export import CSV_DOC, record_out, to_csv
+from app.records.export import CSV_DOC, export_response, record_out
 from app.records.forms import (
     DEFAULT_ROWS,
     ROW_FIELDS,
@@ -31,7 +31,9 @@ from app.records.forms import (
 )
 from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
+from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.known_good import known_good_for, record_form_values
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
@@ -58,7 +60,7 @@ from app.security import (
     Principal,
     SubmitterDep,
 )
-from app.web import RowIdPath, RowIdQuery, is_htmx, page_responses, redirect, render
+from app.web import MAX_ROW_ID, RowIdPath, RowIdQuery, is_htmx, page_responses, redirect, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["records"])
@@ -99,11 +101,17 @@ def index(request: Request, session: SessionDep, filters: FiltersDep) -> Respons
     return render(request, "records/index.html", context, block="records_table")
 
 
-@router.get("/records/new", name="records:new")
-def new_record(request: Request, session: SessionDep, principal: OptionalPrincipal) -> Response:
-    """The record form, pre-filled from the query string (model, hardware, artifact, ...)."""
+@router.get("/records/new", name="records:new", responses=page_responses(404))
+def new_record(request: Request, session: SessionDep, principal: OptionalPrincipal,
+               from_record: Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)] = None) -> Response:
+    """The record form, pre-filled from the query string (model, hardware, artifact, ...),
+    or with `from_record` from a stored record's setup (a known-good one, to change a
+    single setting)."""
     pages = RecordPages(session)
-    state = FormState(values=pages.prefill(request.query_params))
+    values = pages.prefill(request.query_params)
+    if from_record is not None:
+        values = record_form_values(get_record(session, from_record))
+    state = FormState(values=values)
     state.rows = [{} for _ in range(DEFAULT_ROWS)]
     return render(request, "records/new.html", form_context(pages, state, principal))
 
@@ -171,6 +179,19 @@ def compare(request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery)
     return render(request, "records/compare.html", {"comparison": comparison})
 
 
+@api_router.get("/records/compare", name="api:records_compare",
+                responses=error_responses(404))
+def compare_api(request: Request, session: SessionDep, a: RowIdQuery,
+                b: RowIdQuery) -> dict[str, Any]:
+    """What differs from record `a` to record `b`: each setting changed (command flags read
+    per runtime, applied values, runtime version, environment), counted once, and what the
+    figures did, each change with its noise band."""
+    comparison = compare_records(get_record(session, a), get_record(session, b))
+    urls = {r.id: str(request.url_for("records:detail", record_id=r.id)) for r in (
+        comparison.a, comparison.b)}
+    return comparison_out(comparison, urls)
+
+
 @router.get("/records/{record_id}", name="records:detail", responses=page_responses(404))
 def detail(request: Request, record_id: RowIdPath, session: SessionDep,
            principal: OptionalPrincipal) -> Response:
@@ -187,6 +208,7 @@ def detail_context(session: Session, record: Record, principal: Principal | None
             "review_errors": errors, "typed": typed or {}, "outcome_labels": OUTCOME_LABELS,
             "charts": record_charts(record.measurements),
             "needs_confirmation": needs_confirmation(record),
+            "known_good": known_good_for(session, record),
             **acceptance_preview(session, record, principal, actions)}
 
 
@@ -240,7 +262,7 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
     """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
     key = request.headers.get("idempotency-key") or None
     try:
-        submission = submit_record(session, as_object(body), provenance="api",
+        submission = ingest_record(session, as_object(body), provenance="api",
                                    submitted_by=principal.name, idempotency_key=key)
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
@@ -260,14 +282,22 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
 def list_api(request: Request, session: SessionDep, filters: FiltersDep,
              format: Literal["json", "csv"] | None = None) -> Response:
     """Export records, filtered by model, hardware and review state; JSON or CSV."""
-    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
     wants_csv = format == "csv" or (format is None and "text/csv" in
                                      request.headers.get("accept", ""))
-    if wants_csv:
-        return Response(to_csv(records), media_type="text/csv; charset=utf-8",
-                        headers={"Content-Disposition": 'attachment; filename="records.csv"'})
+    if wants_csv:  # every matching record, streamed
+        return export_response(request, "csv", filters.model, filters.hardware, filters.state)
+    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
     return JSONResponse({"count": len(records),
                          "records": [record_out(request, r) for r in records]})
+
+
+@api_router.get("/records/export", name="api:records_export", description=CSV_DOC,
+                response_model=RecordListOut,
+                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
+def export_api(request: Request, filters: FiltersDep,
+               format: Literal["json", "csv"] = "json") -> Response:
+    """Every record that matches the filters, newest first, streamed as JSON or CSV."""
+    return export_response(request, format, filters.model, filters.hardware, filters.state)
 
 
 @api_router.get("/records/{record_id}", name="api:records_get", response_model=RecordOut,
@@ -315,7 +345,7 @@ def review_api(request: Request, record_id: RowIdPath, session: SessionDep,
     """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
     flagged record also takes `"confirm_flags": true` and a reason."""
     try:
-        record = review_record(session, record_id, as_object(body), principal.name)
+        record = review_committed(session, record_id, as_object(body), principal.name)
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
     return JSONResponse(record_out(request, record))

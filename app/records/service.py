@@ -1,7 +1,10 @@
 """Submitting records: one function for the form, the API, the importers and the bench client.
 
-The service never commits: the caller's unit of work does. A record and its measurements
-are written inside one savepoint, so a failure half-way leaves nothing behind.
+The service never commits: the caller's unit of work does. Submitting has two halves:
+`prepare_submission` reads (validation, catalog rows, flags, an earlier record under the
+same key) and `store_submission` writes, so a unit of work can keep its write transaction
+to the inserts alone (`app.records.ingest`). Either way the record, its measurements and its
+event are written together or not at all.
 """
 
 import hashlib
@@ -18,10 +21,11 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.revision import bump_revision
 from app.db import utcnow
 from app.errors import Conflict, NotFound
-from app.models import Measurement, Record, RecordEvent
+from app.models import Record
 from app.records.plausibility import plausibility_flags
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, MeasurementIn, RecordIn
+from app.records.store import RecordStore
 from app.records.validation import Resolved, validate_record
 
 Provenance = Literal["form", "api", "import", "bench"]
@@ -36,6 +40,9 @@ class IdempotencyConflict(Conflict):
 
 @dataclass(frozen=True)
 class Submission:
+    """The record as written (or, for a retry, as first written): its columns, not its
+    relations, which are never loaded back on the write path."""
+
     record: Record
     created: bool
 
@@ -70,6 +77,66 @@ def scoped_key(submitted_by: str, key: str) -> str:
     return hashlib.sha256(f"{submitted_by}\n{key}".encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A submission checked and turned into rows, ready to write; nothing stored yet."""
+
+    record: dict[str, Any]
+    measurements: list[dict[str, Any]]
+    actor: str
+    key: str | None
+    fingerprint: str
+
+
+def prepare_submission(
+    session: Session,
+    raw: Mapping[str, Any] | RecordIn,
+    *,
+    provenance: Provenance,
+    submitted_by: str,
+    idempotency_key: str | None = None,
+    provenance_detail: Mapping[str, Any] | None = None,
+    extra_errors: list[FieldError] | None = None,
+) -> Prepared | Submission:
+    """Everything that reads: validation, every catalog row, the flags, and whether the key
+    was seen before (then the first record, as a Submission). Writes nothing."""
+    records = RecordRepository(session)
+    errors = [*(extra_errors or []), *key_errors(idempotency_key)]
+    data, refs = validate_record(CatalogRepository(session), records, raw, errors)
+    detail = dict(provenance_detail or {})
+    print_ = fingerprint(data, provenance, detail)
+    key = scoped_key(submitted_by, idempotency_key) if idempotency_key else None
+    if key is not None:
+        earlier = replayed(session, key, print_)
+        if earlier is not None:
+            return earlier
+    row = record_row(data, refs, provenance, {**detail, "fingerprint": print_}, submitted_by, key)
+    return Prepared(row, [measurement_row(point) for point in data.measurements], submitted_by,
+                    key, print_)
+
+
+def store_submission(session: Session, prepared: Prepared) -> Submission:
+    """The record, its measurements and its first event, in one statement per table, and the
+    catalog revision; the answer is built from what was written. The caller's transaction
+    makes it all or nothing."""
+    store = RecordStore(session)
+    now = utcnow()
+    row = {**prepared.record, "created_at": now}
+    record_id = store.insert_record(row)
+    store.insert_measurements([{**point, "record_id": record_id}
+                               for point in prepared.measurements])
+    store.insert_event({"record_id": record_id, "action": "submitted", "reason": "",
+                        "actor": prepared.actor, "created_at": now})
+    bump_revision(session)  # the record is listed on its recipe page
+    return Submission(Record(id=record_id, **row), created=True)
+
+
+def replay_after_race(session: Session, prepared: Prepared) -> Submission | None:
+    """After a unique-key failure: the concurrent twin that stored the key first, if that
+    is what failed."""
+    return replayed(session, prepared.key, prepared.fingerprint) if prepared.key else None
+
+
 def submit_record(
     session: Session,
     raw: Mapping[str, Any] | RecordIn,
@@ -80,81 +147,64 @@ def submit_record(
     provenance_detail: Mapping[str, Any] | None = None,
     extra_errors: list[FieldError] | None = None,
 ) -> Submission:
-    """Validate, flag and store one record; a retry with the same key returns the first."""
-    records = RecordRepository(session)
-    errors = [*(extra_errors or []), *key_errors(idempotency_key)]
-    data, refs = validate_record(CatalogRepository(session), records, raw, errors)
-    detail = dict(provenance_detail or {})
-    print_ = fingerprint(data, provenance, detail)
-    key = scoped_key(submitted_by, idempotency_key) if idempotency_key else None
-    if key is not None:
-        earlier = replayed(records, key, print_)
-        if earlier is not None:
-            return Submission(earlier, created=False)
-    record = new_record(data, refs, provenance, {**detail, "fingerprint": print_},
-                        submitted_by, key)
+    """Validate, flag and store one record inside the caller's unit of work (a savepoint,
+    so a failure leaves the rest of it alone); a retry with the same key returns the first."""
+    prepared = prepare_submission(
+        session, raw, provenance=provenance, submitted_by=submitted_by,
+        idempotency_key=idempotency_key, provenance_detail=provenance_detail,
+        extra_errors=extra_errors)
+    if isinstance(prepared, Submission):
+        return prepared
     try:
-        write_record(session, records, record, data.measurements, submitted_by)
+        with session.begin_nested():
+            return store_submission(session, prepared)
     except IntegrityError:
-        # Another request with the same key won the race; answer as its retry would be.
-        earlier = replayed(records, key, print_) if key else None
+        earlier = replay_after_race(session, prepared)
         if earlier is None:
             raise
-        return Submission(earlier, created=False)
-    return Submission(records.get(record.id) or record, created=True)
+        return earlier
 
 
-def replayed(records: RecordRepository, key: str, print_: str) -> Record | None:
-    earlier = records.by_idempotency_key(key)
+def replayed(session: Session, key: str, print_: str) -> Submission | None:
+    earlier = RecordStore(session).earlier(key)
     if earlier is None:
         return None
-    if earlier.provenance_detail.get("fingerprint") != print_:
+    if earlier.fingerprint != print_:
         raise IdempotencyConflict(earlier.id)
-    return earlier
+    record = Record(id=earlier.id, review_state=earlier.review_state, flags=earlier.flags)
+    return Submission(record, created=False)
 
 
-def new_record(data: RecordIn, refs: Resolved, provenance: str, detail: dict[str, Any],
-               submitted_by: str, key: str | None) -> Record:
-    return Record(
-        model=refs.model,
-        artifact=refs.artifact,
-        runtime=refs.runtime,
-        runtime_version=data.runtime_version,
-        hardware=refs.hardware,
-        gpu_count=refs.gpu_count,
-        profile=refs.profile,
-        command=data.command,
-        applied_values=data.applied_values,
-        environment=data.environment.model_dump(exclude_none=True),
-        outcome=data.outcome,
-        notes=data.notes,
-        provenance=provenance,
-        provenance_detail=detail,
-        idempotency_key=key,
-        submitted_by=submitted_by,
-        flags=[flag.model_dump() for flag in plausibility_flags(data, refs)],
-        review_state="pending",
-    )
+def record_row(data: RecordIn, refs: Resolved, provenance: str, detail: dict[str, Any],
+               submitted_by: str, key: str | None) -> dict[str, Any]:
+    return {
+        "model_id": refs.model.id,
+        "artifact_id": refs.artifact.id,
+        "runtime_id": refs.runtime.id,
+        "runtime_version": data.runtime_version,
+        "hardware_id": refs.hardware.id,
+        "gpu_count": refs.gpu_count,
+        "profile_id": refs.profile.id if refs.profile else None,
+        "command": data.command,
+        "applied_values": data.applied_values,
+        "environment": data.environment.model_dump(exclude_none=True),
+        "outcome": data.outcome,
+        "notes": data.notes,
+        "provenance": provenance,
+        "provenance_detail": detail,
+        "idempotency_key": key,
+        "submitted_by": submitted_by,
+        "flags": [flag.model_dump() for flag in plausibility_flags(data, refs)],
+        "review_state": "pending",
+    }
 
 
-def write_record(session: Session, records: RecordRepository, record: Record,
-                 points: list[MeasurementIn], actor: str) -> None:
-    """The record, its measurements and its first event: all stored, or none."""
-    with session.begin_nested():
-        records.add(record)
-        rows: list[Measurement | RecordEvent] = [build_measurement(record, p) for p in points]
-        rows.append(RecordEvent(record_id=record.id, action="submitted", actor=actor,
-                                created_at=utcnow()))
-        records.add_all(rows)
-        bump_revision(session)  # the record is listed on its recipe page
-
-
-def build_measurement(record: Record, point: MeasurementIn) -> Measurement:
+def measurement_row(point: MeasurementIn) -> dict[str, Any]:
     values = point.model_dump(exclude={"samples", "details"})
     details = dict(point.details)
     if point.samples:
         details["samples"] = point.samples
-    return Measurement(record_id=record.id, details=details, **values)
+    return {**values, "details": details}
 
 
 def get_record(session: Session, record_id: int) -> Record:

@@ -11,6 +11,7 @@ from app.errors import ServebookError
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, RecordIn
+from app.records.store import Found, RecordStore
 
 
 class RecordInvalid(ServebookError):
@@ -52,11 +53,14 @@ def text(raw: Mapping[str, Any], name: str) -> str | None:
 
 
 class ReferenceCheck:
-    """Looks up the slugs a submission names and says what is wrong with each."""
+    """Looks up the slugs a submission names and says what is wrong with each; rows already
+    `found` together are taken as they are, so a valid submission costs one query."""
 
-    def __init__(self, catalog: CatalogRepository, records: RecordRepository) -> None:
+    def __init__(self, catalog: CatalogRepository, records: RecordRepository,
+                 found: Found | None = None) -> None:
         self.catalog = catalog
         self.records = records
+        self.found = found
         self.errors: list[FieldError] = []
 
     def fail(self, field: str, message: str) -> None:
@@ -65,6 +69,8 @@ class ReferenceCheck:
     def model(self, slug: str | None) -> LlmModel | None:
         if slug is None:
             return None
+        if self.found is not None:
+            return self.found.model
         model = self.catalog.get_model(slug)
         if model is None:
             known = [m.slug for m in self.catalog.list_models()]
@@ -74,6 +80,8 @@ class ReferenceCheck:
     def artifact(self, slug: str | None, model: LlmModel | None) -> Artifact | None:
         if slug is None:
             return None
+        if self.found is not None:
+            return self.found.artifact
         if model is not None:
             found = next((a for a in model.artifacts if a.slug == slug), None)
             if found is None:
@@ -95,12 +103,12 @@ class ReferenceCheck:
     def runtime(self, slug: str | None, artifact: Artifact | None) -> Runtime | None:
         if slug is None:
             return None
-        runtimes = list(self.catalog.list_runtimes())
-        runtime = next((r for r in runtimes if r.slug == slug), None)
+        runtime = self.found.runtime if self.found else self.catalog.find_by(Runtime, slug=slug)
         if runtime is None:
-            self.fail("runtime", f"unknown runtime '{slug}'; choose one of: "
-                                 f"{choices([r.slug for r in runtimes])}")
+            known = [r.slug for r in self.catalog.list_runtimes()]
+            self.fail("runtime", f"unknown runtime '{slug}'; choose one of: {choices(known)}")
         elif artifact is not None and artifact.format not in runtime.formats:
+            runtimes = self.catalog.list_runtimes()
             loaders = [r.slug for r in runtimes if artifact.format in r.formats]
             self.fail("runtime", f"{runtime.name} loads {', '.join(runtime.formats)}, not "
                                  f"{artifact.format} ({artifact.slug}); runtimes that load "
@@ -110,7 +118,7 @@ class ReferenceCheck:
     def hardware(self, slug: str | None) -> Hardware | None:
         if slug is None:
             return None
-        hardware = self.catalog.get_hardware(slug)
+        hardware = self.found.hardware if self.found else self.catalog.get_hardware(slug)
         if hardware is None:
             known = [h.slug for h in self.catalog.list_hardware()]
             self.fail("hardware", f"unknown hardware '{slug}'; choose one of: {choices(known)}")
@@ -119,11 +127,10 @@ class ReferenceCheck:
     def profile(self, slug: str | None) -> Profile | None:
         if slug is None:
             return None
-        profiles = list(self.catalog.list_profiles())
-        profile = next((p for p in profiles if p.slug == slug), None)
+        profile = self.found.profile if self.found else self.catalog.get_profile(slug)
         if profile is None:
-            self.fail("profile", f"unknown profile '{slug}'; choose one of: "
-                                 f"{choices([p.slug for p in profiles])}")
+            known = [p.slug for p in self.catalog.list_profiles()]
+            self.fail("profile", f"unknown profile '{slug}'; choose one of: {choices(known)}")
         return profile
 
     def gpu_count(self, value: Any, hardware: Hardware | None) -> int | None:
@@ -144,7 +151,7 @@ class ReferenceCheck:
 def check_references(catalog: CatalogRepository, records: RecordRepository,
                      raw: Mapping[str, Any]) -> tuple[Resolved | None, list[FieldError]]:
     """Resolve every slug that was given; a bad one is reported with the valid choices."""
-    check = ReferenceCheck(catalog, records)
+    check = ReferenceCheck(catalog, records, find_together(records, raw))
     model = check.model(text(raw, "model"))
     artifact = check.artifact(text(raw, "artifact"), model)
     runtime = check.runtime(text(raw, "runtime"), artifact)
@@ -156,6 +163,15 @@ def check_references(catalog: CatalogRepository, records: RecordRepository,
         return None, check.errors
     assert model and artifact and runtime and hardware and gpu_count
     return Resolved(model, artifact, runtime, hardware, profile, gpu_count), []
+
+
+def find_together(records: RecordRepository, raw: Mapping[str, Any]) -> Found | None:
+    names = [text(raw, name) for name in ("model", "artifact", "runtime", "hardware")]
+    if not all(names):
+        return None
+    model, artifact, runtime, hardware = (str(name) for name in names)
+    return RecordStore(records.session).find(model, artifact, runtime, hardware,
+                                             text(raw, "profile"))
 
 
 def validate_record(catalog: CatalogRepository, records: RecordRepository,

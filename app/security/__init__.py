@@ -1,8 +1,9 @@
 """Who may do what: access tokens, the sign-in cookie, CSRF tokens and the body-size limit.
 
 On a loopback host the local user is the maintainer. Served beyond loopback, submitting
-needs a submitter or maintainer token and reviewing a maintainer token: a Bearer header
-for the API, a signed httponly cookie (set by the sign-in form) for HTML pages.
+needs a submitter or maintainer token, reviewing a maintainer token and running benchmark
+jobs a worker token: a Bearer header for the API, a signed httponly cookie (set by the
+sign-in form) for HTML pages.
 
 Tokens are shown once when created; only their sha256 is stored, and no log line ever
 carries one.
@@ -35,6 +36,7 @@ from app.security.principal import (
     OptionalPrincipal,
     Principal,
     SubmitterDep,
+    WorkerDep,
 )
 from app.security.signin import FormDep, auth_required_response, auth_router
 from app.security.signing import load_secret_key
@@ -60,6 +62,7 @@ __all__ = [
     "Principal",
     "Role",
     "SubmitterDep",
+    "WorkerDep",
     "auth_required_response",
     "auth_router",
     "authenticate",

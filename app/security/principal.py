@@ -77,6 +77,10 @@ def require_submitter(request: Request, session: SessionDep) -> Principal:
     principal = resolve_principal(request, session)
     if principal is None:
         raise AuthRequired("Submitting needs a submitter or maintainer access token.")
+    if principal.role == "worker":
+        raise Forbidden(
+            f"'{principal.name}' is a worker token; submitting needs a submitter or maintainer."
+        )
     return principal
 
 
@@ -89,9 +93,23 @@ def require_maintainer(request: Request, session: SessionDep) -> Principal:
     return principal
 
 
+def require_worker(request: Request, session: SessionDep) -> Principal:
+    """Benchmark workers: a worker token, or anyone on a dashboard served on loopback."""
+    principal = resolve_principal(request, session)
+    if principal is None:
+        raise AuthRequired("Running benchmark jobs needs a worker access token.")
+    if principal.via == "token" and principal.role != "worker":
+        raise Forbidden(
+            f"'{principal.name}' is a {principal.role}; running benchmark jobs needs a worker "
+            "token (`servebook token create --role worker`)."
+        )
+    return principal
+
+
 OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
 SubmitterDep = Annotated[Principal, Depends(require_submitter)]
 MaintainerDep = Annotated[Principal, Depends(require_maintainer)]
+WorkerDep = Annotated[Principal, Depends(require_worker)]
 
 
 def sign_in_cookie(request: Request, response: Response, token: str) -> None:

@@ -14,8 +14,10 @@ from app.models import ApiToken
 
 log = logging.getLogger("servebook.security")
 
-Role = Literal["submitter", "maintainer"]
-ROLES: tuple[Role, ...] = ("submitter", "maintainer")
+# A worker token runs benchmark jobs (claims them, renews their leases, posts results) and
+# nothing else: it neither submits nor reviews records.
+Role = Literal["submitter", "maintainer", "worker"]
+ROLES: tuple[Role, ...] = ("submitter", "maintainer", "worker")
 TOKEN_PREFIX = "sb_"
 LAST_USED_RESOLUTION = timedelta(hours=1)
 

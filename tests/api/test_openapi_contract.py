@@ -33,6 +33,11 @@ SEMANTIC_422 = {
     # A model or card named must exist, a quant name must be known, a config must describe
     # a model: all answered 422 naming the field.
     "POST /api/estimate",
+    # A worker's result becomes a record (its catalog rows must exist) and must measure the
+    # server and model its job asked for.
+    "POST /api/worker/jobs/{job_id}/result",
+    # Progress may not count more steps done than its total, which JSON Schema cannot say.
+    "POST /api/worker/jobs/{job_id}/lease",
 }
 
 

@@ -5,10 +5,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import Measurement, Record, RecordEvent
 from app.records import service
+from app.records.store import RecordStore
 from tests.conftest import sqlite_settings
 from tests.records.conftest import GLM, GLM_GGUF, GLM_MLX, MAC_512, post_record
 
@@ -193,32 +195,34 @@ class TestIdempotency:
         assert len(ids) == 2
 
 
+def break_second_measurement(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The database refuses the measurements (a CHECK constraint) after the record row is in."""
+    real = RecordStore.insert_measurements
+    written: list[int] = []
+
+    def failing(self: RecordStore, rows: list[dict]) -> None:
+        written.append(rows[0]["record_id"])  # the record row is already inserted
+        real(self, [rows[0], {**rows[1], "context_length": 0}])
+
+    monkeypatch.setattr(RecordStore, "insert_measurements", failing)
+    return written
+
+
 class TestAllOrNothing:
     def test_a_failure_after_the_record_row_leaves_nothing(
             self, settings: Any, valid: dict, session: Session,
             monkeypatch: pytest.MonkeyPatch) -> None:
-        real = service.build_measurement
-        built: list[int] = []
-
-        def failing(record: Record, point: Any) -> Measurement:
-            assert record.id is not None  # the record row is already flushed
-            built.append(record.id)
-            if len(built) == 2:
-                raise RuntimeError("disk full")
-            return real(record, point)
-
-        monkeypatch.setattr(service, "build_measurement", failing)
+        written = break_second_measurement(monkeypatch)
         from app.main import create_app
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
-            assert post_record(client, valid).status_code == 500
-        assert built and count(session, Record) == 0
+            assert post_record(client, valid, key="half").status_code == 500
+        assert written and count(session, Record) == 0
         assert count(session, Measurement) == 0 and count(session, RecordEvent) == 0
 
     def test_inside_a_larger_unit_of_work_only_the_record_is_undone(
             self, session: Session, valid: dict, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(service, "build_measurement",
-                            lambda record, point: (_ for _ in ()).throw(RuntimeError("boom")))
-        with pytest.raises(RuntimeError):
+        break_second_measurement(monkeypatch)
+        with pytest.raises(IntegrityError):
             service.submit_record(session, valid, provenance="api", submitted_by="t")
         assert session.scalar(select(func.count()).select_from(Record)) == 0
         monkeypatch.undo()

@@ -1,0 +1,195 @@
+"""Leases on benchmark jobs: claim, renew, finish and fail, for every kind of worker.
+
+The in-process worker calls these inside its own unit of work; remote workers reach them
+through /api/worker/... inside the request's. Each claim hands out a fresh lease token,
+and every later write is guarded by it, so a worker whose lease ran out and whose job was
+claimed again can no longer write anything, and a record and the job's "succeeded" are
+stored together or not at all. A second finish of the same claim answers with the record
+the first one stored.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.bench.result import BenchResult
+from app.benchmarks.repository import JobRepository, claimable
+from app.benchmarks.to_record import record_from_result
+from app.db import utcnow
+from app.errors import Conflict, NotFound, ServebookError
+from app.models import BenchJob
+from app.records.service import submit_record
+
+
+class LeaseLost(Conflict):
+    """The claim is no longer the job's: its lease ran out and another worker took it over,
+    or the job was finished under another claim."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(
+            f"Job {job_id} is no longer held under this lease: it expired and the job was "
+            "claimed again, or the job is already finished."
+        )
+        self.job_id = job_id
+
+
+class ResultMismatch(ServebookError):
+    status_code = 422
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a worker needs to run one job, and the token that proves it holds the job."""
+
+    job_id: int
+    lease_token: str
+    attempt: int
+    lease_expires_at: datetime
+    plan: dict[str, Any]
+    target: dict[str, Any]
+    needs_api_key: bool
+
+
+@dataclass(frozen=True)
+class Finished:
+    record_id: int
+    created: bool  # False when this claim's result had already been stored
+
+
+def claim_job(
+    session: Session, worker_id: str, label: str | None, lease: timedelta
+) -> Claim | None:
+    """Claim the oldest job this worker may take; None when there is none."""
+    repo = JobRepository(session)
+    while True:
+        now = utcnow()
+        job = repo.next_claimable(now, label)
+        if job is None:
+            return None
+        if job.status == "running" and job.attempts >= job.max_attempts:
+            give_up(repo, job, now)
+            continue
+        token = secrets.token_hex(16)
+        won = repo.compare_and_set(
+            job.id,
+            claimable(now),
+            status="running",
+            worker_id=worker_id[:100],
+            lease_token=token,
+            attempts=job.attempts + 1,
+            lease_expires_at=now + lease,
+            started_at=now,
+            error="",
+        )
+        if won:
+            return Claim(
+                job_id=job.id,
+                lease_token=token,
+                attempt=job.attempts + 1,
+                lease_expires_at=now + lease,
+                plan=dict(job.plan),
+                target=dict(job.target),
+                needs_api_key=job.needs_api_key,
+            )
+
+
+def give_up(repo: JobRepository, job: BenchJob, now: datetime) -> None:
+    """A job whose workers kept dying fails cleanly instead of staying 'running'."""
+    repo.compare_and_set(
+        job.id,
+        claimable(now),
+        status="failed",
+        finished_at=now,
+        lease_expires_at=None,
+        error=f"the worker running it stopped responding {job.attempts} times; no record "
+        "was stored",
+    )
+
+
+def renew_lease(
+    session: Session,
+    job_id: int,
+    lease_token: str,
+    lease: timedelta,
+    progress: dict[str, Any] | None = None,
+) -> datetime | None:
+    """Extend the lease (and note progress): its new end, or None when the claim is no
+    longer the job's."""
+    expires = utcnow() + lease
+    values: dict[str, Any] = {"lease_expires_at": expires}
+    if progress is not None:
+        values["progress"] = progress
+    repo = JobRepository(session)
+    return expires if repo.compare_and_set(job_id, repo.held_under(lease_token), **values) else None
+
+
+def lost(session: Session, job_id: int) -> ServebookError:
+    """Why a guarded write did nothing: no such job, or the claim is no longer its."""
+    if JobRepository(session).get(job_id) is None:
+        return NotFound(f"No benchmark job {job_id}.")
+    return LeaseLost(job_id)
+
+
+def finish_job(session: Session, job_id: int, lease_token: str, result: BenchResult) -> Finished:
+    """Store the record and mark the job succeeded together, or neither."""
+    repo = JobRepository(session)
+    job = repo.get(job_id)
+    if job is None:
+        raise NotFound(f"No benchmark job {job_id}.")
+    if job.status == "succeeded" and job.lease_token == lease_token and job.record_id:
+        return Finished(job.record_id, created=False)
+    if not (job.status == "running" and job.lease_token == lease_token):
+        raise LeaseLost(job_id)
+    check_result_matches(job, result)
+    submission = submit_record(
+        session,
+        record_from_result(result, job.target),
+        provenance="bench",
+        submitted_by=job.submitted_by,
+        idempotency_key=f"bench-job-{job.id}",
+        provenance_detail={
+            "tool": "servebook bench",
+            "job_id": job.id,
+            "base_url": result.plan.base_url,
+        },
+    )
+    done = repo.compare_and_set(
+        job.id,
+        repo.held_under(lease_token),
+        status="succeeded",
+        record_id=submission.record.id,
+        finished_at=utcnow(),
+        lease_expires_at=None,
+        result=result.model_dump(mode="json"),
+        progress={"step": "done", "done": 1, "total": 1},
+    )
+    if not done:  # the caller's transaction rolls the record back with this error
+        raise LeaseLost(job_id)
+    return Finished(submission.record.id, created=True)
+
+
+def check_result_matches(job: BenchJob, result: BenchResult) -> None:
+    """A result must measure what the job asked for: same server, same served model."""
+    asked = (job.plan.get("base_url"), job.plan.get("model"))
+    measured = (result.plan.base_url, result.plan.model)
+    if asked != measured:
+        raise ResultMismatch(
+            f"the result measured {measured[1]!r} at {measured[0]!r}, but job {job.id} asked "
+            f"for {asked[1]!r} at {asked[0]!r}"
+        )
+
+
+def fail_job(session: Session, job_id: int, lease_token: str, message: str) -> bool:
+    """Mark the job failed with the reason; False when the claim is no longer the job's."""
+    repo = JobRepository(session)
+    return repo.compare_and_set(
+        job_id,
+        repo.held_under(lease_token),
+        status="failed",
+        error=message[:5000],
+        finished_at=utcnow(),
+        lease_expires_at=None,
+    )

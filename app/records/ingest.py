@@ -1,0 +1,52 @@
+"""The unit of work of one API submission or review: read and check first, then one short
+write transaction that commits.
+
+Everything that reads (validation, catalog rows, plausibility flags, an earlier record under
+the same key, the record under review) happens before the write transaction opens; inside
+it are only the inserts, the review's state change and the catalog revision bump, so on
+SQLite the one write lock is held for a few statements.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.db import write_transaction
+from app.models import Record
+from app.records.review import apply_review, prepare_review
+from app.records.service import (
+    Provenance,
+    Submission,
+    prepare_submission,
+    replay_after_race,
+    store_submission,
+)
+
+
+def ingest_record(session: Session, raw: Mapping[str, Any], *, provenance: Provenance,
+                  submitted_by: str, idempotency_key: str | None = None) -> Submission:
+    """Store one record and commit; a retry with the same key gets the first record, even
+    when both copies arrive at once (the unique key lets one in, the other replays it)."""
+    prepared = prepare_submission(session, raw, provenance=provenance,
+                                  submitted_by=submitted_by, idempotency_key=idempotency_key)
+    if isinstance(prepared, Submission):
+        return prepared
+    try:
+        with write_transaction(session):
+            return store_submission(session, prepared)
+    except IntegrityError:
+        earlier = replay_after_race(session, prepared)
+        if earlier is None:
+            raise
+        return earlier
+
+
+def review_committed(session: Session, record_id: int, raw: Mapping[str, Any],
+                     actor: str) -> Record:
+    """Accept, reject or retract, and commit; the record comes back in its new state."""
+    pending = prepare_review(session, record_id, raw)
+    with write_transaction(session):
+        apply_review(session, pending, actor)
+    return pending.record

@@ -1,0 +1,112 @@
+"""The known-good configuration of a model on a hardware under a profile: the working
+(`ok`) record a maintainer accepted last. It is what to start from, and what to compare a
+new run with; the record form and the benchmark form can be filled from it."""
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy.orm import Session
+
+from app.models import Hardware, LlmModel, Profile, Record
+from app.records.repository import RecordRepository
+
+
+@dataclass(frozen=True)
+class KnownGood:
+    record: Record
+    accepted_at: datetime
+
+    @property
+    def record_query(self) -> dict[str, str]:
+        """Query parameters of the record form, filled from this record."""
+        return {"from_record": str(self.record.id)}
+
+    @property
+    def benchmark_query(self) -> dict[str, str]:
+        """Query parameters of the benchmark form: what the job's record will be about."""
+        record = self.record
+        query = {
+            "model": record.model.slug,
+            "artifact": record.artifact.slug,
+            "runtime": record.runtime.slug,
+            "runtime_version": record.runtime_version,
+            "hardware": record.hardware.slug,
+            "command": record.command,
+        }
+        if record.profile is not None:
+            query["profile"] = record.profile.slug
+        return {key: value for key, value in query.items() if value}
+
+    def benchmark_query_over(self, page_query: dict[str, str]) -> dict[str, str]:
+        """The page's own pre-fill (the server's address) with this record's run on top."""
+        return {**page_query, **self.benchmark_query}
+
+
+def find_known_good(
+    session: Session, model: LlmModel, hardware: Hardware, profile: Profile | None
+) -> KnownGood | None:
+    found = RecordRepository(session).last_accepted_ok(
+        model.id, hardware.id, profile.id if profile else None
+    )
+    if found is None:
+        return None
+    record, accepted_at = found
+    # SQLite hands back naive datetimes; every stored time is UTC.
+    return KnownGood(record, accepted_at.replace(tzinfo=accepted_at.tzinfo or UTC))
+
+
+def known_good_for(session: Session, record: Record) -> KnownGood | None:
+    """The known-good configuration of the record's own model, hardware and profile."""
+    return find_known_good(session, record.model, record.hardware, record.profile)
+
+
+def record_form_values(record: Record) -> dict[str, str]:
+    """The record form's fields as this record filled them (not its measurements: a new
+    run measures its own)."""
+    values = {
+        "model": record.model.slug,
+        "artifact": record.artifact.slug,
+        "runtime": record.runtime.slug,
+        "runtime_version": record.runtime_version,
+        "hardware": record.hardware.slug,
+        "gpu_count": str(record.gpu_count),
+        "profile": record.profile.slug if record.profile else "",
+        "command": record.command,
+        "outcome": "ok",
+        "applied_values": json.dumps(record.applied_values) if record.applied_values else "",
+    }
+    for key, value in record.environment.items():
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            values[f"environment.{key}"] = str(value)
+    return {key: value for key, value in values.items() if value}
+
+
+def known_good_out(request: Request, good: KnownGood | None) -> dict[str, Any] | None:
+    """The JSON twin of the known-good block."""
+    if good is None:
+        return None
+    record = good.record
+    return {
+        "id": record.id,
+        "url": str(request.url_for("records:detail", record_id=record.id)),
+        "accepted_at": good.accepted_at.isoformat(),
+        "model": record.model.slug,
+        "artifact": record.artifact.slug,
+        "runtime": record.runtime.slug,
+        "runtime_version": record.runtime_version,
+        "hardware": record.hardware.slug,
+        "gpu_count": record.gpu_count,
+        "profile": record.profile.slug if record.profile else None,
+        "command": record.command,
+        "applied_values": record.applied_values,
+        "environment": record.environment,
+        "new_record_url": str(
+            request.url_for("records:new").include_query_params(**good.record_query)
+        ),
+        "benchmark_url": str(
+            request.url_for("benchmarks:index").include_query_params(**good.benchmark_query)
+        ),
+    }

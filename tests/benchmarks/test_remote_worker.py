@@ -1,0 +1,132 @@
+"""Remote workers as separate processes: `servebook worker --server URL --token T`, with no
+database of their own, run a dashboard's jobs against a server on their own loopback."""
+
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
+    Dashboard,
+    dashboard,
+    run_worker_once,
+    start_worker,
+)
+from tests.benchmarks.test_bench_jobs import FAST, job_body
+
+SLOW = "fake?ttft_ms=200&itl_ms=40&tokens=30"
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_remote_worker_runs_the_job_and_its_record_is_pending(
+    dashboard: Dashboard,  # noqa: F811
+    fake_server: str,
+    tmp_path: Path,
+) -> None:
+    job_id = dashboard.queue(job_body(fake_server, model=SLOW, lengths=[512], concurrency=[1]))
+    worker = start_worker(dashboard, tmp_path / "worker.log", "--lease", "5")
+    try:
+        running = dashboard.wait_for(
+            job_id, lambda j: j["status"] == "running" and j["progress"]["done"] >= 1
+        )
+        # The job page shows the progress the worker streams back.
+        page = httpx.get(f"{dashboard.url}/benchmarks/{job_id}").text
+        shown = re.search(r'<progress max="(\d+)" value="(\d+)">', page)
+        assert shown is not None, page
+        assert int(shown[2]) >= 1 and int(shown[1]) == running["progress"]["total"]
+        assert running["progress"]["step"] in page
+        job = dashboard.wait_for(job_id, lambda j: j["status"] in ("succeeded", "failed"))
+    finally:
+        stop(worker)
+    log = (tmp_path / "worker.log").read_text()
+    assert job["status"] == "succeeded", (job, log)
+    assert (job["outcome"], job["attempts"]) == ("ok", 1)
+    assert dashboard.bench_record_ids() == [job["record_id"]]
+    with dashboard.client(None) as client:
+        record = client.get(f"/api/records/{job['record_id']}").json()
+    assert (record["provenance"], record["review_state"]) == ("bench", "pending")
+
+
+def test_killed_remote_worker_leaves_the_job_to_another_with_one_record(
+    dashboard: Dashboard,  # noqa: F811
+    fake_server: str,
+    tmp_path: Path,
+) -> None:
+    job_id = dashboard.queue(job_body(fake_server, model=SLOW, lengths=[512], concurrency=[1]))
+    first = start_worker(dashboard, tmp_path / "first.log", "--lease", "2")
+    try:
+        dashboard.wait_for(
+            job_id, lambda j: j["status"] == "running" and j["progress"]["done"] >= 1
+        )
+    finally:
+        first.send_signal(signal.SIGKILL)  # no clean-up: the lease is all that is left
+        first.wait()
+    assert dashboard.job(job_id)["status"] == "running"
+    assert dashboard.bench_record_ids() == []
+    second = start_worker(dashboard, tmp_path / "second.log", "--lease", "2")
+    try:
+        job = dashboard.wait_for(job_id, lambda j: j["status"] in ("succeeded", "failed"))
+    finally:
+        stop(second)
+    assert (job["status"], job["attempts"]) == ("succeeded", 2), job
+    assert dashboard.bench_record_ids() == [job["record_id"]]
+
+
+def test_pinned_job_waits_for_the_worker_with_its_label(
+    dashboard: Dashboard,  # noqa: F811
+    fake_server: str,
+) -> None:
+    job_id = dashboard.queue(job_body(fake_server, model=FAST, worker_label="gpu-a"))
+    unlabelled = run_worker_once(dashboard)
+    assert unlabelled.returncode == 0, unlabelled.stderr
+    assert dashboard.job(job_id)["status"] == "queued"
+    labelled = run_worker_once(dashboard, "--label", "gpu-a")
+    assert labelled.returncode == 0, labelled.stderr
+    job = dashboard.job(job_id)
+    assert (job["status"], job["worker_label"]) == ("succeeded", "gpu-a"), job
+    assert dashboard.bench_record_ids() == [job["record_id"]]
+
+
+def test_pinned_job_for_a_host_the_worker_does_not_allow_fails_before_any_request(
+    dashboard: Dashboard,  # noqa: F811
+) -> None:
+    # The dashboard leaves the host to the labelled worker, which allows only loopback.
+    body = job_body("http://gpu-a.lab:8000/v1", worker_label="gpu-a")
+    job_id = dashboard.queue(body)
+    done = run_worker_once(dashboard, "--label", "gpu-a")
+    assert done.returncode == 0, done.stderr
+    job = dashboard.job(job_id)
+    assert job["status"] == "failed"
+    assert "refusing to benchmark 'gpu-a.lab'" in job["error"]
+    assert dashboard.bench_record_ids() == []
+
+
+def test_worker_with_a_token_of_another_role_stops_and_says_why(
+    dashboard: Dashboard,  # noqa: F811
+    fake_server: str,
+) -> None:
+    job_id = dashboard.queue(job_body(fake_server, model=FAST))
+    refused = run_worker_once(dashboard, role="submitter")
+    assert refused.returncode == 1
+    assert "refused this worker" in refused.stderr
+    assert "running benchmark jobs needs a worker token" in refused.stderr
+    assert dashboard.job(job_id)["status"] == "queued"
+
+
+def test_worker_needs_a_server_for_its_token() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "worker", "--token", "sb_x", "--once"],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 2
+    assert "--token and --allow-host go with --server URL" in done.stderr
