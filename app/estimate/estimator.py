@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
@@ -68,6 +68,16 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class Sizing:
+    """The memory part of an estimate: the breakdown at the plan's context and the largest
+    context that fits. Choosing a route or fitting a concurrency reads nothing else, so it
+    skips the speed, warnings and basis a full estimate works out."""
+
+    memory: MemoryBreakdown
+    max_context: int | None
+
+
+@dataclass(frozen=True)
 class _Job:
     """Checked inputs of one estimate, with the plan resolved, the weights sized, and every
     part of the memory that does not depend on context worked out once (with its basis):
@@ -100,19 +110,105 @@ def estimate(
 ) -> Estimate:
     """Estimate memory per GPU, the largest fitting context and speed for a serving plan."""
     job = _prepare(model, artifact, runtime, hardware, plan)
-    setup = job.setup
+    return _estimate(job, _largest_fitting_context(job))
+
+
+def _estimate(job: _Job, largest: int | None) -> Estimate:
+    model, hardware, setup = job.model, job.hardware, job.setup
     return Estimate(
         weights_gb=Quantity(bytes_to_gb(job.weights.value), job.weights.basis, job.weights.note),
         kv_bytes_per_token=_kv_growth(job, tensor_parallel=1),
         kv_bytes_per_token_per_gpu=_kv_growth(job, setup.tensor_parallel),
         tensor_parallel=setup.tensor_parallel,
         memory=_memory_at(job, setup.context),
-        max_context=_largest_fitting_context(job),
+        max_context=largest,
         decode_tokens_per_s=_decode(job),
         prefill_tokens_per_s=prefill_range(active_params(model), hardware, setup.tensor_parallel),
-        warnings=setup_warnings(model, runtime, hardware, setup),
+        warnings=setup_warnings(model, job.runtime, hardware, setup),
         basis=_input_basis(job),
     )
+
+
+def size(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> Sizing:
+    """The memory and the largest fitting context of `estimate`, and nothing else."""
+    job = _prepare(model, artifact, runtime, hardware, plan)
+    return Sizing(_memory_at(job, job.setup.context), _largest_fitting_context(job))
+
+
+class SharedEstimates:
+    """`estimate` and `size` for many plans that differ in context, sharing what does not
+    depend on context: the checks, the resolved plan, the weights, the reserves and the
+    largest fitting context (it is solved from the concurrency, not from the context asked).
+
+    Each answer equals the plain function's; one instance serves one pass over a catalog
+    and remembers the shared parts by their inputs, so it never outlives the specs it saw.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple, tuple[_Job, int | None]] = {}
+
+    def estimate(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> Estimate:
+        return _estimate(*self._job(model, artifact, runtime, hardware, plan))
+
+    def size(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> Sizing:
+        job, largest = self._job(model, artifact, runtime, hardware, plan)
+        return Sizing(_memory_at(job, job.setup.context), largest)
+
+    def _job(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> tuple[_Job, int | None]:
+        if plan.context < 1:
+            # Refused by the checks, in their order (a bad model is named before the
+            # context), so never shared.
+            job = _prepare(model, artifact, runtime, hardware, plan)
+            return job, _largest_fitting_context(job)
+        key = (
+            model,
+            artifact,
+            runtime,
+            hardware,
+            plan.concurrency,
+            plan.kv_dtype,
+            plan.prefill_tokens,
+            plan.tensor_parallel,
+            plan.cuda_graphs,
+            plan.memory_fraction,
+        )
+        found = self._jobs.get(key)
+        if found is None:
+            # Every check but the context's reads only what the key holds: a plan that
+            # fails them fails at every context, and is not kept.
+            job = _prepare(model, artifact, runtime, hardware, plan)
+            found = self._jobs[key] = (job, _largest_fitting_context(job))
+        job, largest = found
+        if job.setup.context != plan.context:
+            job = replace(job, setup=replace(job.setup, context=plan.context))
+        return job, largest
 
 
 def max_context(
