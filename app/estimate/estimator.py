@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.cautions import setup_warnings
 from app.estimate.kv import (
-    checked_kv_cache_bytes,
+    KvShape,
     checked_kv_growth_bytes_per_token,
     kv_basis,
     kv_unknown,
+    kv_shape,
     largest_context_within,
 )
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
@@ -94,6 +95,7 @@ class _Job:
     reserve: Quantity
     usable: Quantity
     kv_basis: Basis
+    kv: KvShape  # one sequence's cache on one GPU at the plan's dtype
 
     @property
     def fixed_gb(self) -> float:
@@ -207,8 +209,38 @@ class SharedEstimates:
             found = self._jobs[key] = (job, _largest_fitting_context(job))
         job, largest = found
         if job.setup.context != plan.context:
-            job = replace(job, setup=replace(job.setup, context=plan.context))
+            job = _at_context(job, plan.context)
         return job, largest
+
+
+def _at_context(job: _Job, context: int) -> _Job:
+    """The same job at another context: nothing else in it depends on the context.
+    (Built field by field: `dataclasses.replace` costs more than the estimate's arithmetic.)"""
+    s = job.setup
+    setup = Setup(
+        context,
+        s.concurrency,
+        s.kv_dtype,
+        s.prefill_tokens,
+        s.tensor_parallel,
+        s.cuda_graphs,
+        s.caps_sliding_window,
+        s.memory_fraction,
+    )
+    return _Job(
+        job.model,
+        job.artifact,
+        job.runtime,
+        job.hardware,
+        setup,
+        job.weights,
+        job.weights_per_gpu,
+        job.prefill,
+        job.reserve,
+        job.usable,
+        job.kv_basis,
+        job.kv,
+    )
 
 
 def max_context(
@@ -274,6 +306,7 @@ def _prepare(
         reserve=runtime_reserve(runtime, hardware, setup),
         usable=_usable(hardware),
         kv_basis=kv_basis(model),
+        kv=kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel),
     )
 
 
@@ -297,11 +330,7 @@ def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
 
 def _kv_bytes_per_gpu(job: _Job, context: int) -> int:
     """KV cache bytes on one GPU for all concurrent sequences."""
-    setup = job.setup
-    per_sequence = checked_kv_cache_bytes(
-        job.model, context, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
-    )
-    return per_sequence * setup.concurrency
+    return job.kv.bytes_at(context) * job.setup.concurrency
 
 
 def _kv_per_gpu(job: _Job, context: int) -> Quantity:

@@ -29,8 +29,9 @@ class RouteChoice:
     runtime: Runtime
     verified: bool
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str]:
+        """(artifact, runtime) slugs; read for every recipe, so worked out once."""
         return self.artifact.slug, self.runtime.slug
 
 

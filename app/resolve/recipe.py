@@ -52,11 +52,13 @@ def resolve_recipe(
 ) -> ResolvedRecipe:
     """Resolve one recipe; a named artifact or runtime narrows the routes considered."""
     model = inputs.model
-    pairs = [
-        (choice, route)
-        for choice, route in inputs.routes
-        if artifact in (None, choice.artifact.slug) and runtime in (None, choice.runtime.slug)
-    ]
+    pairs = inputs.routes
+    if artifact is not None or runtime is not None:
+        pairs = [
+            (choice, route)
+            for choice, route in pairs
+            if artifact in (None, choice.key[0]) and runtime in (None, choice.key[1])
+        ]
     requested = min(context, model.native_context) if context else None
     requested = requested or requested_context(profile, hardware, model)
     minimum = min(MIN_USEFUL_CONTEXT, requested)
