@@ -11,8 +11,8 @@ from app.estimate.kv import (
     KvShape,
     checked_kv_growth_bytes_per_token,
     kv_basis,
-    kv_unknown,
     kv_shape,
+    kv_unknown,
     largest_context_within,
 )
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload

@@ -171,8 +171,7 @@ def _choose_fits(
         return None
     best = fitting[0]
     reason = (
-        f"fits {request.context} tokens with {best.sizing.memory.headroom:.1f} GB "
-        "per GPU to spare"
+        f"fits {request.context} tokens with {best.sizing.memory.headroom:.1f} GB per GPU to spare"
     )
     return _assessment(Verdict.FITS, best, request.context, reason, results)
 
