@@ -25,7 +25,7 @@ def readyz(request: Request) -> JSONResponse:
 
 
 def not_ready_reason(request: Request) -> str | None:
-    heads = migration_heads(request.state.settings)
+    heads = migration_heads()
     try:
         with request.state.engine.connect() as connection:
             current = database_revisions(connection)

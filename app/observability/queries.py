@@ -1,19 +1,23 @@
 """The few reads observability needs: schema revision, and rows counted by state."""
 
+from functools import lru_cache
+
+from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app.config import Settings
-from app.db import alembic_config
+from app.config import PROJECT_ROOT
 from app.models import BenchJob, Record
 
 
-def migration_heads(settings: Settings) -> set[str]:
-    """The newest revisions the code ships."""
-    return set(ScriptDirectory.from_config(alembic_config(settings)).get_heads())
+@lru_cache(maxsize=1)
+def migration_heads() -> frozenset[str]:
+    """The newest revisions the code ships (read once: they change only with the code)."""
+    config = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
+    return frozenset(ScriptDirectory.from_config(config).get_heads())
 
 
 def database_revisions(connection: Connection) -> set[str]:
