@@ -2,8 +2,8 @@
 for every test that needs one.
 
 The database is a fixture parameter. Every database test runs on a SQLite file; tests
-marked `postgresql` (the ones that exercise the database: repositories, services,
-migrations, API write paths, job claims) run on a real PostgreSQL server too, which the
+marked `postgresql`, and the modules listed in ON_POSTGRESQL (the ones that exercise the
+database: services, API write paths, job claims), run on a real PostgreSQL server too, which the
 suite starts and stops itself (tests/pg_server.py). `--postgresql=all` runs every database
 test on both, `--postgresql=off` none on PostgreSQL.
 """
@@ -40,6 +40,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Modules whose database tests all run on PostgreSQL too: the write paths (record API and
+# review, hostile input at the storage limits, benchmark jobs, tasks). Elsewhere a test
+# opts in with @pytest.mark.postgresql. Pages and read-only views stay on SQLite: the
+# queries behind them are the ones these tests already run.
+ON_POSTGRESQL = {
+    "tests/records/test_submit_api.py",
+    "tests/records/test_review.py",
+    "tests/records/test_consequences.py",
+    "tests/records/test_hostile_input.py",
+    "tests/benchmarks/test_bench_jobs.py",
+    "tests/tasks/test_tasks_api.py",
+    "tests/tasks/test_task_cli.py",
+}
+
+
+def runs_on_postgresql(metafunc: pytest.Metafunc) -> bool:
+    module = Path(metafunc.definition.path).relative_to(PROJECT_ROOT).as_posix()
+    return module in ON_POSTGRESQL or metafunc.definition.get_closest_marker("postgresql")
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run a database test on both backends when it is marked, or when asked for all.
     A test that asks for `db_path` reads the SQLite file itself and stays on SQLite."""
@@ -49,8 +69,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if any("database_backend" in str(marker.args[0]) for marker in chosen):
         return  # the test names its backend itself
     mode = metafunc.config.getoption("--postgresql")
-    marked = metafunc.definition.get_closest_marker("postgresql") is not None
-    if mode == "all" or (mode == "marked" and marked):
+    if mode == "all" or (mode == "marked" and runs_on_postgresql(metafunc)):
         metafunc.parametrize("database_backend", ["sqlite", "postgresql"], indirect=True)
 
 
