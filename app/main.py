@@ -50,6 +50,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.http import prefers_json
+from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
 from app.web import PageCache, RevisionNotModified, templates
 
@@ -109,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(CsrfCookieMiddleware)
+    app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
     app.add_middleware(RevisionNotModified)
     # Refuse requests that name a host the settings do not list: on loopback a web page
