@@ -47,7 +47,8 @@ def server_bin_dir() -> Path:
         return Path(on_path).parent
     raise PostgresUnavailable(
         "PostgreSQL server binaries not found: `make test` installs Debian's postgresql, "
-        "or set SERVEBOOK_PG_BIN to the folder holding initdb and pg_ctl"
+        "or set SERVEBOOK_PG_BIN to the folder holding initdb and pg_ctl "
+        "(pytest --postgresql=off runs the database tests on SQLite only)"
     )
 
 
