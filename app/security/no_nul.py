@@ -11,6 +11,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.http import prefers_json
 
 # An escape for U+0000 in JSON: \u0000 after an even number of backslashes (so not the
@@ -44,12 +45,11 @@ class NulRefusedMiddleware:
         if not content_type.startswith(_CHECKED_BODIES):
             await self.app(scope, receive, send)
             return
-        messages: list[Message] = []
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request" or not message.get("more_body"):
-                break
+        try:
+            messages = await whole_body(receive)
+        except PayloadTooLarge as error:  # raised by the size limit around this middleware
+            await too_large_response(Request(scope), error.detail)(scope, receive, send)
+            return
         body = b"".join(m.get("body", b"") for m in messages)
         if has_nul(body, json=content_type.startswith(b"application/json")):
             await refused(scope, "body")(scope, receive, send)
@@ -59,6 +59,15 @@ class NulRefusedMiddleware:
             return messages.pop(0) if messages else await receive()
 
         await self.app(scope, replay, send)
+
+
+async def whole_body(receive: Receive) -> list[Message]:
+    messages: list[Message] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body"):
+            return messages
 
 
 def refused(scope: Scope, where: str) -> Response:
