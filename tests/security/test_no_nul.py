@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.models import Record, Task
+from app.security.json_input import JsonRefused, loads_strict
 from app.security.no_nul import has_nul
 from tests.records.conftest import VALID, post_record, seeded_slug
 
@@ -52,3 +53,9 @@ def test_nul_in_a_query_or_a_form_is_refused(client: TestClient) -> None:
     assert page.status_code == 422 and "NUL" in page.text
     form = client.post("/records/new", data={"notes": "a\x00b"})
     assert form.status_code == 422
+
+
+def test_uploaded_json_with_a_nul_escape_is_refused_by_the_strict_parser() -> None:
+    with pytest.raises(JsonRefused, match="NUL"):
+        loads_strict('{"notes": "a\\u0000b"}')
+    assert loads_strict('{"notes": "a\\\\u0000b"}') == {"notes": "a\\u0000b"}
