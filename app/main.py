@@ -25,6 +25,12 @@ from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import ServebookError
+from app.observability import (
+    RequestMetrics,
+    RequestMetricsMiddleware,
+    health_router,
+    metrics_router,
+)
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
@@ -45,6 +51,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.http import prefers_json
+from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
 from app.web import PageCache, RevisionNotModified, templates
 
@@ -96,6 +103,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(worker_api)
     app.include_router(tasks_api)
     app.include_router(auth_router)
+    app.include_router(health_router)
+    app.include_router(metrics_router)
     app.add_exception_handler(ServebookError, _render_error)
     app.add_exception_handler(RecordInvalid, _render_invalid)
     app.add_exception_handler(AuthRequired, auth_required_response)
@@ -103,13 +112,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(CsrfCookieMiddleware)
+    app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
     app.add_middleware(RevisionNotModified)
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
     # fields only ever carry an allowed name.
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
-    app.add_middleware(SecurityHeadersMiddleware)  # outermost: every response carries them
+    app.add_middleware(SecurityHeadersMiddleware)  # every response carries them
+    # Outermost, so refused hosts and oversize bodies are counted with their status too.
+    app.state.request_metrics = RequestMetrics()
+    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app

@@ -1,5 +1,7 @@
 """Queries for benchmark jobs. Claims are compare-and-set updates, so two workers never
-run the same job at once, on SQLite and PostgreSQL alike."""
+run the same job at once, on SQLite and PostgreSQL alike. On PostgreSQL the candidate row
+is also locked with FOR UPDATE SKIP LOCKED, so concurrent claimers each take a different
+job instead of queueing on the same one (SQLite has one writer at a time and ignores it)."""
 
 from collections.abc import Sequence
 from datetime import datetime
@@ -47,7 +49,11 @@ class JobRepository:
 
     def next_claimable(self, now: datetime, label: str | None = None) -> BenchJob | None:
         statement = (
-            select(BenchJob).where(claimable(now), for_label(label)).order_by(BenchJob.id).limit(1)
+            select(BenchJob)
+            .where(claimable(now), for_label(label))
+            .order_by(BenchJob.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
         )
         return self.session.scalars(statement).one_or_none()
 
