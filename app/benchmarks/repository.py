@@ -66,6 +66,3 @@ class JobRepository:
     def held_under(self, lease_token: str):  # noqa: ANN201 - a SQL expression
         """The job is still running under the claim that handed out `lease_token`."""
         return (BenchJob.status == "running") & (BenchJob.lease_token == lease_token)
-
-    def held_by(self, worker_id: str):  # noqa: ANN201 - a SQL expression
-        return (BenchJob.status == "running") & (BenchJob.worker_id == worker_id)
