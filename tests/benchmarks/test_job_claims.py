@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select, text
 
+from app.benchmarks.job_source import DatabaseJobSource
 from app.benchmarks.repository import JobRepository
-from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, utcnow
 from app.models import BenchJob
@@ -33,14 +33,14 @@ def test_concurrent_claimers_never_take_the_same_job(settings: Settings) -> None
     ids = queue_jobs(settings, JOBS)
     engine = make_engine(settings)
     sessions = make_sessionmaker(engine)
-    workers = [Worker(sessions, name=f"claimer-{n}") for n in range(CLAIMERS)]
+    workers = [DatabaseJobSource(sessions, f"claimer-{n}") for n in range(CLAIMERS)]
     start = threading.Barrier(CLAIMERS)
 
-    def claim_all(worker: Worker) -> list[int]:
+    def claim_all(worker: DatabaseJobSource) -> list[int]:
         start.wait()
         claimed = []
-        while (job := worker.claim()) is not None:
-            claimed.append(job.id)
+        while (claim := worker.claim()) is not None:
+            claimed.append(claim.job_id)
         return claimed
 
     with ThreadPoolExecutor(CLAIMERS) as pool:
