@@ -1,7 +1,6 @@
 """Queries for benchmark jobs. Claims are compare-and-set updates, so two workers never
 run the same job at once, on SQLite and PostgreSQL alike."""
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +8,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.models import BenchJob
+from app.pagination import Page, keyset_page
 
 
 def claimable(now: datetime):  # noqa: ANN201 - a SQL expression
@@ -34,9 +34,11 @@ class JobRepository:
         )
         return self.session.scalars(statement).one_or_none()
 
-    def recent(self, limit: int = 20) -> Sequence[BenchJob]:
-        statement = select(BenchJob).order_by(BenchJob.id.desc()).limit(limit)
-        return self.session.scalars(statement).all()
+    def page(self, cursor: str | None, limit: int) -> Page[BenchJob]:
+        """Jobs newest first by when they were queued, one page after `cursor`."""
+        return keyset_page(
+            self.session, select(BenchJob), BenchJob.created_at, BenchJob.id, cursor, limit
+        )
 
     def next_claimable(self, now: datetime) -> BenchJob | None:
         statement = select(BenchJob).where(claimable(now)).order_by(BenchJob.id).limit(1)

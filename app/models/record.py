@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, Text
+from sqlalchemy import CheckConstraint, DateTime, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base, TimestampMixin
@@ -28,6 +28,16 @@ class Record(TimestampMixin, Base):
         CheckConstraint(
             "review_state IN ('pending', 'accepted', 'rejected', 'retracted')",
             name="review_state_known",
+        ),
+        # Lists page newest first; a detail page reads one configuration's records by state.
+        Index("ix_records_created_at_id", "created_at", "id"),
+        Index(
+            "ix_records_model_hardware_state_created",
+            "model_id",
+            "hardware_id",
+            "review_state",
+            "created_at",
+            "id",
         ),
     )
 

@@ -112,9 +112,7 @@ def detail_page(
             "smoke_test": smoke_test(recipe),
             "memory_check": memory_check(recipe),
             "exposure_note": exposure_note(recipe),
-            "records": load_detail_evidence(
-                session, recipe.model, recipe.hardware, recipe.profile
-            ),
+            "records": load_detail_evidence(session, recipe),
             "record_prefill": record_prefill(recipe),
             "benchmark_prefill": benchmark_prefill(recipe),
         }
@@ -138,8 +136,8 @@ def detail_api(
     recipe = resolved.recipe(hardware, profile)
 
     def build() -> Response:
-        records = load_detail_evidence(session, recipe.model, recipe.hardware, recipe.profile)
-        return JSONResponse(detail_out(request, recipe, evidence_out(request, records)))
+        records = load_detail_evidence(session, recipe)
+        return JSONResponse(detail_out(request, recipe, evidence_out(request, recipe, records)))
 
     return serve_at_revision(request, revision, build)
 

@@ -91,3 +91,28 @@ def test_a_flagged_record_shows_its_consequences_and_needs_confirming(
     expect(page.locator(".lede .review")).to_have_text("accepted")
     expect(page.locator("#history")).to_contain_text("backport checked")
     assert page.js_errors == []
+
+
+def test_the_review_queue_pages_older_and_back(page, live_server: LiveServer, session,
+                                               h200: str) -> None:  # noqa: ANN001
+    from playwright.sync_api import expect
+
+    from tests.records.bulk import insert_records, target
+    from tests.records.conftest import GLM_FP8
+
+    done = insert_records(session, target(session, GLM, GLM_FP8, "sglang", h200), 5,
+                          accepted_share=0.0)
+    newest_first = [str(r["id"]) for r in reversed(done.records)]
+    rows = page.locator("#records-table tr[data-record]")
+    page.goto(live_server.url("records:index") + "?state=pending&limit=2")
+    expect(rows).to_have_count(2)
+    for start in (0, 2, 4):
+        shown = newest_first[start:start + 2]
+        expect(rows).to_have_count(len(shown))
+        assert [rows.nth(i).get_attribute("data-record") for i in range(len(shown))] == shown
+        if start < 4:
+            page.click("#older-page")
+    expect(page.locator("#older-page")).to_have_count(0)
+    page.click("#newest-page")
+    expect(rows.first).to_have_attribute("data-record", newest_first[0])
+    expect(page.locator("select[name=state]")).to_have_value("pending")
