@@ -6,6 +6,8 @@ records and the last known-good configuration are loaded, and pending records ar
 with a link to review them. The cost does not grow with the number of records.
 """
 
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -121,13 +123,47 @@ def summarise(queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary
     return EvidenceSummary(MEASURED, note, by_context, by_concurrency)
 
 
+class SummaryCache:
+    """Summaries by scope, each kept with the accepted-records stamp it was computed at.
+
+    The medians read every accepted measurement of the scope, and only accepting or
+    retracting a record changes them; pending submissions move the catalog revision (the
+    page lists their count) but not the stamp, so the summary is not recomputed for them.
+    Every process checks the stamp against the database on each build, so a review in one
+    process shows in all.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple, tuple[tuple, EvidenceSummary]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def summary(self, queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary:
+        stamp = queries.accepted_stamp(scope.model_id, scope.hardware_id)
+        key = (queries.database, scope)
+        with self._lock:
+            kept = self._entries.get(key)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        summary = summarise(queries, scope)
+        with self._lock:
+            self._entries[key] = (stamp, summary)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return summary
+
+
+SUMMARIES = SummaryCache()
+
+
 def load_detail_evidence(session: Session, recipe: ResolvedRecipe) -> DetailEvidence:
     queries = EvidenceQueries(session)
     model_id, hardware_id = recipe.model.id, recipe.hardware.id
     counts = queries.state_counts(model_id, hardware_id)
     good = queries.last_known_good(model_id, hardware_id, recipe.profile.id)
     return DetailEvidence(
-        summary=summarise(queries, scope_of(recipe)),
+        summary=SUMMARIES.summary(queries, scope_of(recipe)),
         latest=tuple(queries.latest_accepted(model_id, hardware_id, LATEST)),
         accepted=counts.get("accepted", 0),
         pending=counts.get("pending", 0),

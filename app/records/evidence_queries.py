@@ -49,6 +49,27 @@ class EvidenceQueries:
         )
         return {row[0]: row[1] for row in self.session.execute(statement)}
 
+    @property
+    def database(self) -> str:
+        """Which database these queries read, so figures of one are never taken for another's."""
+        return self.session.get_bind().url.render_as_string(hide_password=True)
+
+    def accepted_stamp(self, model_id: int, hardware_id: int) -> tuple[int, int, int]:
+        """Count, largest and sum of the accepted record ids of a model on a hardware: read
+        from one index alone, and different whenever a record is accepted or leaves the
+        accepted state, so a summary computed at one stamp holds until it moves."""
+        statement = select(
+            func.count(Record.id),
+            func.coalesce(func.max(Record.id), 0),
+            func.coalesce(func.sum(Record.id), 0),
+        ).where(
+            Record.model_id == model_id,
+            Record.hardware_id == hardware_id,
+            Record.review_state == "accepted",
+        )
+        count, largest, total = self.session.execute(statement).one()
+        return int(count), int(largest), int(total)
+
     def latest_accepted(self, model_id: int, hardware_id: int, limit: int) -> Sequence[Record]:
         statement = newest_first(
             select(Record)

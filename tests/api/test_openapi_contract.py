@@ -33,6 +33,10 @@ SEMANTIC_422 = {
     # A model or card named must exist, a quant name must be known, a config must describe
     # a model: all answered 422 naming the field.
     "POST /api/estimate",
+    # A list cursor is opaque text: any is schema-valid, but only one the list gave out is
+    # accepted; any other is answered 400, as documented.
+    "GET /api/records",
+    "GET /api/benchmarks",
 }
 
 
