@@ -161,3 +161,32 @@ def test_queries_and_size_do_not_grow_with_the_records(
     for (queries_few, size_few), (queries_many, size_many) in zip(few, many, strict=True):
         assert queries_many == queries_few
         assert size_many < size_few * 1.1  # only the counts' and figures' digits differ
+
+
+def test_the_summary_follows_reviews_and_is_kept_through_pending_submissions(
+        client: TestClient, session: Session, detail_path: str, valid: dict) -> None:
+    from tests.records.conftest import accept, post_record
+
+    def at_4096() -> dict:
+        summary = client.get(f"/api{detail_path}").json()["records"]["summary"]
+        return summary["by_context"][0]["decode_tokens_per_s"]
+
+    first = post_record(client, valid).json()["id"]
+    accept(client, first)
+    valid["measurements"][0]["decode_tokens_per_s"] = 101.0
+    second = post_record(client, valid).json()["id"]
+    accept(client, second)
+    assert at_4096() == {"median": 98.0, "low": 95.0, "high": 101.0}
+    retracted = client.post(f"/api/records/{second}/review",
+                            json={"action": "retract", "reason": "wrong card"})
+    assert retracted.status_code == 200
+    assert at_4096() == {"median": 95.0, "low": 95.0, "high": 95.0}
+
+    # A pending submission changes the page (its count) but not the summary: the medians
+    # are not read again. Accepting it does both.
+    pending = post_record(client, valid).json()["id"]
+    kept, _ = cost(client, session, f"/api{detail_path}")
+    accept(client, pending)
+    recomputed, _ = cost(client, session, f"/api{detail_path}")
+    assert recomputed == kept + 2  # per context length and per concurrency
+    assert at_4096() == {"median": 98.0, "low": 95.0, "high": 101.0}
