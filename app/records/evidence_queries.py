@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Row, case, func, select
+from sqlalchemy import Row, func, select
 from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.sql import Subquery
 
@@ -84,9 +84,9 @@ class EvidenceQueries:
         return self.session.scalars(statement).all()
 
     def last_known_good(self, model_id: int, hardware_id: int, profile_id: int) -> Record | None:
-        """The newest accepted working record, this profile's before any other's."""
-        other_profile = case((Record.profile_id == profile_id, 0), else_=1)
-        statement = (
+        """The newest accepted working record, this profile's before any other's. Each
+        query walks the configuration's index newest first and stops at the first match."""
+        statement = newest_first(
             select(Record)
             .where(
                 Record.model_id == model_id,
@@ -95,10 +95,10 @@ class EvidenceQueries:
                 Record.outcome == "ok",
             )
             .options(*LISTED)
-            .order_by(other_profile, Record.created_at.desc(), Record.id.desc())
             .limit(1)
         )
-        return self.session.scalars(statement).one_or_none()
+        same = self.session.scalars(statement.where(Record.profile_id == profile_id)).first()
+        return same or self.session.scalars(statement).first()
 
     def points(self, scope: EvidenceScope) -> Subquery:
         statement = (
