@@ -3,7 +3,6 @@ run the same job at once, on SQLite and PostgreSQL alike. On PostgreSQL the cand
 is also locked with FOR UPDATE SKIP LOCKED, so concurrent claimers each take a different
 job instead of queueing on the same one (SQLite has one writer at a time and ignores it)."""
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -11,6 +10,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.models import BenchJob
+from app.pagination import Page, keyset_page
 
 
 def claimable(now: datetime):  # noqa: ANN201 - a SQL expression
@@ -43,9 +43,11 @@ class JobRepository:
         )
         return self.session.scalars(statement).one_or_none()
 
-    def recent(self, limit: int = 20) -> Sequence[BenchJob]:
-        statement = select(BenchJob).order_by(BenchJob.id.desc()).limit(limit)
-        return self.session.scalars(statement).all()
+    def page(self, cursor: str | None, limit: int) -> Page[BenchJob]:
+        """Jobs newest first by when they were queued, one page after `cursor`."""
+        return keyset_page(
+            self.session, select(BenchJob), BenchJob.created_at, BenchJob.id, cursor, limit
+        )
 
     def next_claimable(self, now: datetime, label: str | None = None) -> BenchJob | None:
         statement = (

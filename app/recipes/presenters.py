@@ -41,7 +41,8 @@ def verified_by(recipe: ResolvedRecipe) -> dict[str, Any] | None:
     return {
         "source": pair.source,
         "official_url": pair.official_url,
-        "record_ids": list(pair.record_ids),
+        "record_ids": pair.latest_record_ids,  # the newest few
+        "records": len(pair.record_ids),
         "runtime_versions": pair.version_range(),
     }
 

@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
 from app.models import Record
+from app.pagination import Page
 from app.records.repository import RecordRepository, models_with_artifacts
 
 PREFILL = ("model", "hardware", "artifact", "runtime", "profile")
@@ -38,3 +39,7 @@ class RecordPages:
     def search(self, model: str | None, hardware: str | None,
                state: str | None) -> Sequence[Record]:
         return self.records.search(model, hardware, state)
+
+    def page(self, model: str | None, hardware: str | None, state: str | None,
+             cursor: str | None, limit: int) -> Page[Record]:
+        return self.records.page(model, hardware, state, cursor, limit)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql import Select
 
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, RecordEvent
+from app.pagination import Page, keyset_page
 
 FULL = (
     selectinload(Record.model),
@@ -67,6 +68,18 @@ class RecordRepository:
         statement = select(Record).options(*FULL).order_by(Record.id.desc()).limit(limit)
         statement = self._filtered(statement, model, hardware, state)
         return self.session.scalars(statement).all()
+
+    def page(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> Page[Record]:
+        """One page of `search`, newest first by submission, after `cursor`."""
+        statement = self._filtered(select(Record).options(*FULL), model, hardware, state)
+        return keyset_page(self.session, statement, Record.created_at, Record.id, cursor, limit)
 
     def _filtered(self, statement: Select[Any], model: str | None, hardware: str | None,
                   state: str | None) -> Select[Any]:
