@@ -15,6 +15,7 @@ from starlette.routing import Match
 from starlette.staticfiles import PathLike
 from starlette.types import Scope
 
+from app.api_docs import router as api_docs
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
@@ -80,7 +81,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             worker.stop()
         engine.dispose()
 
-    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan)
+    # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
+    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
     app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
@@ -94,6 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(benchmark_api)
     app.include_router(tasks_api)
     app.include_router(auth_router)
+    app.include_router(api_docs)
     app.add_exception_handler(ServebookError, _render_error)
     app.add_exception_handler(RecordInvalid, _render_invalid)
     app.add_exception_handler(AuthRequired, auth_required_response)
