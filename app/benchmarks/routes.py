@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.benchmarks.schemas import JobIn, JobOut
 from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, parse_job, recent_jobs
-from app.catalog.service import CatalogService
+from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
 from app.records.json_body import BodyDep, as_object, inline_refs
@@ -37,14 +37,17 @@ def page_context(
     values: dict[str, Any],  # noqa: ANN001
     errors: dict[str, str],
 ) -> dict[str, Any]:
-    catalog = CatalogService(session)
+    choices = form_choices(session, values.get("model"), values.get("artifact"),
+                           values.get("runtime"), keep=True)
     return {
         "values": values,
         "errors": errors,
         "jobs": recent_jobs(session),
-        "models": catalog.list_models(),
-        "hardware": catalog.list_hardware(),
-        "runtimes": catalog.list_runtimes(),
+        "choices": choices,
+        "models": choices.models,
+        "hardware": choices.hardware,
+        "runtimes": choices.runtimes,
+        "profiles": choices.profiles,
         "defaults": JobIn.model_fields,
     }
 
@@ -59,6 +62,9 @@ def remember_key(request: Request, job_id: int, data: JobIn) -> None:
 def index(request: Request, session: SessionDep) -> Response:
     """Run a benchmark: the form, pre-filled from a detail page, and recent jobs."""
     values = {k: v for k, v in request.query_params.items() if k in PREFILL}
+    models = form_choices(session).models
+    if not values.get("model") and models:  # opened from the menu: start on the first model
+        values["model"] = models[0].slug
     return render(request, "benchmarks/index.html", page_context(request, session, values, {}))
 
 

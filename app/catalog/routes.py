@@ -1,8 +1,11 @@
 """The model index: page and JSON. A model's fit table lives with the recipes."""
 
-from fastapi import APIRouter, Request
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.catalog.choices import form_choices
 from app.catalog.presenters import model_out
 from app.catalog.revision import current_revision
 from app.catalog.schemas import ModelOut
@@ -23,6 +26,19 @@ def index(request: Request, session: SessionDep) -> Response:
         return render(request, "catalog/index.html", {"models": models})
 
     return serve_at_revision(request, current_revision(session), build)
+
+
+Slug = Annotated[str | None, Query(max_length=120, description="a catalog slug")]
+
+
+@router.get("/choices/{field}", name="catalog:choices")
+def choices(request: Request, session: SessionDep, field: Literal["artifact", "runtime"],
+            model: Slug = None, artifact: Slug = None, runtime: Slug = None) -> Response:
+    """The <option>s of the record and benchmark forms' model file or runtime select,
+    narrowed to the chosen model (and model file); the current choice stays if offered."""
+    context = {"field": field, "choices": form_choices(session, model, artifact),
+               "selected": artifact if field == "artifact" else runtime}
+    return render(request, "_partials/choice_options.html", context)
 
 
 @api_router.get("/models", name="api:models", response_model=list[ModelOut])

@@ -316,7 +316,8 @@ def exposure_note(recipe: ResolvedRecipe) -> str | None:
 
 
 def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
-    """Query parameters that pre-fill the record form from this page."""
+    """Query parameters that pre-fill the record form from this page: what runs, the
+    command as the page gives it, and the values it applies."""
     params = {
         "model": recipe.model.slug,
         "hardware": recipe.hardware.slug,
@@ -324,16 +325,30 @@ def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
     }
     if recipe.route:
         params.update(artifact=recipe.route.artifact.slug, runtime=recipe.route.runtime.slug)
+    primary = recipe.primary_command
+    if primary is not None:
+        params["command"] = primary.shell
+    if recipe.applied is not None and not recipe.estimate_only:
+        params["applied_values"] = applied_values_text(recipe.applied.as_json())
     return params
+
+
+def applied_values_text(applied: dict[str, Any]) -> str:
+    """The record form's `name = value` lines for the knobs the command sets (those it leaves
+    to the runtime are not applied values)."""
+    skipped = {"why", "left_at_default", *applied.get("left_at_default", ())}
+    return "\n".join(
+        f"{name} = {value if isinstance(value, str) else json.dumps(value)}"
+        for name, value in applied.items()
+        if name not in skipped and value is not None
+    )
 
 
 def benchmark_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
     """Query parameters that pre-fill the benchmark page for this recipe's server."""
     params = record_prefill(recipe)
+    params.pop("applied_values", None)
     params.update(base_url=f"http://{HOST}:{PORT}/v1", served_model=served_model_name(recipe))
-    primary = recipe.primary_command
-    if primary is not None:
-        params["command"] = primary.shell
     return params
 
 

@@ -63,6 +63,9 @@ def open_at(page, width: int, url: str) -> None:  # noqa: ANN001
 def test_fit_table_fits_the_window(page, live_server: LiveServer, width: int) -> None:
     open_at(page, width, live_server.url("catalog:model", slug=GLM))
     assert page.locator("#fit-table tbody tr").count() >= 16
+    runtimes = page.locator('tr[data-hardware="8x-h200-141gb"] td').nth(2).inner_text()
+    assert runtimes.startswith("SGLang / vLLM")  # runtimes by their names
+    assert page.locator("#basis-notice").evaluate("el => el.tagName") == "DETAILS"
     check_fits(page, "fit-table", width)
     assert page.js_errors == []
 
