@@ -25,6 +25,7 @@ from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import ServebookError
+from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
     app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
+    app.include_router(home_page)
     app.include_router(catalog_pages)
     app.include_router(catalog_api)
     app.include_router(recipes_pages)
