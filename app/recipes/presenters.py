@@ -9,10 +9,11 @@ from typing import Any
 
 from fastapi import Request
 
+from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
 from app.estimate.specs import UNKNOWN_ATTENTION
-from app.recipes.knobs import knob_rows
+from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
 from app.resolve.commands import HOST, PORT, shared_setup
@@ -283,8 +284,8 @@ def smoke_test(recipe: ResolvedRecipe) -> str:
     """A streaming request that proves the server answers and streams."""
     body = {
         "model": served_model_name(recipe),
-        "messages": [{"role": "user", "content": "Say hello in five words."}],
-        "max_tokens": 32,
+        "messages": [{"role": "user", "content": SMOKE_PROMPT}],
+        "max_tokens": SMOKE_MAX_TOKENS,
         "stream": True,
     }
     return shlex.join(
@@ -329,7 +330,9 @@ def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
     if primary is not None:
         params["command"] = primary.shell
     if recipe.applied is not None and not recipe.estimate_only:
-        params["applied_values"] = applied_values_text(recipe.applied.as_json())
+        applied = recipe.applied.as_json()
+        shown = {k: v for k, v in applied.items() if knob_applies(k, recipe.hardware.platform)}
+        params["applied_values"] = applied_values_text(shown)
     return params
 
 

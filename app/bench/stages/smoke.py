@@ -1,26 +1,32 @@
-"""Smoke: one short question, to learn whether the server serves at all and how it streams."""
+"""Smoke: one short question, to learn whether the server serves at all and how it streams.
+
+It is the request the recipe page's streaming smoke test prints (app.recipes.presenters
+reads these constants): the same prompt and the same 512 tokens, which leave a reasoning
+model room to finish thinking and answer. The plan's output tokens govern the measured
+requests, not this one."""
 
 from __future__ import annotations
 
 import time
 
-from app.bench.prompts import QUESTION, user_messages
+from app.bench.prompts import user_messages
 from app.bench.result import RequestSample, SmokeResult
 from app.bench.stages.context import RunContext
 
-SMOKE_MAX_TOKENS = 32
+SMOKE_PROMPT = "Say hello in five words."
+SMOKE_MAX_TOKENS = 512
 
 
 async def run_smoke(run: RunContext) -> SmokeResult:
     started = time.perf_counter()
-    max_tokens = min(SMOKE_MAX_TOKENS, run.plan.max_tokens)
+    max_tokens = SMOKE_MAX_TOKENS
     await run.progress("smoke", 0, 1)
-    sample = await run.ask(user_messages(QUESTION), max_tokens)
+    sample = await run.ask(user_messages(SMOKE_PROMPT), max_tokens)
     if not sample.ok and rejects_stream_options(sample):
         # Some servers answer 400 to stream_options; fall back to counting chunks.
         run.endpoint.include_usage = False
         run.notes.append("server rejected stream_options.include_usage; token counts from chunks")
-        sample = await run.ask(user_messages(QUESTION), max_tokens)
+        sample = await run.ask(user_messages(SMOKE_PROMPT), max_tokens)
     await run.progress("smoke", 1, 1)
     note = None
     if sample.ok and not sample.streamed:
