@@ -1,6 +1,6 @@
 """The home page: every model with its one-line answer, "runs on N of M configurations",
 read from the resolved fit tables (the recipe cache), never estimated again here. The
-model list is filtered in the browser (static/js/home.js)."""
+model list is filtered in the browser (static/js/home.js); each count loads on its own."""
 
 from dataclasses import dataclass
 
@@ -12,7 +12,7 @@ from app.catalog.service import CatalogService
 from app.db import SessionDep
 from app.models import LlmModel
 from app.resolve import RecipeService
-from app.web import render, serve_at_revision
+from app.web import page_responses, render, serve_at_revision
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 HUGGING_FACE = "https://huggingface.co/"
@@ -24,8 +24,6 @@ SIZE_BANDS = (("small", "under 30B", 30.0), ("medium", "30B to 150B", 150.0),
 @dataclass(frozen=True)
 class ModelLine:
     model: LlmModel
-    runs_on: int
-    configurations: int
 
     @property
     def hf_url(self) -> str:
@@ -36,23 +34,29 @@ class ModelLine:
         return next(slug for slug, _, below in SIZE_BANDS if self.model.params_total_b < below)
 
 
-def model_lines(recipes: RecipeService, models: list[LlmModel]) -> list[ModelLine]:
-    lines = []
-    for model in models:
-        resolved = recipes.resolved(model.slug)[1]
-        lines.append(ModelLine(model, resolved.runs_on, len(resolved.rows)))
-    return lines
-
-
 @router.get("/", name="catalog:index")
 def index(request: Request, session: SessionDep) -> Response:
-    """The model index; it changes only with the catalog revision."""
+    """The model index; it changes only with the catalog revision. Each row's "runs on"
+    count comes from its own URL (below), so the list shows before every model is resolved."""
 
     def build() -> Response:
         models = list(CatalogService(session).list_models())
-        lines = model_lines(RecipeService(session, request.state.recipe_cache), models)
-        context = {"lines": lines, "publishers": sorted({m.publisher for m in models}),
-                   "size_bands": SIZE_BANDS}
+        context = {"lines": [ModelLine(m) for m in models],
+                   "publishers": sorted({m.publisher for m in models}), "size_bands": SIZE_BANDS}
         return render(request, "catalog/index.html", context)
 
     return serve_at_revision(request, current_revision(session), build)
+
+
+@router.get("/models/{slug}/runs-on", name="catalog:runs_on", responses=page_responses(404))
+def runs_on(request: Request, slug: str, session: SessionDep) -> Response:
+    """ "runs on N of M configurations": the model's resolved fit table, counted (the recipe
+    cache resolves each model once per catalog revision)."""
+    revision, resolved = RecipeService(session, request.state.recipe_cache).resolved(slug)
+
+    def build() -> Response:
+        context = {"model": resolved.inputs.model, "runs_on": resolved.runs_on,
+                   "configurations": len(resolved.rows)}
+        return render(request, "catalog/_runs_on.html", context)
+
+    return serve_at_revision(request, revision, build)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from app.bench.prompts import user_messages
+from app.bench.prompts import DEFAULT_TOKENS_PER_WORD, QUESTION, user_messages
 from app.bench.result import RequestSample, SmokeResult
 from app.bench.stages.context import RunContext
 
@@ -31,9 +31,20 @@ async def run_smoke(run: RunContext) -> SmokeResult:
     note = None
     if sample.ok and not sample.streamed:
         note = "the answer arrived in a single chunk: the server did not stream"
-    run.sizer.observe(0, sample.prompt_tokens)
+    run.sizer.observe(0, question_overhead(sample.prompt_tokens))
     run.record("smoke", started, sample.error.message if sample.error else None)
     return SmokeResult(ok=sample.ok, streamed=sample.streamed, sample=sample, note=note)
+
+
+def question_overhead(smoke_prompt_tokens: int | None) -> int | None:
+    """The sized prompts' overhead (chat template and closing question) from the smoke's
+    reported prompt: the sized prompts close with QUESTION, not the smoke's prompt, so the
+    words QUESTION has beyond it are added at the default rate (the warm-up and the lengths
+    then refine the fit)."""
+    if smoke_prompt_tokens is None:
+        return None
+    extra_words = len(QUESTION.split()) - len(SMOKE_PROMPT.split())
+    return smoke_prompt_tokens + round(extra_words * DEFAULT_TOKENS_PER_WORD)
 
 
 def rejects_stream_options(sample: RequestSample) -> bool:
