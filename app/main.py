@@ -15,6 +15,7 @@ from starlette.routing import Match
 from starlette.staticfiles import PathLike
 from starlette.types import Scope
 
+from app.api_docs import router as api_docs
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
@@ -31,6 +32,7 @@ from app.observability import (
     health_router,
     metrics_router,
 )
+from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
@@ -88,10 +90,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             worker.stop()
         engine.dispose()
 
-    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan)
+    # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
+    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
     app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
+    app.include_router(home_page)
     app.include_router(catalog_pages)
     app.include_router(catalog_api)
     app.include_router(recipes_pages)
@@ -105,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(auth_router)
     app.include_router(health_router)
     app.include_router(metrics_router)
+    app.include_router(api_docs)
     app.add_exception_handler(ServebookError, _render_error)
     app.add_exception_handler(RecordInvalid, _render_invalid)
     app.add_exception_handler(AuthRequired, auth_required_response)

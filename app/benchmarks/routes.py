@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.benchmarks.schemas import JobIn, JobListOut, JobOut
 from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
-from app.catalog.service import CatalogService
+from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
 from app.pagination import CursorQuery, LimitQuery, next_url
@@ -44,7 +44,8 @@ def page_context(
     cursor: str | None = None,
     limit: int = JOBS_PER_PAGE,
 ) -> dict[str, Any]:
-    catalog = CatalogService(session)
+    choices = form_choices(session, values.get("model"), values.get("artifact"),
+                           values.get("runtime"), keep=True)
     jobs = jobs_page(session, cursor, limit)
     return {
         "values": values,
@@ -52,9 +53,11 @@ def page_context(
         "jobs": jobs.items,
         "older_url": next_url(request, "benchmarks:index", jobs, {}, limit),
         "newest_url": request.url_for("benchmarks:index") if cursor else None,
-        "models": catalog.list_models(),
-        "hardware": catalog.list_hardware(),
-        "runtimes": catalog.list_runtimes(),
+        "choices": choices,
+        "models": choices.models,
+        "hardware": choices.hardware,
+        "runtimes": choices.runtimes,
+        "profiles": choices.profiles,
         "tasks": list_tasks(session),
         "defaults": JobIn.model_fields,
     }
@@ -75,6 +78,9 @@ def index(
 ) -> Response:
     """Run a benchmark: the form, pre-filled from a detail page, and jobs a page at a time."""
     values = {k: v for k, v in request.query_params.items() if k in PREFILL}
+    models = form_choices(session).models
+    if not values.get("model") and models:  # opened from the menu: start on the first model
+        values["model"] = models[0].slug
     context = page_context(request, session, values, {}, cursor, limit)
     return render(request, "benchmarks/index.html", context)
 

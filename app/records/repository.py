@@ -150,9 +150,3 @@ def _records_are_write_once(_mapper: Any, _connection: Any, record: Record) -> N
     changed = [key for key in WRITE_ONCE if state.attrs[key].history.has_changes()]
     if changed:
         raise ValueError(f"records are write-once; refusing to change {', '.join(sorted(changed))}")
-
-
-def models_with_artifacts(session: Session) -> Sequence[LlmModel]:
-    statement = select(LlmModel).options(selectinload(LlmModel.artifacts)).order_by(
-        LlmModel.family, LlmModel.name)
-    return session.scalars(statement).all()

@@ -168,7 +168,7 @@ def form_context(pages: RecordPages, state: FormState,
     return {"state": state, "form_key": state.values.get("idempotency_key") or uuid.uuid4().hex,
             "outcomes": OUTCOMES, "outcome_labels": OUTCOME_LABELS, "formats": FORMAT_LABELS,
             "row_fields": ROW_FIELDS, "row_labels": ROW_LABELS, "principal": principal,
-            **pages.choices()}
+            **pages.choices(state.values)}
 
 
 def form_response(request: Request, session: Session, state: FormState,
