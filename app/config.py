@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
     hub_url: str = "https://huggingface.co"
     hub_cache_dir: Path = DEFAULT_DATA_DIR / "hub_cache"
+    # /metrics answers on loopback; served beyond loopback only when this is true (request
+    # paths and record counts are no secret to a lab, but they are to the internet).
+    metrics_beyond_loopback: bool = False
 
     @property
     def is_sqlite(self) -> bool:

@@ -51,14 +51,24 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# A server that does not answer fails a request in seconds rather than hanging it.
+SERVER_CONNECT_TIMEOUT_S = 10
+
+
 def make_engine(settings: Settings) -> Engine:
-    """Create the engine; SQLite gets its folder, WAL and foreign keys."""
+    """Create the engine; SQLite gets its folder, WAL and foreign keys. A database server
+    (PostgreSQL) gets a connect timeout, and pooled connections are checked before use, so
+    a server restart costs one reconnect, not one failed request per pooled connection."""
+    if not settings.is_sqlite:
+        return create_engine(
+            settings.database_url,
+            connect_args={"connect_timeout": SERVER_CONNECT_TIMEOUT_S},
+            pool_pre_ping=True,
+        )
     if settings.sqlite_path is not None:
         settings.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
-    connect_args = {"check_same_thread": False} if settings.is_sqlite else {}
-    engine = create_engine(settings.database_url, connect_args=connect_args)
-    if settings.is_sqlite:
-        event.listen(engine, "connect", _sqlite_pragmas)
+    engine = create_engine(settings.database_url, connect_args={"check_same_thread": False})
+    event.listen(engine, "connect", _sqlite_pragmas)
     return engine
 
 

@@ -34,6 +34,7 @@ class ErrorOut(BaseModel):
 
 
 ERROR_DESCRIPTIONS = {
+    400: "a list cursor this list did not give out",
     401: "no valid access token (exposed mode)",
     403: "the token's role may not do this, or the CSRF token is missing",
     404: "no such item",

@@ -15,6 +15,7 @@ from starlette.routing import Match
 from starlette.staticfiles import PathLike
 from starlette.types import Scope
 
+from app.api_docs import router as api_docs
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
@@ -26,6 +27,13 @@ from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import ServebookError
 from app.i18n import LocaleMiddleware
+from app.observability import (
+    RequestMetrics,
+    RequestMetricsMiddleware,
+    health_router,
+    metrics_router,
+)
+from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.routes import api_router as records_api
@@ -46,6 +54,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.http import prefers_json
+from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
 from app.web import PageCache, RevisionNotModified, templates
 
@@ -82,10 +91,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             worker.stop()
         engine.dispose()
 
-    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan)
+    # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
+    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan, docs_url=None,
+                  redoc_url=None)
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
     app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
+    app.include_router(home_page)
     app.include_router(catalog_pages)
     app.include_router(catalog_api)
     app.include_router(recipes_pages)
@@ -97,6 +109,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(worker_api)
     app.include_router(tasks_api)
     app.include_router(auth_router)
+    app.include_router(health_router)
+    app.include_router(metrics_router)
+    app.include_router(api_docs)
     app.add_exception_handler(ServebookError, _render_error)
     app.add_exception_handler(RecordInvalid, _render_invalid)
     app.add_exception_handler(AuthRequired, auth_required_response)
@@ -104,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(CsrfCookieMiddleware)
+    app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
     app.add_middleware(RevisionNotModified)
     # Outside the revision check: a page's ETag names its language, read from the request.
@@ -112,7 +128,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
     # fields only ever carry an allowed name.
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
-    app.add_middleware(SecurityHeadersMiddleware)  # outermost: every response carries them
+    app.add_middleware(SecurityHeadersMiddleware)  # every response carries them
+    # Outermost, so refused hosts and oversize bodies are counted with their status too.
+    app.state.request_metrics = RequestMetrics()
+    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app

@@ -21,9 +21,10 @@ from app.templating import register_filters
 templates = Jinja2Blocks(directory=str(PROJECT_ROOT / "templates"))
 register_filters(templates.env)
 
-# Row ids are SQLite integers: an id outside 1..2^63-1 can name nothing, so it is a 422
-# from validation rather than an overflow in the database driver.
-MAX_ROW_ID = 2**63 - 1
+# Row ids are INTEGER columns, 32 bits on PostgreSQL (64 on SQLite): an id outside
+# 1..2^31-1 can name nothing on either, so it is a 422 from validation rather than an
+# overflow in the database driver.
+MAX_ROW_ID = 2**31 - 1
 RowIdPath = Annotated[int, Path(ge=1, le=MAX_ROW_ID, description="a stored id")]
 RowIdQuery = Annotated[int, Query(ge=1, le=MAX_ROW_ID, description="a stored record id")]
 

@@ -1,19 +1,34 @@
-"""Schema only through Alembic: upgrade from empty, no drift, and every step reversible."""
+"""Schema only through Alembic: upgrade from empty, no drift, and every step reversible,
+on SQLite and on PostgreSQL alike."""
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
+from app.config import Settings
 from app.db import Base, alembic_config, make_engine
-from tests.conftest import sqlite_settings
+from tests.conftest import database_settings
 
 
-def run(path: Path, action: str, revision: str) -> None:
-    settings = sqlite_settings(path)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Settings]:
+    """Settings for a database with no tables yet."""
+    if request.param == "sqlite":
+        yield database_settings(f"sqlite:///{tmp_path / 'db.sqlite'}")
+        return
+    server = request.getfixturevalue("postgres_server")
+    name = server.create_database()
+    yield database_settings(server.url(name))
+    server.drop_database(name)
+
+
+def run(settings: Settings, action: str, revision: str) -> None:
     engine = make_engine(settings)
     with engine.begin() as connection:
         config = alembic_config(settings)
@@ -22,47 +37,42 @@ def run(path: Path, action: str, revision: str) -> None:
     engine.dispose()
 
 
-def table_names(path: Path) -> set[str]:
-    engine = make_engine(sqlite_settings(path))
+def table_names(settings: Settings) -> set[str]:
+    engine = make_engine(settings)
     names = set(inspect(engine).get_table_names())
     engine.dispose()
     return names - {"alembic_version"}
 
 
-def test_upgrade_from_empty_creates_every_table(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    run(path, "upgrade", "head")
-    assert table_names(path) == set(Base.metadata.tables)
+def test_upgrade_from_empty_creates_every_table(empty: Settings) -> None:
+    run(empty, "upgrade", "head")
+    assert table_names(empty) == set(Base.metadata.tables)
 
 
-def test_no_drift_between_models_and_migrations(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    run(path, "upgrade", "head")
-    engine = make_engine(sqlite_settings(path))
+def test_no_drift_between_models_and_migrations(empty: Settings) -> None:
+    run(empty, "upgrade", "head")
+    engine = make_engine(empty)
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         assert compare_metadata(context, Base.metadata) == []
     engine.dispose()
 
 
-def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    run(path, "upgrade", "head")
-    run(path, "downgrade", "base")
-    assert table_names(path) == set()
-    run(path, "upgrade", "head")
-    assert table_names(path) == set(Base.metadata.tables)
+def test_downgrade_to_base_and_back(empty: Settings) -> None:
+    run(empty, "upgrade", "head")
+    run(empty, "downgrade", "base")
+    assert table_names(empty) == set()
+    run(empty, "upgrade", "head")
+    assert table_names(empty) == set(Base.metadata.tables)
 
 
-def test_each_revision_steps_down_and_up(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite"
-    settings = sqlite_settings(path)
+def test_each_revision_steps_down_and_up(empty: Settings) -> None:
     revisions = [
-        r.revision for r in ScriptDirectory.from_config(alembic_config(settings)).walk_revisions()
+        r.revision for r in ScriptDirectory.from_config(alembic_config(empty)).walk_revisions()
     ]
-    run(path, "upgrade", "head")
+    run(empty, "upgrade", "head")
     for _ in revisions:
-        run(path, "downgrade", "-1")
-        run(path, "upgrade", "+1")
-        run(path, "downgrade", "-1")
-    assert table_names(path) == set()
+        run(empty, "downgrade", "-1")
+        run(empty, "upgrade", "+1")
+        run(empty, "downgrade", "-1")
+    assert table_names(empty) == set()

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import importlib
 import math
-import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from types import ModuleType
 from typing import Protocol
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from app.bench.result import GpuMemoryPeak, MemoryReading, SeriesPeak
 
@@ -70,32 +70,16 @@ class PromSample:
     value: float
 
 
-_SAMPLE_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
-_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
-
-
 def parse_prometheus_text(text: str, only: tuple[str, ...] | None = None) -> list[PromSample]:
-    """Samples of the text exposition format; ``only`` keeps lines starting with those names."""
-    samples: list[PromSample] = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        if only is not None and not line.startswith(only):
-            continue
-        match = _SAMPLE_LINE.match(line)
-        if match is None:
-            continue
-        try:
-            value = float(match.group(3))
-        except ValueError:
-            continue
-        labels = {key: _unescape(raw) for key, raw in _LABEL.findall(match.group(2) or "")}
-        samples.append(PromSample(match.group(1), labels, value))
-    return samples
-
-
-def _unescape(raw: str) -> str:
-    return raw.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+    """Samples of the text exposition format, read by prometheus_client's parser (labels
+    unescaped, timestamps and comments understood); ``only`` keeps samples whose names start
+    with one of those. Malformed text raises ValueError, which fails that one scrape."""
+    return [
+        PromSample(sample.name, dict(sample.labels), sample.value)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if only is None or sample.name.startswith(only)
+    ]
 
 
 @dataclass

@@ -26,7 +26,9 @@ class SSEOverflow(ValueError):
     """A line or an event longer than the parser keeps."""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, and one event
+# is made per chunk.
+@dataclass(slots=True)
 class SSEEvent:
     data: str
     event: str | None = None
@@ -144,4 +146,4 @@ def _single_data_event(piece: bytes) -> SSEEvent | None:
         return None
     if value[:1] == b" ":
         value = value[1:]
-    return SSEEvent(data=value.decode("utf-8", errors="replace"))
+    return SSEEvent(value.decode("utf-8", "replace"))

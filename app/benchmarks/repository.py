@@ -1,7 +1,8 @@
 """Queries for benchmark jobs. Claims are compare-and-set updates, so two workers never
-run the same job at once, on SQLite and PostgreSQL alike."""
+run the same job at once, on SQLite and PostgreSQL alike. On PostgreSQL the candidate row
+is also locked with FOR UPDATE SKIP LOCKED, so concurrent claimers each take a different
+job instead of queueing on the same one (SQLite has one writer at a time and ignores it)."""
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.models import BenchJob
+from app.pagination import Page, keyset_page
 
 
 def claimable(now: datetime):  # noqa: ANN201 - a SQL expression
@@ -41,13 +43,19 @@ class JobRepository:
         )
         return self.session.scalars(statement).one_or_none()
 
-    def recent(self, limit: int = 20) -> Sequence[BenchJob]:
-        statement = select(BenchJob).order_by(BenchJob.id.desc()).limit(limit)
-        return self.session.scalars(statement).all()
+    def page(self, cursor: str | None, limit: int) -> Page[BenchJob]:
+        """Jobs newest first by when they were queued, one page after `cursor`."""
+        return keyset_page(
+            self.session, select(BenchJob), BenchJob.created_at, BenchJob.id, cursor, limit
+        )
 
     def next_claimable(self, now: datetime, label: str | None = None) -> BenchJob | None:
         statement = (
-            select(BenchJob).where(claimable(now), for_label(label)).order_by(BenchJob.id).limit(1)
+            select(BenchJob)
+            .where(claimable(now), for_label(label))
+            .order_by(BenchJob.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
         )
         return self.session.scalars(statement).one_or_none()
 
@@ -60,6 +68,3 @@ class JobRepository:
     def held_under(self, lease_token: str):  # noqa: ANN201 - a SQL expression
         """The job is still running under the claim that handed out `lease_token`."""
         return (BenchJob.status == "running") & (BenchJob.lease_token == lease_token)
-
-    def held_by(self, worker_id: str):  # noqa: ANN201 - a SQL expression
-        return (BenchJob.status == "running") & (BenchJob.worker_id == worker_id)

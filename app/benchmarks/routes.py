@@ -5,11 +5,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from app.benchmarks.schemas import JobIn, JobOut
-from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, parse_job, recent_jobs
-from app.catalog.service import CatalogService
+from app.benchmarks.schemas import JobIn, JobListOut, JobOut
+from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
+from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
+from app.pagination import CursorQuery, LimitQuery, next_url
 from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf
@@ -18,6 +19,8 @@ from app.web import RowIdPath, page_responses, redirect, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["benchmarks"])
+
+JOBS_PER_PAGE = 20
 
 PREFILL = (
     "model",
@@ -38,15 +41,23 @@ def page_context(
     session,
     values: dict[str, Any],  # noqa: ANN001
     errors: dict[str, str],
+    cursor: str | None = None,
+    limit: int = JOBS_PER_PAGE,
 ) -> dict[str, Any]:
-    catalog = CatalogService(session)
+    choices = form_choices(session, values.get("model"), values.get("artifact"),
+                           values.get("runtime"), keep=True)
+    jobs = jobs_page(session, cursor, limit)
     return {
         "values": values,
         "errors": errors,
-        "jobs": recent_jobs(session),
-        "models": catalog.list_models(),
-        "hardware": catalog.list_hardware(),
-        "runtimes": catalog.list_runtimes(),
+        "jobs": jobs.items,
+        "older_url": next_url(request, "benchmarks:index", jobs, {}, limit),
+        "newest_url": request.url_for("benchmarks:index") if cursor else None,
+        "choices": choices,
+        "models": choices.models,
+        "hardware": choices.hardware,
+        "runtimes": choices.runtimes,
+        "profiles": choices.profiles,
         "tasks": list_tasks(session),
         "defaults": JobIn.model_fields,
     }
@@ -58,11 +69,20 @@ def remember_key(request: Request, job_id: int, data: JobIn) -> None:
         request.app.state.bench_api_keys[job_id] = data.api_key.get_secret_value()
 
 
-@router.get("/benchmarks", name="benchmarks:index")
-def index(request: Request, session: SessionDep) -> Response:
-    """Run a benchmark: the form, pre-filled from a detail page, and recent jobs."""
+@router.get("/benchmarks", name="benchmarks:index", responses=page_responses(400))
+def index(
+    request: Request,
+    session: SessionDep,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = JOBS_PER_PAGE,
+) -> Response:
+    """Run a benchmark: the form, pre-filled from a detail page, and jobs a page at a time."""
     values = {k: v for k, v in request.query_params.items() if k in PREFILL}
-    return render(request, "benchmarks/index.html", page_context(request, session, values, {}))
+    models = form_choices(session).models
+    if not values.get("model") and models:  # opened from the menu: start on the first model
+        values["model"] = models[0].slug
+    context = page_context(request, session, values, {}, cursor, limit)
+    return render(request, "benchmarks/index.html", context)
 
 
 @router.post(
@@ -127,6 +147,28 @@ def create_api(
         return JSONResponse({"errors": [e.model_dump() for e in error.errors]}, status_code=422)
     remember_key(request, job.id, data)
     return JSONResponse(api_job(request, job), status_code=202)
+
+
+@api_router.get(
+    "/benchmarks",
+    name="api:benchmarks_list",
+    response_model=JobListOut,
+    responses=error_responses(400),
+)
+def list_api(
+    request: Request,
+    session: SessionDep,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = JOBS_PER_PAGE,
+) -> dict[str, Any]:
+    """Jobs, newest first, a page at a time; follow `next` for older ones."""
+    page = jobs_page(session, cursor, limit)
+    return {
+        "count": len(page.items),
+        "limit": limit,
+        "next": next_url(request, "api:benchmarks_list", page, {}, limit),
+        "jobs": [api_job(request, job) for job in page.items],
+    }
 
 
 @api_router.get(

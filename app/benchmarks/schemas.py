@@ -148,3 +148,12 @@ class JobOut(BaseModel):
     record_url: str | None
     plan: dict[str, Any]
     target: dict[str, Any]
+
+
+class JobListOut(BaseModel):
+    """One page of jobs, newest first."""
+
+    count: int = Field(description="jobs on this page")
+    limit: int
+    next: str | None = Field(description="the next, older page; null on the last page")
+    jobs: list[JobOut]

@@ -1,6 +1,5 @@
 """Queue benchmark jobs and describe them; the worker does the running."""
 
-from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,6 +14,7 @@ from app.catalog.repository import CatalogRepository
 from app.config import Settings
 from app.errors import NotFound, ServebookError
 from app.models import BenchJob, Task
+from app.pagination import Page
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError
 from app.records.validation import RecordInvalid, schema_errors, validate_record
@@ -120,8 +120,8 @@ def get_job(session: Session, job_id: int) -> BenchJob:
     return job
 
 
-def recent_jobs(session: Session) -> Sequence[BenchJob]:
-    return JobRepository(session).recent()
+def jobs_page(session: Session, cursor: str | None, limit: int) -> Page[BenchJob]:
+    return JobRepository(session).page(cursor, limit)
 
 
 def job_out(job: BenchJob, url: str, record_url: str | None) -> dict[str, Any]:

@@ -30,6 +30,10 @@ class CatalogRepository:
     def list_models(self) -> Sequence[LlmModel]:
         return self.session.scalars(select(LlmModel).order_by(LlmModel.family, LlmModel.name)).all()
 
+    def list_models_with_artifacts(self) -> Sequence[LlmModel]:
+        statement = select(LlmModel).options(selectinload(LlmModel.artifacts))
+        return self.session.scalars(statement.order_by(LlmModel.family, LlmModel.name)).all()
+
     def get_model(self, slug: str) -> LlmModel | None:
         statement = (
             select(LlmModel)

@@ -1,28 +1,33 @@
-"""The model index: page and JSON. A model's fit table lives with the recipes."""
+"""The model list as JSON, and the record and benchmark forms' narrowed choices. The
+home page (it counts what runs where) and a model's fit table live with the recipes."""
 
-from fastapi import APIRouter, Request
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.catalog.choices import form_choices
 from app.catalog.presenters import model_out
-from app.catalog.revision import current_revision
 from app.catalog.schemas import ModelOut
 from app.catalog.service import CatalogService
 from app.db import SessionDep
-from app.web import render, serve_at_revision
+from app.web import render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["catalog"])
 
 
-@router.get("/", name="catalog:index")
-def index(request: Request, session: SessionDep) -> Response:
-    """The model index; it changes only with the catalog revision."""
+Slug = Annotated[str | None, Query(max_length=120, description="a catalog slug")]
 
-    def build() -> Response:
-        models = CatalogService(session).list_models()
-        return render(request, "catalog/index.html", {"models": models})
 
-    return serve_at_revision(request, current_revision(session), build)
+@router.get("/choices/{field}", name="catalog:choices")
+def choices(request: Request, session: SessionDep, field: Literal["artifact", "runtime"],
+            model: Slug = None, artifact: Slug = None, runtime: Slug = None) -> Response:
+    """The <option>s of the record and benchmark forms' model file or runtime select,
+    narrowed to the chosen model (and model file); the current choice stays if offered."""
+    context = {"field": field, "choices": form_choices(session, model, artifact),
+               "selected": artifact if field == "artifact" else runtime}
+    return render(request, "_partials/choice_options.html", context)
 
 
 @api_router.get("/models", name="api:models", response_model=list[ModelOut])

@@ -8,7 +8,15 @@ catalog's usable figures are; exact sizes are bytes as int; speeds are tokens pe
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.errors import EstimateError
-from app.estimate.estimator import Estimate, MemoryBreakdown, estimate, max_context
+from app.estimate.estimator import (
+    Estimate,
+    MemoryBreakdown,
+    SharedEstimates,
+    Sizing,
+    estimate,
+    max_context,
+    size,
+)
 from app.estimate.fit import Assessment, Route, RouteResult, Verdict, assess
 from app.estimate.kv import kv_cache_bytes
 from app.estimate.specs import (
@@ -37,11 +45,14 @@ __all__ = [
     "Route",
     "RouteResult",
     "RuntimeSpec",
+    "SharedEstimates",
+    "Sizing",
     "SpeedRange",
     "Verdict",
     "assess",
     "estimate",
     "kv_cache_bytes",
+    "size",
     "max_context",
     "weakest",
     "weights_bytes",

@@ -8,9 +8,10 @@ from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.cautions import setup_warnings
 from app.estimate.kv import (
-    checked_kv_cache_bytes,
+    KvShape,
     checked_kv_growth_bytes_per_token,
     kv_basis,
+    kv_shape,
     kv_unknown,
     largest_context_within,
 )
@@ -68,6 +69,16 @@ class Estimate:
 
 
 @dataclass(frozen=True)
+class Sizing:
+    """The memory part of an estimate: the breakdown at the plan's context and the largest
+    context that fits. Choosing a route or fitting a concurrency reads nothing else, so it
+    skips the speed, warnings and basis a full estimate works out."""
+
+    memory: MemoryBreakdown
+    max_context: int | None
+
+
+@dataclass(frozen=True)
 class _Job:
     """Checked inputs of one estimate, with the plan resolved, the weights sized, and every
     part of the memory that does not depend on context worked out once (with its basis):
@@ -84,6 +95,7 @@ class _Job:
     reserve: Quantity
     usable: Quantity
     kv_basis: Basis
+    kv: KvShape  # one sequence's cache on one GPU at the plan's dtype
 
     @property
     def fixed_gb(self) -> float:
@@ -100,18 +112,134 @@ def estimate(
 ) -> Estimate:
     """Estimate memory per GPU, the largest fitting context and speed for a serving plan."""
     job = _prepare(model, artifact, runtime, hardware, plan)
-    setup = job.setup
+    return _estimate(job, _largest_fitting_context(job))
+
+
+def _estimate(job: _Job, largest: int | None) -> Estimate:
+    model, hardware, setup = job.model, job.hardware, job.setup
     return Estimate(
         weights_gb=Quantity(bytes_to_gb(job.weights.value), job.weights.basis, job.weights.note),
         kv_bytes_per_token=_kv_growth(job, tensor_parallel=1),
         kv_bytes_per_token_per_gpu=_kv_growth(job, setup.tensor_parallel),
         tensor_parallel=setup.tensor_parallel,
         memory=_memory_at(job, setup.context),
-        max_context=_largest_fitting_context(job),
+        max_context=largest,
         decode_tokens_per_s=_decode(job),
         prefill_tokens_per_s=prefill_range(active_params(model), hardware, setup.tensor_parallel),
-        warnings=setup_warnings(model, runtime, hardware, setup),
+        warnings=setup_warnings(model, job.runtime, hardware, setup),
         basis=_input_basis(job),
+    )
+
+
+def size(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> Sizing:
+    """The memory and the largest fitting context of `estimate`, and nothing else."""
+    job = _prepare(model, artifact, runtime, hardware, plan)
+    return Sizing(_memory_at(job, job.setup.context), _largest_fitting_context(job))
+
+
+class SharedEstimates:
+    """`estimate` and `size` for many plans that differ in context, sharing what does not
+    depend on context: the checks, the resolved plan, the weights, the reserves and the
+    largest fitting context (it is solved from the concurrency, not from the context asked).
+
+    Each answer equals the plain function's; one instance serves one pass over a catalog
+    and remembers the shared parts by their inputs, so it never outlives the specs it saw.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple, tuple[_Job, int | None]] = {}
+
+    def estimate(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> Estimate:
+        return _estimate(*self._job(model, artifact, runtime, hardware, plan))
+
+    def size(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> Sizing:
+        job, largest = self._job(model, artifact, runtime, hardware, plan)
+        return Sizing(_memory_at(job, job.setup.context), largest)
+
+    def _job(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> tuple[_Job, int | None]:
+        if plan.context < 1:
+            # Refused by the checks, in their order (a bad model is named before the
+            # context), so never shared.
+            job = _prepare(model, artifact, runtime, hardware, plan)
+            return job, _largest_fitting_context(job)
+        key = (
+            model,
+            artifact,
+            runtime,
+            hardware,
+            plan.concurrency,
+            plan.kv_dtype,
+            plan.prefill_tokens,
+            plan.tensor_parallel,
+            plan.cuda_graphs,
+            plan.memory_fraction,
+        )
+        found = self._jobs.get(key)
+        if found is None:
+            # Every check but the context's reads only what the key holds: a plan that
+            # fails them fails at every context, and is not kept.
+            job = _prepare(model, artifact, runtime, hardware, plan)
+            found = self._jobs[key] = (job, _largest_fitting_context(job))
+        job, largest = found
+        if job.setup.context != plan.context:
+            job = _at_context(job, plan.context)
+        return job, largest
+
+
+def _at_context(job: _Job, context: int) -> _Job:
+    """The same job at another context: nothing else in it depends on the context.
+    (Built field by field: `dataclasses.replace` costs more than the estimate's arithmetic.)"""
+    s = job.setup
+    setup = Setup(
+        context,
+        s.concurrency,
+        s.kv_dtype,
+        s.prefill_tokens,
+        s.tensor_parallel,
+        s.cuda_graphs,
+        s.caps_sliding_window,
+        s.memory_fraction,
+    )
+    return _Job(
+        job.model,
+        job.artifact,
+        job.runtime,
+        job.hardware,
+        setup,
+        job.weights,
+        job.weights_per_gpu,
+        job.prefill,
+        job.reserve,
+        job.usable,
+        job.kv_basis,
+        job.kv,
     )
 
 
@@ -178,6 +306,7 @@ def _prepare(
         reserve=runtime_reserve(runtime, hardware, setup),
         usable=_usable(hardware),
         kv_basis=kv_basis(model),
+        kv=kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel),
     )
 
 
@@ -201,11 +330,7 @@ def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
 
 def _kv_bytes_per_gpu(job: _Job, context: int) -> int:
     """KV cache bytes on one GPU for all concurrent sequences."""
-    setup = job.setup
-    per_sequence = checked_kv_cache_bytes(
-        job.model, context, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
-    )
-    return per_sequence * setup.concurrency
+    return job.kv.bytes_at(context) * job.setup.concurrency
 
 
 def _kv_per_gpu(job: _Job, context: int) -> Quantity:

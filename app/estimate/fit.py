@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import cached_property
 
 from app.estimate.errors import EstimateError
-from app.estimate.estimator import Estimate, estimate, offload
+from app.estimate.estimator import Estimate, SharedEstimates, Sizing, estimate, offload, size
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -35,13 +36,26 @@ class Route:
 
 @dataclass(frozen=True)
 class RouteResult:
-    """One route's estimate at the assessed context, or why it could not be estimated."""
+    """One route at the assessed context: its sizing, or why it could not be estimated.
+
+    Choosing among routes reads only the sizing; the full estimate (speed, warnings, basis)
+    is worked out when first read, which is for the chosen route alone.
+    """
 
     route: Route
-    estimate: Estimate | None
+    sizing: Sizing | None
     error: str | None
     fits_at_context: bool
     max_context: int | None
+    # What the full estimate is worked out from; None when the route could not be estimated.
+    request: _Request | None = field(default=None, repr=False, compare=False)
+    context: int | None = None
+
+    @cached_property
+    def estimate(self) -> Estimate | None:
+        if self.request is None or self.context is None:
+            return None
+        return _estimate_route(self.request, self.route, self.context)
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,7 @@ class _Request:
     context: int
     concurrency: int
     min_context: int
+    shared: SharedEstimates | None = None
 
 
 def assess(
@@ -82,13 +97,18 @@ def assess(
     context: int,
     concurrency: int = 1,
     min_context: int = 4096,
+    shared: SharedEstimates | None = None,
 ) -> Assessment:
-    """Choose a verdict from routes listed in the caller's order of preference."""
+    """Choose a verdict from routes listed in the caller's order of preference.
+
+    `shared`, when given, lets assessments of one model at several contexts share the
+    estimator's work; the answer is the same.
+    """
     _check_request(context, concurrency, min_context)
     target = min(context, model.native_context)
-    request = _Request(model, hardware, target, concurrency, min(min_context, target))
+    request = _Request(model, hardware, target, concurrency, min(min_context, target), shared)
     results = tuple(_try_route(request, route) for route in routes)
-    estimated = [result for result in results if result.estimate is not None]
+    estimated = [result for result in results if result.sizing is not None]
     if not estimated:
         return _unestimated(request, routes, results)
     for choose in _CHOOSERS:
@@ -119,16 +139,25 @@ def _plan_for(runtime: RuntimeSpec, request: _Request, context: int) -> Plan:
 def _estimate_route(request: _Request, route: Route, context: int) -> Estimate:
     """Estimate one route at a context."""
     plan = _plan_for(route.runtime, request, context)
-    return estimate(request.model, route.artifact, route.runtime, request.hardware, plan)
+    work = estimate if request.shared is None else request.shared.estimate
+    return work(request.model, route.artifact, route.runtime, request.hardware, plan)
+
+
+def _size_route(request: _Request, route: Route, context: int) -> Sizing:
+    """Size one route at a context: the memory part of `_estimate_route`."""
+    plan = _plan_for(route.runtime, request, context)
+    work = size if request.shared is None else request.shared.size
+    return work(request.model, route.artifact, route.runtime, request.hardware, plan)
 
 
 def _try_route(request: _Request, route: Route) -> RouteResult:
-    """Estimate a route at the requested context, recording why it failed if it did."""
+    """Size a route at the requested context, recording why it failed if it did."""
     try:
-        found = _estimate_route(request, route, request.context)
+        found = _size_route(request, route, request.context)
     except EstimateError as error:
         return RouteResult(route, None, str(error), False, None)
-    return RouteResult(route, found, None, found.memory.fits, found.max_context)
+    fits = found.memory.fits
+    return RouteResult(route, found, None, fits, found.max_context, request, request.context)
 
 
 def _choose_fits(
@@ -142,8 +171,7 @@ def _choose_fits(
         return None
     best = fitting[0]
     reason = (
-        f"fits {request.context} tokens with {best.estimate.memory.headroom:.1f} GB "
-        "per GPU to spare"
+        f"fits {request.context} tokens with {best.sizing.memory.headroom:.1f} GB per GPU to spare"
     )
     return _assessment(Verdict.FITS, best, request.context, reason, results)
 
@@ -205,8 +233,10 @@ def _choose_offload(
             except EstimateError:
                 continue
             if split is not None:
-                at_context = _estimate_route(request, route, context)
-                chosen = RouteResult(route, at_context, None, False, result.max_context)
+                at_context = _size_route(request, route, context)
+                chosen = RouteResult(
+                    route, at_context, None, False, result.max_context, request, context
+                )
                 reason = f"runs at {context} tokens with {split.summary}"
                 found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
                 return replace(found, offload=split)
@@ -240,8 +270,8 @@ def _exceeds(
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """Nothing fits: report the route that came closest."""
-    closest = max(estimated, key=lambda r: r.estimate.memory.headroom)
-    memory = closest.estimate.memory
+    closest = max(estimated, key=lambda r: r.sizing.memory.headroom)
+    memory = closest.sizing.memory
     reason = f"needs {memory.required:.0f} GB per GPU, {memory.usable.value:.0f} GB usable"
     if closest.max_context is not None:
         reason += (
@@ -282,8 +312,10 @@ def _reduced_assessment(
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """An assessment at the route's largest fitting context, estimated again at that context."""
-    at_reduced = _estimate_route(request, best.route, best.max_context)
-    reduced = RouteResult(best.route, at_reduced, None, True, best.max_context)
+    at_reduced = _size_route(request, best.route, best.max_context)
+    reduced = RouteResult(
+        best.route, at_reduced, None, True, best.max_context, request, best.max_context
+    )
     return _assessment(verdict, reduced, best.max_context, reason, results)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 from app.estimate.basis import Basis, weakest
@@ -134,7 +135,8 @@ def checked_kv_growth_bytes_per_token(
     """`kv_growth_bytes_per_token` for a model already checked."""
     per_layer = elements_per_token_per_layer(model, tensor_parallel)
     elements = per_layer * growing_layers(model, caps_sliding_window)
-    return math.ceil(elements * kv_dtype_bytes(kv_dtype))
+    size = kv_dtype_bytes(kv_dtype)
+    return -(-elements * size.numerator // size.denominator)  # exact ceiling, in integers
 
 
 def kv_cache_bytes(
@@ -155,20 +157,46 @@ def kv_cache_bytes(
 def checked_kv_cache_bytes(
     model: ModelSpec, context: int, kv_dtype: str, caps_sliding_window: bool, tensor_parallel: int
 ) -> int:
-    """`kv_cache_bytes` for inputs already checked: the estimator's inner loop calls this."""
-    elements = _cached_elements(model, context, caps_sliding_window, tensor_parallel)
-    size = KV_DTYPE_BYTES[kv_dtype]
-    cached = -(-elements * size.numerator // size.denominator)  # exact ceiling, in integers
-    return cached + linear_state_bytes(model, tensor_parallel)
+    """`kv_cache_bytes` for inputs already checked."""
+    return kv_shape(model, kv_dtype, caps_sliding_window, tensor_parallel).bytes_at(context)
 
 
-def _cached_elements(model: ModelSpec, context: int, caps: bool, tensor_parallel: int) -> int:
-    """Cached elements of one sequence on one GPU."""
-    per_layer = elements_per_token_per_layer(model, tensor_parallel)
+@dataclass(frozen=True)
+class KvShape:
+    """What the KV cache of one sequence on one GPU is made of, worked out once so that its
+    size at a context is integer arithmetic: the estimator's inner loop asks it many times."""
+
+    per_layer: int  # cached elements per token in one layer
+    full_layers: int  # layers that grow with every token
+    sliding_layers: int  # layers capped at the window (when the runtime caps them)
+    window: int | None  # tokens a capped layer keeps; None when none is capped
+    numerator: int  # bytes per element, as an exact fraction
+    denominator: int
+    linear_state: int  # fixed state bytes of linear-attention layers
+
+    def bytes_at(self, context: int) -> int:
+        sliding = self.sliding_layers
+        sliding_tokens = min(context, self.window) if self.window is not None else context
+        elements = self.per_layer * (self.full_layers * context + sliding * sliding_tokens)
+        cached = -(-elements * self.numerator // self.denominator)  # exact ceiling, integers
+        return cached + self.linear_state
+
+
+def kv_shape(
+    model: ModelSpec, kv_dtype: str, caps_sliding_window: bool, tensor_parallel: int
+) -> KvShape:
+    """The shape of a checked model's KV cache at a dtype, runtime rule and TP size."""
     sliding = model.sliding_window_layers
-    sliding_tokens = min(context, model.sliding_window) if caps and sliding else context
-    full = cached_layers(model) - sliding
-    return per_layer * (full * context + sliding * sliding_tokens)
+    size = KV_DTYPE_BYTES[kv_dtype]
+    return KvShape(
+        per_layer=elements_per_token_per_layer(model, tensor_parallel),
+        full_layers=cached_layers(model) - sliding,
+        sliding_layers=sliding,
+        window=model.sliding_window if caps_sliding_window and sliding else None,
+        numerator=size.numerator,
+        denominator=size.denominator,
+        linear_state=linear_state_bytes(model, tensor_parallel),
+    )
 
 
 def largest_context_within(

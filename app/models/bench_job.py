@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, Text
+from sqlalchemy import CheckConstraint, DateTime, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base, TimestampMixin
@@ -21,6 +21,7 @@ class BenchJob(TimestampMixin, Base):
         CheckConstraint(
             "status IN ('queued', 'running', 'succeeded', 'failed')", name="status_known"
         ),
+        Index("ix_bench_jobs_created_at_id", "created_at", "id"),  # the jobs list, newest first
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

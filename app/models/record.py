@@ -32,6 +32,16 @@ class Record(TimestampMixin, Base):
         # The known-good lookup: one configuration's accepted working records.
         Index("ix_records_configuration", "model_id", "hardware_id", "profile_id",
               "review_state", "outcome"),
+        # Lists page newest first; a detail page reads one configuration's records by state.
+        Index("ix_records_created_at_id", "created_at", "id"),
+        Index(
+            "ix_records_model_hardware_state_created",
+            "model_id",
+            "hardware_id",
+            "review_state",
+            "created_at",
+            "id",
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -18,6 +18,14 @@ LABELS = {
 }
 
 
+# Knobs that mean nothing on some platforms: a Mac has no CUDA graphs to turn off.
+PLATFORM_KNOBS = {"cuda_graphs": ("cuda", "rocm")}
+
+
+def knob_applies(name: str, platform: str) -> bool:
+    return platform in PLATFORM_KNOBS.get(name, (platform,))
+
+
 @dataclass(frozen=True)
 class KnobRow:
     name: str
@@ -53,6 +61,8 @@ def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
     command = recipe.primary_command
     rows = []
     for name in KNOBS:
+        if not knob_applies(name, recipe.hardware.platform):
+            continue
         knob: Knob | None = command.knobs.get(name) if command else None
         rows.append(
             KnobRow(
@@ -68,4 +78,4 @@ def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
     return rows
 
 
-__all__ = ["KnobRow", "KnobState", "knob_rows"]
+__all__ = ["KnobRow", "KnobState", "knob_applies", "knob_rows"]

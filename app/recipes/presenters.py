@@ -9,10 +9,11 @@ from typing import Any
 
 from fastapi import Request
 
+from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
 from app.estimate.specs import UNKNOWN_ATTENTION
-from app.recipes.knobs import knob_rows
+from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
 from app.resolve.commands import HOST, PORT, shared_setup
@@ -41,7 +42,8 @@ def verified_by(recipe: ResolvedRecipe) -> dict[str, Any] | None:
     return {
         "source": pair.source,
         "official_url": pair.official_url,
-        "record_ids": list(pair.record_ids),
+        "record_ids": pair.latest_record_ids,  # the newest few
+        "records": len(pair.record_ids),
         "runtime_versions": pair.version_range(),
     }
 
@@ -283,8 +285,8 @@ def smoke_test(recipe: ResolvedRecipe) -> str:
     """A streaming request that proves the server answers and streams."""
     body = {
         "model": served_model_name(recipe),
-        "messages": [{"role": "user", "content": "Say hello in five words."}],
-        "max_tokens": 32,
+        "messages": [{"role": "user", "content": SMOKE_PROMPT}],
+        "max_tokens": SMOKE_MAX_TOKENS,
         "stream": True,
     }
     return shlex.join(
@@ -316,7 +318,8 @@ def exposure_note(recipe: ResolvedRecipe) -> str | None:
 
 
 def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
-    """Query parameters that pre-fill the record form from this page."""
+    """Query parameters that pre-fill the record form from this page: what runs, the
+    command as the page gives it, and the values it applies."""
     params = {
         "model": recipe.model.slug,
         "hardware": recipe.hardware.slug,
@@ -324,16 +327,32 @@ def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
     }
     if recipe.route:
         params.update(artifact=recipe.route.artifact.slug, runtime=recipe.route.runtime.slug)
+    primary = recipe.primary_command
+    if primary is not None:
+        params["command"] = primary.shell
+    if recipe.applied is not None and not recipe.estimate_only:
+        applied = recipe.applied.as_json()
+        shown = {k: v for k, v in applied.items() if knob_applies(k, recipe.hardware.platform)}
+        params["applied_values"] = applied_values_text(shown)
     return params
+
+
+def applied_values_text(applied: dict[str, Any]) -> str:
+    """The record form's `name = value` lines for the knobs the command sets (those it leaves
+    to the runtime are not applied values)."""
+    skipped = {"why", "left_at_default", *applied.get("left_at_default", ())}
+    return "\n".join(
+        f"{name} = {value if isinstance(value, str) else json.dumps(value)}"
+        for name, value in applied.items()
+        if name not in skipped and value is not None
+    )
 
 
 def benchmark_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
     """Query parameters that pre-fill the benchmark page for this recipe's server."""
     params = record_prefill(recipe)
+    params.pop("applied_values", None)
     params.update(base_url=f"http://{HOST}:{PORT}/v1", served_model=served_model_name(recipe))
-    primary = recipe.primary_command
-    if primary is not None:
-        params["command"] = primary.shell
     return params
 
 

@@ -74,7 +74,10 @@ def token_create(role: str, name: str) -> None:
     """Create a token and print it once; only its sha256 is stored."""
     from app.db import session_scope
 
-    with session_scope(get_settings()) as session:
-        secret = create_token(session, name, role)  # type: ignore[arg-type]
+    try:
+        with session_scope(get_settings()) as session:
+            secret = create_token(session, name, role)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
     click.echo(f"{role} token for {name} (shown only now, store it safely):", err=True)
     click.echo(secret)

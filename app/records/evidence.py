@@ -1,47 +1,175 @@
-"""The records behind a detail page: every record of the model on the hardware, and the
-last known-good configuration. The figures they measured reach the page through the
-resolved recipe (`app.resolve`), so they read the same everywhere."""
+"""The evidence section of a detail page, summarised: every number it shows is computed
+here, once, so the page and its JSON show the same digits.
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+Medians and ranges come from the database (`EvidenceQueries`); only the newest few accepted
+records and the last known-good configuration are loaded, and pending records are a count
+with a link to review them. The cost does not grow with the number of records.
+"""
+
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from fastapi import Request
 from sqlalchemy.orm import Session
 
-from app.models import Hardware, LlmModel, Profile, Record
-from app.records.repository import RecordRepository
+from app.models import Record
+from app.records.evidence_queries import EvidenceQueries, EvidenceScope
+from app.resolve import ResolvedRecipe
+from app.resolve.figures import GB_DIGITS, SPEED_DIGITS
+
+LATEST = 10  # accepted records listed on the page; the rest are one link away
+MEASURED = "measured"
 
 
-@dataclass
+@dataclass(frozen=True)
+class Spread:
+    """The median of a metric over accepted measurements, and the range it comes from."""
+
+    median: float | None
+    low: float | None
+    high: float | None
+
+    @classmethod
+    def of(cls, row: Any, metric: str, digits: int) -> "Spread":
+        values = (getattr(row, f"{metric}_{part}") for part in ("median", "low", "high"))
+        return cls(*(None if v is None else round(v, digits) for v in values))
+
+
+@dataclass(frozen=True)
+class ContextSummary:
+    """One request at a time at one context length."""
+
+    context_length: int
+    decode_tokens_per_s: Spread
+    ttft_ms: Spread
+    peak_memory_gb_per_gpu: float | None  # the largest seen
+    records: int
+
+
+@dataclass(frozen=True)
+class ConcurrencySummary:
+    """Several requests at once: per-request decode and TTFT, total throughput."""
+
+    concurrency: int
+    context_low: int
+    context_high: int
+    throughput_tokens_per_s: Spread
+    decode_tokens_per_s: Spread
+    ttft_ms: Spread
+    records: int
+
+
+@dataclass(frozen=True)
+class EvidenceSummary:
+    basis: str
+    note: str
+    by_context: tuple[ContextSummary, ...]
+    by_concurrency: tuple[ConcurrencySummary, ...]
+
+
+@dataclass(frozen=True)
 class DetailEvidence:
-    records: list[Record]
+    summary: EvidenceSummary
+    latest: tuple[Record, ...]  # the newest accepted records, any profile
+    accepted: int
+    pending: int
     last_known_good: Record | None
     last_known_good_same_profile: bool
 
-    @property
-    def accepted(self) -> list[Record]:
-        return [r for r in self.records if r.review_state == "accepted"]
+
+def scope_of(recipe: ResolvedRecipe) -> EvidenceScope:
+    route = recipe.route
+    return EvidenceScope(
+        model_id=recipe.model.id,
+        hardware_id=recipe.hardware.id,
+        profile_id=recipe.profile.id,
+        artifact_id=route.artifact.id if route else None,
+        runtime_id=route.runtime.id if route else None,
+    )
 
 
-def accepted_ok(records: Sequence[Record]) -> list[Record]:
-    return [r for r in records if r.review_state == "accepted" and r.outcome == "ok"]
+def summarise(queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary:
+    by_context = tuple(
+        ContextSummary(
+            context_length=row.context_length,
+            decode_tokens_per_s=Spread.of(row, "decode_tokens_per_s", SPEED_DIGITS),
+            ttft_ms=Spread.of(row, "ttft_ms", 0),
+            peak_memory_gb_per_gpu=(
+                round(row.peak_memory_gb_per_gpu, GB_DIGITS) if row.peak_memory_gb_per_gpu else None
+            ),
+            records=row.records,
+        )
+        for row in queries.by_context(scope)
+    )
+    by_concurrency = tuple(
+        ConcurrencySummary(
+            concurrency=row.concurrency,
+            context_low=row.context_low,
+            context_high=row.context_high,
+            throughput_tokens_per_s=Spread.of(row, "throughput_tokens_per_s", SPEED_DIGITS),
+            decode_tokens_per_s=Spread.of(row, "decode_tokens_per_s", SPEED_DIGITS),
+            ttft_ms=Spread.of(row, "ttft_ms", 0),
+            records=row.records,
+        )
+        for row in queries.by_concurrency(scope)
+    )
+    route = "this route and profile" if scope.artifact_id else "this profile"
+    note = (
+        f"medians and ranges over the accepted records of {route} on this hardware that "
+        "loaded and answered, computed from every such record"
+    )
+    return EvidenceSummary(MEASURED, note, by_context, by_concurrency)
 
 
-def last_known_good(records: Sequence[Record], profile: Profile) -> tuple[Record | None, bool]:
-    """The newest accepted working record, preferring this profile's."""
-    good = accepted_ok(records)
-    same = [r for r in good if r.profile_id == profile.id]
-    if same:
-        return same[0], True
-    return (good[0], False) if good else (None, False)
+class SummaryCache:
+    """Summaries by scope, each kept with the accepted-records stamp it was computed at.
+
+    The medians read every accepted measurement of the scope, and only accepting or
+    retracting a record changes them; pending submissions move the catalog revision (the
+    page lists their count) but not the stamp, so the summary is not recomputed for them.
+    Every process checks the stamp against the database on each build, so a review in one
+    process shows in all.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple, tuple[tuple, EvidenceSummary]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def summary(self, queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary:
+        stamp = queries.accepted_stamp(scope.model_id, scope.hardware_id)
+        key = (queries.database, scope)
+        with self._lock:
+            kept = self._entries.get(key)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        summary = summarise(queries, scope)
+        with self._lock:
+            self._entries[key] = (stamp, summary)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return summary
 
 
-def load_detail_evidence(
-    session: Session, model: LlmModel, hardware: Hardware, profile: Profile
-) -> DetailEvidence:
-    records = list(RecordRepository(session).for_model_hardware(model.id, hardware.id))
-    good, same_profile = last_known_good(records, profile)
-    return DetailEvidence(records, good, same_profile)
+SUMMARIES = SummaryCache()
+
+
+def load_detail_evidence(session: Session, recipe: ResolvedRecipe) -> DetailEvidence:
+    queries = EvidenceQueries(session)
+    model_id, hardware_id = recipe.model.id, recipe.hardware.id
+    counts = queries.state_counts(model_id, hardware_id)
+    good = queries.last_known_good(model_id, hardware_id, recipe.profile.id)
+    return DetailEvidence(
+        summary=SUMMARIES.summary(queries, scope_of(recipe)),
+        latest=tuple(queries.latest_accepted(model_id, hardware_id, LATEST)),
+        accepted=counts.get("accepted", 0),
+        pending=counts.get("pending", 0),
+        last_known_good=good,
+        last_known_good_same_profile=good is not None and good.profile_id == recipe.profile.id,
+    )
 
 
 def record_summary(request: Request, record: Record) -> dict:
@@ -58,14 +186,33 @@ def record_summary(request: Request, record: Record) -> dict:
     }
 
 
-def evidence_out(request: Request, evidence: DetailEvidence | None) -> dict | None:
+def evidence_links(request: Request, recipe: ResolvedRecipe) -> dict[str, str]:
+    """The full lists the section summarises: accepted records, and pending ones to review."""
+    where = {"model": recipe.model.slug, "hardware": recipe.hardware.slug}
+    index = request.url_for("records:index")
+    return {
+        "accepted_url": str(index.include_query_params(**where, state="accepted")),
+        "pending_url": str(index.include_query_params(**where, state="pending")),
+        "all_url": str(index.include_query_params(**where)),
+    }
+
+
+def evidence_out(
+    request: Request, recipe: ResolvedRecipe, evidence: DetailEvidence | None
+) -> dict | None:
     """The JSON twin of the detail page's records section."""
     if evidence is None:
         return None
     good = evidence.last_known_good
     return {
-        "records": [record_summary(request, r) for r in evidence.records],
-        "last_known_good": None if good is None else {
+        "summary": asdict(evidence.summary),
+        "accepted": evidence.accepted,
+        "pending": evidence.pending,
+        "latest": [record_summary(request, r) for r in evidence.latest],
+        **evidence_links(request, recipe),
+        "last_known_good": None
+        if good is None
+        else {
             **record_summary(request, good),
             "command": good.command,
             "applied_values": good.applied_values,

@@ -5,11 +5,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.catalog.choices import form_choices
 from app.catalog.repository import CatalogRepository
 from app.models import Record
-from app.records.repository import RecordRepository, models_with_artifacts
+from app.pagination import Page
+from app.records.repository import RecordRepository
 
-PREFILL = ("model", "hardware", "artifact", "runtime", "profile")
+PREFILL = ("model", "hardware", "artifact", "runtime", "profile", "command", "applied_values")
 
 
 class RecordPages:
@@ -18,13 +20,17 @@ class RecordPages:
         self.catalog = CatalogRepository(session)
         self.records = RecordRepository(session)
 
-    def choices(self) -> dict[str, Any]:
-        """Everything the selects offer."""
+    def choices(self, values: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Everything the selects offer; model files and runtimes narrowed to a chosen model."""
+        values = values or {}
+        choices = form_choices(self.session, values.get("model"), values.get("artifact"),
+                               values.get("runtime"), keep=True)
         return {
-            "models": models_with_artifacts(self.session),
-            "hardware": self.catalog.list_hardware(),
-            "runtimes": self.catalog.list_runtimes(),
-            "profiles": self.catalog.list_profiles(),
+            "choices": choices,
+            "models": choices.models,
+            "hardware": choices.hardware,
+            "runtimes": choices.runtimes,
+            "profiles": choices.profiles,
         }
 
     def prefill(self, query: Mapping[str, str]) -> dict[str, str]:
@@ -38,3 +44,7 @@ class RecordPages:
     def search(self, model: str | None, hardware: str | None,
                state: str | None) -> Sequence[Record]:
         return self.records.search(model, hardware, state)
+
+    def page(self, model: str | None, hardware: str | None, state: str | None,
+             cursor: str | None, limit: int) -> Page[Record]:
+        return self.records.page(model, hardware, state, cursor, limit)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, selectinload
 from sqlalchemy.sql import Select
 
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, RecordEvent
+from app.pagination import Page, keyset_page
 
 FULL = (
     selectinload(Record.model),
@@ -67,6 +68,18 @@ class RecordRepository:
         statement = select(Record).options(*FULL).order_by(Record.id.desc()).limit(limit)
         statement = self._filtered(statement, model, hardware, state)
         return self.session.scalars(statement).all()
+
+    def page(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> Page[Record]:
+        """One page of `search`, newest first by submission, after `cursor`."""
+        statement = self._filtered(select(Record).options(*FULL), model, hardware, state)
+        return keyset_page(self.session, statement, Record.created_at, Record.id, cursor, limit)
 
     def _filtered(self, statement: Select[Any], model: str | None, hardware: str | None,
                   state: str | None) -> Select[Any]:
@@ -137,9 +150,3 @@ def _records_are_write_once(_mapper: Any, _connection: Any, record: Record) -> N
     changed = [key for key in WRITE_ONCE if state.attrs[key].history.has_changes()]
     if changed:
         raise ValueError(f"records are write-once; refusing to change {', '.join(sorted(changed))}")
-
-
-def models_with_artifacts(session: Session) -> Sequence[LlmModel]:
-    statement = select(LlmModel).options(selectinload(LlmModel.artifacts)).order_by(
-        LlmModel.family, LlmModel.name)
-    return session.scalars(statement).all()

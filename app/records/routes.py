@@ -16,6 +16,7 @@ from starlette.datastructures import FormData, UploadFile
 from app.db import SessionDep
 from app.errors import error_responses
 from app.models import Record
+from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
 from app.records.charts import record_charts
 from app.records.compare import compare_records, comparison_out
 from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
@@ -90,14 +91,19 @@ def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONRes
 # ---------------------------------------------------------------- pages
 
 
-@router.get("/records", name="records:index")
-def index(request: Request, session: SessionDep, filters: FiltersDep) -> Response:
-    """Every record, newest first, with filters and a compare picker."""
+@router.get("/records", name="records:index", responses=page_responses(400))
+def index(request: Request, session: SessionDep, filters: FiltersDep, cursor: CursorQuery = None,
+          limit: LimitQuery = DEFAULT_LIMIT) -> Response:
+    """Records, newest first, a page at a time, with filters and a compare picker; the
+    pending filter is the review queue."""
     pages = RecordPages(session)
-    records = pages.search(filters.model, filters.hardware, filters.state)
-    query = {**filters.model_dump(mode="json", exclude_none=True), "format": "csv"}
-    csv_url = request.url_for("api:records_list").include_query_params(**query)
-    context = {"records": records, "filters": filters, "csv_url": csv_url, **pages.choices()}
+    page = pages.page(filters.model, filters.hardware, filters.state, cursor, limit)
+    where = filters.model_dump(mode="json", exclude_none=True)
+    csv_url = request.url_for("api:records_list").include_query_params(**where, format="csv")
+    context = {"records": page.items, "filters": filters, "csv_url": csv_url,
+               "older_url": next_url(request, "records:index", page, where, limit),
+               "newest_url": request.url_for("records:index").include_query_params(**where)
+               if cursor else None, **pages.choices()}
     return render(request, "records/index.html", context, block="records_table")
 
 
@@ -162,7 +168,7 @@ def form_context(pages: RecordPages, state: FormState,
     return {"state": state, "form_key": state.values.get("idempotency_key") or uuid.uuid4().hex,
             "outcomes": OUTCOMES, "outcome_labels": OUTCOME_LABELS, "formats": FORMAT_LABELS,
             "row_fields": ROW_FIELDS, "row_labels": ROW_LABELS, "principal": principal,
-            **pages.choices()}
+            **pages.choices(state.values)}
 
 
 def form_response(request: Request, session: Session, state: FormState,
@@ -278,17 +284,23 @@ def create_api(request: Request, session: SessionDep, principal: SubmitterDep,
 
 @api_router.get("/records", name="api:records_list", description=CSV_DOC,
                 response_model=RecordListOut,
-                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
+                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+                           **error_responses(400)})
 def list_api(request: Request, session: SessionDep, filters: FiltersDep,
-             format: Literal["json", "csv"] | None = None) -> Response:
-    """Export records, filtered by model, hardware and review state; JSON or CSV."""
+             format: Literal["json", "csv"] | None = None, cursor: CursorQuery = None,
+             limit: LimitQuery = DEFAULT_LIMIT) -> Response:
+    """Records filtered by model, hardware and review state: JSON a page at a time, newest
+    first (follow `next`), or CSV of every match, streamed."""
     wants_csv = format == "csv" or (format is None and "text/csv" in
                                      request.headers.get("accept", ""))
-    if wants_csv:  # every matching record, streamed
+    if wants_csv:
         return export_response(request, "csv", filters.model, filters.hardware, filters.state)
-    records = RecordPages(session).search(filters.model, filters.hardware, filters.state)
-    return JSONResponse({"count": len(records),
-                         "records": [record_out(request, r) for r in records]})
+    page = RecordPages(session).page(filters.model, filters.hardware, filters.state, cursor,
+                                     limit)
+    where = filters.model_dump(mode="json", exclude_none=True)
+    return JSONResponse({"count": len(page.items), "limit": limit,
+                         "next": next_url(request, "api:records_list", page, where, limit),
+                         "records": [record_out(request, r) for r in page.items]})
 
 
 @api_router.get("/records/export", name="api:records_export", description=CSV_DOC,

@@ -221,7 +221,9 @@ class RecordOut(BaseModel):
 
 
 class RecordListOut(BaseModel):
-    count: int
+    count: int = Field(description="records on this page")
+    limit: int
+    next: str | None = Field(description="the next, older page; null on the last page")
     records: list[RecordOut]
 
 

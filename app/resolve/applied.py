@@ -12,7 +12,10 @@ from app.estimate import (
     ModelSpec,
     Plan,
     RuntimeSpec,
+    SharedEstimates,
+    Sizing,
     estimate,
+    size,
 )
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.resolve.profiles import by_group, requested_context
@@ -67,6 +70,13 @@ class Specs:
     hardware: Hardware
     # Specs built once per model, route and hardware by the caller, when it has them.
     prebuilt: tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec] | None = None
+    # Answers already worked out for this route and hardware, by plan: the estimator is pure,
+    # so the recipes of one model share them (the fit, one request, the served load).
+    memo: dict[tuple[str, Plan], Estimate | Sizing] | None = field(
+        default=None, repr=False, compare=False
+    )
+    # The estimator's work shared by every recipe of the model (see `SharedEstimates`).
+    shared: SharedEstimates | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def _specs(self) -> tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec]:
@@ -78,7 +88,22 @@ class Specs:
         )
 
     def estimate(self, plan: Plan) -> Estimate:
-        return estimate(*self._specs, plan)
+        work = estimate if self.shared is None else self.shared.estimate
+        return self._memoised("estimate", work, plan)
+
+    def size(self, plan: Plan) -> Sizing:
+        """The memory and largest context of `estimate`, without the rest."""
+        work = size if self.shared is None else self.shared.size
+        return self._memoised("size", work, plan)
+
+    def _memoised(self, kind: str, work, plan: Plan):
+        if self.memo is None:
+            return work(*self._specs, plan)
+        key = (kind, plan)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = work(*self._specs, plan)
+        return found
 
 
 def tensor_parallel_size(model: LlmModel, runtime: Runtime, hardware: Hardware) -> tuple[int, str]:
@@ -146,7 +171,7 @@ def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> Appl
     """
     why = dict(values.why)
     try:
-        largest = specs.estimate(values.plan(concurrency=1)).max_context
+        largest = specs.size(values.plan(concurrency=1)).max_context
     except EstimateError:
         return None
     if largest is None or largest < min(min_context, values.context):
@@ -155,7 +180,7 @@ def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> Appl
         why["context"] = f"lowered to {largest:,}, the largest that fits"
         values = replace(values, context=largest)
     concurrency = values.max_concurrency
-    while concurrency > 1 and not specs.estimate(values.plan(concurrency=concurrency)).memory.fits:
+    while concurrency > 1 and not specs.size(values.plan(concurrency=concurrency)).memory.fits:
         concurrency //= 2
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = f"lowered to {concurrency} so the KV cache fits"

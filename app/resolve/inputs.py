@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.catalog.repository import CatalogRepository
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.errors import NotFound
-from app.estimate import Assessment, HardwareSpec, ModelSpec, Route
+from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
 from app.resolve.applied import Specs
 from app.resolve.figures import MeasuredPoint
@@ -29,8 +29,9 @@ class RouteChoice:
     runtime: Runtime
     verified: bool
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str]:
+        """(artifact, runtime) slugs; read for every recipe, so worked out once."""
         return self.artifact.slug, self.runtime.slug
 
 
@@ -48,6 +49,10 @@ class ModelInputs:
     # same context on the same hardware share one. Never carried over by `replace`.
     assessments: dict[tuple, Assessment] = field(init=False, default_factory=dict, repr=False)
     hardware_specs: dict[int, HardwareSpec] = field(init=False, default_factory=dict, repr=False)
+    # Estimates by (artifact, runtime, hardware) and the estimator's shared work (see
+    # `Specs`): catalog hardware only, so custom hardware asked on demand adds nothing.
+    estimates: dict[tuple, dict] = field(init=False, default_factory=dict, repr=False)
+    shared: SharedEstimates = field(init=False, default_factory=SharedEstimates, repr=False)
 
     @cached_property
     def spec(self) -> ModelSpec:
@@ -92,16 +97,30 @@ class ModelInputs:
             for c in choices
         ]
 
+    @cached_property
+    def route_by_key(self) -> dict[tuple[str, str], Route]:
+        """Each route's estimator specs by (artifact, runtime) slug: looked up per recipe."""
+        return {choice.key: route for choice, route in self.routes}
+
+    def hardware_spec(self, hardware: Hardware) -> HardwareSpec:
+        """The estimator's view of a hardware configuration, built once per catalog row."""
+        if hardware.id is None:
+            return hardware_spec(hardware)
+        machine = self.hardware_specs.get(hardware.id)
+        if machine is None:
+            machine = self.hardware_specs[hardware.id] = hardware_spec(hardware)
+        return machine
+
     def specs(self, choice: RouteChoice, hardware: Hardware) -> Specs:
         """The estimator's specs for a route here, built once per model, route and card."""
-        route = next(r for c, r in self.routes if c.key == choice.key)
-        machine = self.hardware_specs.get(hardware.id) if hardware.id is not None else None
-        if machine is None:
-            machine = hardware_spec(hardware)
-            if hardware.id is not None:
-                self.hardware_specs[hardware.id] = machine
-        prebuilt = (self.spec, route.artifact, route.runtime, machine)
-        return Specs(self.model, choice.artifact, choice.runtime, hardware, prebuilt)
+        route = self.route_by_key[choice.key]
+        prebuilt = (self.spec, route.artifact, route.runtime, self.hardware_spec(hardware))
+        if hardware.id is None:
+            return Specs(self.model, choice.artifact, choice.runtime, hardware, prebuilt)
+        memo = self.estimates.setdefault((*choice.key, hardware.id), {})
+        return Specs(
+            self.model, choice.artifact, choice.runtime, hardware, prebuilt, memo, self.shared
+        )
 
     def points(self, hardware: Hardware, profile: Profile, route: RouteChoice) -> list:
         """Accepted single-request points of this route and profile on this hardware."""

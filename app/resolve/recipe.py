@@ -7,7 +7,6 @@ them computes a figure of its own.
 
 from dataclasses import replace
 
-from app.catalog.specs import hardware_spec
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
@@ -53,11 +52,13 @@ def resolve_recipe(
 ) -> ResolvedRecipe:
     """Resolve one recipe; a named artifact or runtime narrows the routes considered."""
     model = inputs.model
-    pairs = [
-        (choice, route)
-        for choice, route in inputs.routes
-        if artifact in (None, choice.artifact.slug) and runtime in (None, choice.runtime.slug)
-    ]
+    pairs = inputs.routes
+    if artifact is not None or runtime is not None:
+        pairs = [
+            (choice, route)
+            for choice, route in pairs
+            if artifact in (None, choice.key[0]) and runtime in (None, choice.key[1])
+        ]
     requested = min(context, model.native_context) if context else None
     requested = requested or requested_context(profile, hardware, model)
     minimum = min(MIN_USEFUL_CONTEXT, requested)
@@ -117,7 +118,12 @@ def _assess(
         return inputs.assessments[key]
     minimum = min(MIN_USEFUL_CONTEXT, requested)
     found = assess(
-        inputs.spec, hardware_spec(hardware), [r for _, r in pairs], requested, min_context=minimum
+        inputs.spec,
+        inputs.hardware_spec(hardware),
+        [r for _, r in pairs],
+        requested,
+        min_context=minimum,
+        shared=inputs.shared if hardware.id is not None else None,
     )
     if hardware.id is not None:
         inputs.assessments[key] = found
@@ -250,7 +256,7 @@ def _steps(
     steps = []
     for context in contexts:
         try:
-            memory = specs.estimate(applied.plan(concurrency=1, context=context)).memory
+            memory = specs.size(applied.plan(concurrency=1, context=context)).memory
         except EstimateError:
             continue
         steps.append(ContextStep(context, gb(memory.required), memory.fits))

@@ -52,6 +52,13 @@ class ResolvedModel:
         self.rows = [fit_row(inputs, machine) for machine in hardware]
         self.by_hardware = {row.hardware.slug: row for row in self.rows}
 
+    @property
+    def runs_on(self) -> int:
+        """How many hardware configurations run the model at the balanced profile (fits,
+        at a reduced context, or with offload; experimental and too big do not count):
+        the one count every page that says "runs on N of M" shows."""
+        return sum(row.shown.runnable for row in self.rows)
+
     def recipe(self, hardware: str, profile: str) -> ResolvedRecipe:
         row = self.by_hardware.get(hardware)
         if row is None:

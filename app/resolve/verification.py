@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from app.catalog.repository import CatalogRepository
 
+SHOWN_RECORDS = 5
+
 
 @dataclass
 class PairEvidence:
@@ -18,6 +20,12 @@ class PairEvidence:
     official_versions: tuple[str | None, str | None] = (None, None)
     record_ids: list[int] = field(default_factory=list)
     record_versions: list[str] = field(default_factory=list)
+
+    @property
+    def latest_record_ids(self) -> list[int]:
+        """The newest few records named as the evidence; the rest are a count, so a pair
+        verified by thousands of records costs a page no more than one verified by three."""
+        return sorted(self.record_ids, reverse=True)[:SHOWN_RECORDS]
 
     @property
     def verified(self) -> bool:

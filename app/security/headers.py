@@ -3,24 +3,38 @@
 The pages load only the app's own scripts and styles (htmx and Chart.js are vendored under
 /static), so the policy allows nothing inline and nothing from elsewhere, and no other site
 may frame a page (its Accept button must not be clickable under someone else's overlay).
+
+One page differs: the API docs (/docs) start Swagger UI with a short inline script, which
+runs only because it carries the response's one-time nonce (`docs_policy`); everything
+else stays as strict.
 """
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-CONTENT_SECURITY_POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ]
-)
+POLICY = [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+]
+CONTENT_SECURITY_POLICY = "; ".join(POLICY)
+
+
+def docs_policy(nonce: str) -> str:
+    """The policy of the API docs page: the same, plus its one inline script by nonce."""
+    return "; ".join(
+        f"script-src 'self' 'nonce-{nonce}'" if rule.startswith("script-src") else rule
+        for rule in POLICY
+    )
+
+
+DOCS_PATH = "/docs"
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Frame-Options": "DENY",
@@ -43,8 +57,11 @@ class SecurityHeadersMiddleware:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
+                # A route that sets its own policy (the docs page, with its nonce) keeps it.
+                own_policy = scope["path"] == DOCS_PATH and "content-security-policy" in headers
                 for name, value in SECURITY_HEADERS.items():
-                    headers[name] = value
+                    if not (own_policy and name == "Content-Security-Policy"):
+                        headers[name] = value
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -35,6 +35,8 @@ MAX_FREE_FORM_TEXT = 20_000
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+# U+0000 as a JSON escape: \u0000 after an even number of backslashes.
+_JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
 
 
 class JsonRefused(ValueError):
@@ -85,6 +87,8 @@ def loads_strict(
     depth = nesting_depth(text)
     if depth > max_depth:
         raise JsonRefused(f"nested {depth} levels deep; at most {max_depth} are accepted")
+    if _JSON_NUL.search(text):  # PostgreSQL text cannot hold it; refused on every database
+        raise JsonRefused("text may not contain the NUL character (U+0000)")
     constant: Callable[[str], Any] = _none_for_constant if nan_as_null else _refuse_constant
     try:
         return json.loads(

@@ -20,6 +20,8 @@ Role = Literal["submitter", "maintainer", "worker"]
 ROLES: tuple[Role, ...] = ("submitter", "maintainer", "worker")
 TOKEN_PREFIX = "sb_"
 LAST_USED_RESOLUTION = timedelta(hours=1)
+# The column's length: PostgreSQL refuses a longer name, SQLite would keep it; both refuse here.
+MAX_NAME_LENGTH: int = ApiToken.__table__.c.name.type.length
 
 
 def hash_token(token: str) -> str:
@@ -51,6 +53,8 @@ def create_token(session: Session, name: str, role: Role) -> str:
     """Store a new token's hash and return the token itself, which is never stored."""
     if role not in ROLES:
         raise ValueError(f"role must be one of: {', '.join(ROLES)}")
+    if not name.strip() or len(name) > MAX_NAME_LENGTH:
+        raise ValueError(f"name must be 1 to {MAX_NAME_LENGTH} characters (got {len(name)})")
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     TokenRepository(session).add(name, role, hash_token(token))
     log.info("access token created for %r with role %s", name, role)

@@ -38,6 +38,10 @@ SEMANTIC_422 = {
     "POST /api/worker/jobs/{job_id}/result",
     # Progress may not count more steps done than its total, which JSON Schema cannot say.
     "POST /api/worker/jobs/{job_id}/lease",
+    # A list cursor is opaque text: any is schema-valid, but only one the list gave out is
+    # accepted; any other is answered 400, as documented.
+    "GET /api/records",
+    "GET /api/benchmarks",
 }
 
 

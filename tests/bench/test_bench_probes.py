@@ -104,6 +104,13 @@ def test_parser_reads_labels_values_and_skips_comments() -> None:
     assert parse_prometheus_text('m{path="a\\"b"} 1 1700000000000')[0].labels == {"path": 'a"b'}
 
 
+def test_malformed_exposition_is_refused_not_guessed() -> None:
+    with pytest.raises(ValueError):
+        parse_prometheus_text('vllm:kv_cache_usage_perc{engine="0" 0.5\n')
+    with pytest.raises(ValueError):
+        snapshot_from_metrics("vllm:kv_cache_usage_perc half\n")
+
+
 def test_vllm_kv_cache_usage() -> None:
     snapshot = snapshot_from_metrics(VLLM.format(kv=0.42))
     assert list(snapshot.kv_usage.values()) == [0.42]

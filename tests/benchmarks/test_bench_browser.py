@@ -23,9 +23,9 @@ def test_run_a_benchmark_page_end_to_end(page, live_server: LiveServer, fake_ser
     form.locator('input[name="lengths"]').fill("512, 1024")
     form.locator('input[name="concurrency"]').fill("1, 2, 4")
     form.locator('input[name="max_tokens"]').fill("16")
-    form.locator('input[name="artifact"]').fill("llama-3.1-8b-instruct-q4-k-m")
+    form.locator('select[name="artifact"]').select_option("llama-3.1-8b-instruct-q4-k-m")
     form.locator('input[name="runtime_version"]').fill("b6100")
-    form.locator('input[name="profile"]').fill("balanced")
+    form.locator('select[name="profile"]').select_option("balanced")
     form.get_by_role("button", name="Queue the benchmark").click()
     page.wait_for_url(re.compile(r"/benchmarks/\d+$"))
     assert page.locator("#job-status").get_attribute("data-status") == "queued"

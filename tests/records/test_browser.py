@@ -60,7 +60,7 @@ def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) ->
     expect(page.locator("#launch pre.command")).to_contain_text("--host 127.0.0.1")
     expect(page.locator("#token-generation .basis-measured")).to_be_visible()
     expect(page.locator("#measured-points tbody tr")).to_have_count(2)
-    expect(page.locator("#last-known-good")).to_contain_text("0.31.2")
+    expect(page.locator("#known-good")).to_contain_text("0.31.2")
 
     page.goto(live_server.url("catalog:model", slug=GLM))
     speed = page.locator(f"tr[data-hardware='{MAC_512}'] td.num").last
@@ -91,3 +91,28 @@ def test_a_flagged_record_shows_its_consequences_and_needs_confirming(
     expect(page.locator(".lede .review")).to_have_text("accepted")
     expect(page.locator("#history")).to_contain_text("backport checked")
     assert page.js_errors == []
+
+
+def test_the_review_queue_pages_older_and_back(page, live_server: LiveServer, session,
+                                               h200: str) -> None:  # noqa: ANN001
+    from playwright.sync_api import expect
+
+    from tests.records.bulk import insert_records, target
+    from tests.records.conftest import GLM_FP8
+
+    done = insert_records(session, target(session, GLM, GLM_FP8, "sglang", h200), 5,
+                          accepted_share=0.0)
+    newest_first = [str(r["id"]) for r in reversed(done.records)]
+    rows = page.locator("#records-table tr[data-record]")
+    page.goto(live_server.url("records:index") + "?state=pending&limit=2")
+    expect(rows).to_have_count(2)
+    for start in (0, 2, 4):
+        shown = newest_first[start:start + 2]
+        expect(rows).to_have_count(len(shown))
+        assert [rows.nth(i).get_attribute("data-record") for i in range(len(shown))] == shown
+        if start < 4:
+            page.click("#older-page")
+    expect(page.locator("#older-page")).to_have_count(0)
+    page.click("#newest-page")
+    expect(rows.first).to_have_attribute("data-record", newest_first[0])
+    expect(page.locator("select[name=state]")).to_have_value("pending")

@@ -122,14 +122,17 @@ class TestDetailPage:
                      "--context-length 32768")
         second = post_record(client, valid).json()["id"]
         accept(client, second)
-        post_record(client, valid)  # pending: listed, but no evidence
+        pending = post_record(client, valid).json()["id"]  # counted, but no evidence
         data = detail(client, h200)
         records = data["records"]
         good = records["last_known_good"]
         assert good["id"] == second and good["runtime_version"] == "0.5.11"
         assert "32768" in good["command"] and good["same_profile"] is True
         assert [p["records"] for p in data["measured"]] == [2, 2]
-        assert len(records["records"]) == 3
+        assert [r["id"] for r in records["latest"]] == [second, first]  # accepted, newest first
+        assert (records["accepted"], records["pending"]) == (2, 1)
+        assert records["pending_url"].endswith(f"model={GLM}&hardware={h200}&state=pending")
+        assert pending not in [r["id"] for r in records["latest"]]
         check = data["estimate_vs_measured"]
         assert data["artifact"] == GLM_FP8  # the route the records ran
         nearest = min((4096, 95.0), (16384, 88.0), key=lambda p: abs(p[0] - data["start_context"]))
@@ -143,11 +146,16 @@ class TestDetailPage:
         page = BeautifulSoup(client.get(
             f"/models/{GLM}/hardware/{h200}/profiles/balanced").text, "html.parser")
         section = page.select_one("section#records")
-        assert "0.5.11" in section.select_one("#last-known-good").text
-        copy = section.select_one("#last-known-good button[data-copy]")["data-copy"]
+        # This profile's known-good record has its own block; the evidence section does not
+        # repeat it.
+        assert section.select_one("#last-known-good") is None
+        assert "0.5.11" in page.select_one("#known-good").text
+        copy = page.select_one("#known-good button[data-copy]")["data-copy"]
         assert copy.endswith("--context-length 32768")
         assert len(section.select("#measured-points tbody tr")) == 2
-        assert len(section.select("#record-list tbody tr")) == 3
+        assert len(section.select("#record-list tbody tr")) == 2
+        review = section.select_one("#pending-review")
+        assert review.text == "1 pending record to review" and "state=pending" in review["href"]
         assert "×" in section.select_one("#estimate-error").text
 
     def test_other_profiles_point_at_the_last_known_good_of_any_profile(
@@ -155,6 +163,10 @@ class TestDetailPage:
         accept(client, post_record(client, valid).json()["id"])
         good = detail(client, h200, "speed")["records"]["last_known_good"]
         assert good["profile"] == "balanced" and good["same_profile"] is False
+        page = BeautifulSoup(client.get(
+            f"/models/{GLM}/hardware/{h200}/profiles/speed").text, "html.parser")
+        assert "none accepted for this profile yet" in page.select_one("#last-known-good").text
+        assert page.select_one("#no-known-good") is not None
 
 
 def test_compare_highlights_the_differences(client: TestClient, valid: dict) -> None:

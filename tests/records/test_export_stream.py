@@ -22,12 +22,16 @@ def bulk_copies(session: Session, record_id: int, copies: int, **changes: object
     row = dict(session.execute(select(table).where(table.c.id == record_id)).mappings().one())
     measured = [dict(p) for p in session.execute(
         select(points).where(points.c.record_id == record_id)).mappings()]
-    first = session.scalar(select(table.c.id).order_by(table.c.id.desc()).limit(1)) + 1
-    rows = [{**row, **changes, "id": first + n, "idempotency_key": None,
-             "notes": f"copy {n}"} for n in range(copies)]
-    session.execute(insert(table), rows)
-    session.execute(insert(points), [{**p, "id": None, "record_id": first + n}
-                                     for n in range(copies) for p in measured])
+    del row["id"]
+    for point in measured:
+        del point["id"]
+    # The database numbers the copies (on PostgreSQL its sequence must see every id).
+    rows = [{**row, **changes, "idempotency_key": None, "notes": f"copy {n}"}
+            for n in range(copies)]
+    ids = session.scalars(insert(table).returning(table.c.id, sort_by_parameter_order=True),
+                          rows).all()
+    session.execute(insert(points), [{**p, "record_id": new_id}
+                                     for new_id in ids for p in measured])
     session.commit()
 
 

@@ -168,6 +168,16 @@ def test_the_lookup_is_one_indexed_query(
     lookups = [(s, p) for s, p in seen if re.search(r"\bFROM records\b", s)]
     assert len(lookups) == 1 and "LIMIT" in lookups[0][0]
     statement, parameters = lookups[0]
-    plan = session.connection().exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+    connection = session.connection()
+    if engine.dialect.name == "sqlite":
+        explain = "EXPLAIN QUERY PLAN "
+    else:
+        # PostgreSQL's planner scans a table this small whatever its indexes; forbid that.
+        connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
+        explain = "EXPLAIN "
+    plan = connection.exec_driver_sql(explain + statement, parameters)
     details = " | ".join(str(row[-1]) for row in plan)
-    assert "ix_records_configuration" in details, details
+    if engine.dialect.name == "sqlite":
+        assert "ix_records_configuration" in details, details
+    else:  # either configuration index serves; what matters is no scan of the table
+        assert "Index Scan using ix_records_" in details, details

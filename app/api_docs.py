@@ -1,0 +1,39 @@
+"""The API docs (/docs): Swagger UI from the vendored copy under /static, so the page works
+with no network and under the Content-Security-Policy (its inline start-up script runs by
+nonce). The favicon lives here too: browsers ask for /favicon.ico on every site."""
+
+import secrets
+
+from fastapi import APIRouter, Request
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from app.security.headers import DOCS_PATH, docs_policy
+
+SWAGGER_UI_VERSION = "5.35.0"  # static/vendor/README.md
+router = APIRouter(include_in_schema=False)
+
+
+@router.get(DOCS_PATH, name="api:docs")
+def docs(request: Request) -> Response:
+    page = get_swagger_ui_html(
+        openapi_url=str(request.app.openapi_url),
+        title=f"{request.app.title} · API",
+        swagger_js_url=static(request, f"vendor/swagger-ui-bundle-{SWAGGER_UI_VERSION}.js"),
+        swagger_css_url=static(request, f"vendor/swagger-ui-{SWAGGER_UI_VERSION}.css"),
+        swagger_favicon_url=static(request, "favicon.svg"),
+    )
+    nonce = secrets.token_urlsafe(16)
+    # The page's only inline script is the one tag without attributes.
+    html = bytes(page.body).decode().replace("<script>", f'<script nonce="{nonce}">')
+    return HTMLResponse(html, headers={"Content-Security-Policy": docs_policy(nonce),
+                                       "Cache-Control": "no-store"})
+
+
+@router.get("/favicon.ico", name="favicon")
+def favicon(request: Request) -> Response:
+    return RedirectResponse(static(request, "favicon.svg"), status_code=301)
+
+
+def static(request: Request, path: str) -> str:
+    return str(request.app.url_path_for("static", path=path))

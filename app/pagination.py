@@ -1,0 +1,106 @@
+"""Keyset pagination for every list: newest first by (created_at, id), an opaque cursor.
+
+A page asks the database for the rows strictly older than the last row of the page before,
+never for an OFFSET: a row inserted while someone pages goes to the top, so no row is
+shown twice or skipped, and the cost of a page does not grow with how far back it is.
+The cursor is that last row's (created_at, id), base64-encoded JSON; it is opaque to
+clients, who only ever follow a `next` link.
+"""
+
+import base64
+import binascii
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Generic, TypeVar
+
+from fastapi import Query, Request
+from sqlalchemy import and_, or_
+from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.sql import Select
+
+from app.errors import ServebookError
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+
+T = TypeVar("T")
+
+LimitQuery = Annotated[
+    int,
+    Query(ge=1, le=MAX_LIMIT, description=f"rows per page, at most {MAX_LIMIT}"),
+]
+CursorQuery = Annotated[
+    str | None,
+    Query(max_length=200, description="the `next` cursor of the page before; blank: newest"),
+]
+
+
+class BadCursor(ServebookError):
+    status_code = 400
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The cursor is not one this list gave out; start again from the first page "
+            "(leave the cursor out)."
+        )
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: Sequence[T]
+    next_cursor: str | None  # None on the last page
+
+
+def encode_cursor(created_at: datetime, row_id: int) -> str:
+    raw = json.dumps([created_at.isoformat(), row_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    """The (created_at, id) a cursor stands for; BadCursor (400) for anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        stamp, row_id = json.loads(raw)
+        created_at = datetime.fromisoformat(stamp)
+    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as error:
+        raise BadCursor() from error
+    if type(row_id) is not int or row_id < 1:
+        raise BadCursor()
+    return created_at, row_id
+
+
+def keyset_page(
+    session: Session,
+    statement: Select[Any],
+    created: InstrumentedAttribute[datetime],
+    ident: InstrumentedAttribute[int],
+    cursor: str | None,
+    limit: int,
+) -> Page[Any]:
+    """One page of `statement`'s entities, newest first, after `cursor`."""
+    if cursor:
+        created_at, row_id = decode_cursor(cursor)
+        statement = statement.where(
+            or_(created < created_at, and_(created == created_at, ident < row_id))
+        )
+    statement = statement.order_by(created.desc(), ident.desc()).limit(limit + 1)
+    rows = session.scalars(statement).all()
+    items = rows[:limit]
+    if len(rows) <= limit:
+        return Page(items, None)
+    last = items[-1]
+    return Page(items, encode_cursor(getattr(last, created.key), getattr(last, ident.key)))
+
+
+def next_url(
+    request: Request, route: str, page: Page[Any], where: dict[str, Any], limit: int
+) -> str | None:
+    """The link to the page after `page`, keeping the list's filters; None on the last."""
+    if page.next_cursor is None:
+        return None
+    params = {**where, "cursor": page.next_cursor}
+    if limit != DEFAULT_LIMIT:
+        params["limit"] = limit
+    return str(request.url_for(route).include_query_params(**params))
