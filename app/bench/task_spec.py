@@ -99,7 +99,9 @@ class TaskCheck(BaseModel):
     def _only_what_is_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # A check reads as written: its one kind, and tolerance or ignore_case when used.
         data = handler(self)
-        return {key: value for key, value in data.items() if value not in (None, False)}
+        # By identity: a number check of 0 (== False) is a check, not an unused field.
+        return {key: value for key, value in data.items()
+                if value is not None and value is not False}
 
     @property
     def kind(self) -> str:

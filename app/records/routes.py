@@ -45,6 +45,7 @@ from app.records.schemas import (
     ErrorsOut,
     FieldError,
     RecordCreated,
+    RecordExportOut,
     RecordIn,
     RecordListOut,
     RecordOut,
@@ -304,7 +305,7 @@ def list_api(request: Request, session: SessionDep, filters: FiltersDep,
 
 
 @api_router.get("/records/export", name="api:records_export", description=CSV_DOC,
-                response_model=RecordListOut,
+                response_model=RecordExportOut,
                 responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
 def export_api(request: Request, filters: FiltersDep,
                format: Literal["json", "csv"] = "json") -> Response:

@@ -227,6 +227,13 @@ class RecordListOut(BaseModel):
     records: list[RecordOut]
 
 
+class RecordExportOut(BaseModel):
+    """Every matching record, streamed; the count comes after the records."""
+
+    records: list[RecordOut]
+    count: int = Field(description="every record exported")
+
+
 class ChangeOut(BaseModel):
     hardware: str
     hardware_name: str

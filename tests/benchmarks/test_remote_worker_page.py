@@ -20,8 +20,9 @@ def fill_job(page, base_url: str, label: str) -> None:  # noqa: ANN001
     form.locator('input[name="worker_label"]').fill(label)
     form.locator('input[name="lengths"]').fill("512")
     form.locator('input[name="max_tokens"]').fill("16")
-    form.locator('input[name="artifact"]').fill("llama-3.1-8b-instruct-q4-k-m")
+    form.locator('select[name="artifact"]').select_option("llama-3.1-8b-instruct-q4-k-m")
     form.locator('input[name="runtime_version"]').fill("b6100")
+    form.locator('select[name="profile"]').select_option("balanced")
     form.get_by_role("button", name="Queue the benchmark").click()
 
 

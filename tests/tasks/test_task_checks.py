@@ -76,3 +76,11 @@ def test_first_json_prefers_the_whole_answer_then_a_fence_then_the_first_value()
     assert first_json('broken { then {"c": 3}') == {"c": 3}
     with pytest.raises(ValueError, match="no JSON value"):
         first_json("nothing")
+
+
+@pytest.mark.parametrize("check", [{"number": 0}, {"number": 0.0, "tolerance": 0}, {"equals": ""}])
+def test_a_check_of_zero_or_empty_reads_back_as_written(check: dict) -> None:
+    """Zero equals False in Python: a stored check of 0 must not lose its one kind."""
+    stored = TaskCheck.model_validate(check).model_dump()
+    assert stored == check
+    assert TaskCheck.model_validate(stored) == TaskCheck.model_validate(check)
