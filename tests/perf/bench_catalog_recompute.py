@@ -16,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -28,10 +29,14 @@ from app.db import make_engine, make_sessionmaker, session_scope, upgrade_databa
 from app.resolve import load_model_inputs  # noqa: E402
 from app.resolve.service import ResolvedModel  # noqa: E402
 
-# (function name, file under app/) whose calls are counted in one pass.
+# (function name, file under app/) whose calls are counted in one pass; functions of one
+# name in one file (a module function and a method) are counted together.
 COUNTED = (
     ("estimate", "estimate/estimator.py"),
     ("size", "estimate/estimator.py"),
+    ("estimate", "estimate/shared.py"),
+    ("size", "estimate/shared.py"),
+    ("fits", "estimate/shared.py"),
     ("_prepare", "estimate/estimator.py"),
     ("assess", "estimate/fit.py"),
 )
@@ -76,13 +81,14 @@ def main() -> None:
         f"  wall best {min(walls):.3f} s, median {statistics.median(walls):.3f} s\n"
         f"  CPU  best {min(cpus):.3f} s, median {statistics.median(cpus):.3f} s"
     )
-    calls = {
-        (name, path): count
-        for (file, _, name), (_, count, *_) in pstats.Stats(profile).stats.items()
-        for path in [file.split("/app/")[-1]]
-        if (name, path) in COUNTED
-    }
-    counted = ", ".join(f"{name} {calls.get((name, path), 0):,}" for name, path in COUNTED)
+    calls: Counter[tuple[str, str]] = Counter()
+    for (file, _, name), (_, count, *_) in pstats.Stats(profile).stats.items():
+        calls[name, file.split("/app/")[-1]] += count
+    counted = ", ".join(
+        f"{name} ({path.removeprefix('estimate/')}) {calls[name, path]:,}"
+        for name, path in COUNTED
+        if (name, path) in calls
+    )
     print(f"  calls in one pass: {counted}")
 
 
