@@ -3,6 +3,7 @@
 This is the resolution's only database access; `resolve_recipe` is pure over these inputs.
 """
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -172,7 +173,39 @@ def load_model_inputs(session: Session, model_slug: str) -> ModelInputs:
         measured=[
             MeasuredPoint(**row._asdict()) for row in repo.accepted_single_stream_points(model.id)
         ],
-        reported={
-            f.hardware_id: f for f in model.reported_figures if f.metric == "decode_tokens_per_s"
-        },
+        reported=_reported(model),
     )
+
+
+def load_catalog_inputs(session: Session) -> list[ModelInputs]:
+    """`load_model_inputs` of every model, in catalog order, in a handful of queries: the
+    rows every model reads (runtimes, profiles) are loaded once and shared."""
+    repo = CatalogRepository(session)
+    models = repo.list_models_with_rows()
+    runtimes, profiles = repo.list_runtimes(), repo.list_profiles()
+    owner = {a.id: m.id for m in models for a in m.artifacts}
+    pairings: dict[int, list] = defaultdict(list)
+    ok_pairs: dict[int, list] = defaultdict(list)
+    for row in repo.official_pairing_rows(owner):
+        pairings[owner[row.artifact_id]].append(row)
+    for row in repo.accepted_ok_pairs(owner):
+        ok_pairs[owner[row.artifact_id]].append(row)
+    measured: dict[int, list[MeasuredPoint]] = defaultdict(list)
+    for *point, model_id in repo.all_accepted_single_stream_points():
+        measured[model_id].append(MeasuredPoint(*point))
+    return [
+        ModelInputs(
+            model=model,
+            runtimes=runtimes,
+            profiles=profiles,
+            verified=VerifiedPairs.from_rows(pairings[model.id], ok_pairs[model.id]),
+            measured=measured[model.id],
+            reported=_reported(model),
+        )
+        for model in models
+    ]
+
+
+def _reported(model: LlmModel) -> dict[int, ReportedFigure]:
+    """Token generation reported by others, by hardware id."""
+    return {f.hardware_id: f for f in model.reported_figures if f.metric == "decode_tokens_per_s"}
