@@ -15,7 +15,7 @@ from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_
 from app.errors import NotFound
 from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
-from app.resolve.applied import Specs
+from app.resolve.applied import AppliedValues, Specs, requested_values
 from app.resolve.figures import MeasuredPoint
 from app.resolve.verification import VerifiedPairs
 
@@ -54,6 +54,11 @@ class ModelInputs:
     # `Specs`): catalog hardware only, so custom hardware asked on demand adds nothing.
     estimates: dict[tuple, dict] = field(init=False, default_factory=dict, repr=False)
     shared: SharedEstimates = field(init=False, default_factory=SharedEstimates, repr=False)
+    # The balanced profile's requested values by (artifact, runtime, hardware): every other
+    # profile's command departs from them.
+    balanced_by_route: dict[tuple, AppliedValues] = field(
+        init=False, default_factory=dict, repr=False
+    )
 
     @cached_property
     def spec(self) -> ModelSpec:
@@ -122,6 +127,18 @@ class ModelInputs:
         return Specs(
             self.model, choice.artifact, choice.runtime, hardware, prebuilt, memo, self.shared
         )
+
+    def balanced_values(
+        self, choice: RouteChoice, hardware: Hardware, specs: Specs
+    ) -> AppliedValues:
+        """The balanced profile's requested values on this route and hardware."""
+        if hardware.id is None:
+            return requested_values(self.balanced, specs)
+        key = (*choice.key, hardware.id)
+        found = self.balanced_by_route.get(key)
+        if found is None:
+            found = self.balanced_by_route[key] = requested_values(self.balanced, specs)
+        return found
 
     def points(self, hardware: Hardware, profile: Profile, route: RouteChoice) -> list:
         """Accepted single-request points of this route and profile on this hardware."""
