@@ -10,10 +10,10 @@ from app.estimate.cautions import setup_warnings
 from app.estimate.kv import (
     KvShape,
     checked_kv_growth_bytes_per_token,
+    checked_largest_context_within,
     kv_basis,
     kv_shape,
     kv_unknown,
-    largest_context_within,
 )
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
@@ -294,7 +294,7 @@ def _largest_fitting_context(job: _Job) -> int | None:
         return None
     setup = job.setup
     per_sequence = (job.usable.value - job.fixed_gb) * GB / setup.concurrency
-    solved = largest_context_within(
+    solved = checked_largest_context_within(
         job.model, per_sequence, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
     )
     # `solved` is infinite when the cache stops growing (capped windows only).
