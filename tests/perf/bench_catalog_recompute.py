@@ -40,6 +40,7 @@ COUNTED = (
     ("size", "estimate/shared.py"),
     ("fits", "estimate/shared.py"),
     ("_prepare", "estimate/estimator.py"),
+    ("_prepare", "estimate/shared.py"),
     ("assess", "estimate/fit.py"),
 )
 
