@@ -3,7 +3,7 @@
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, select
+from sqlalchemy import Row, Select, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.models import (
@@ -35,15 +35,13 @@ class CatalogRepository:
         return self.session.scalars(statement.order_by(LlmModel.family, LlmModel.name)).all()
 
     def get_model(self, slug: str) -> LlmModel | None:
-        statement = (
-            select(LlmModel)
-            .where(LlmModel.slug == slug)
-            .options(
-                selectinload(LlmModel.artifacts),
-                selectinload(LlmModel.reported_figures).selectinload(ReportedFigure.hardware),
-            )
-        )
+        statement = select(LlmModel).where(LlmModel.slug == slug).options(*_MODEL_ROWS)
         return self.session.scalars(statement).one_or_none()
+
+    def list_models_with_rows(self) -> Sequence[LlmModel]:
+        """Every model as `get_model` loads one, in catalog order."""
+        statement = select(LlmModel).order_by(LlmModel.family, LlmModel.name).options(*_MODEL_ROWS)
+        return self.session.scalars(statement).all()
 
     def list_hardware(self) -> Sequence[Hardware]:
         return self.session.scalars(select(Hardware).order_by(Hardware.sort, Hardware.name)).all()
@@ -75,6 +73,17 @@ class CatalogRepository:
             statement = statement.where(OfficialPairing.artifact_id.in_(list(artifact_ids)))
         return self.session.scalars(statement).all()
 
+    def official_pairing_rows(self, artifact_ids: Iterable[int]) -> Sequence[Row[Any]]:
+        """(artifact_id, runtime_id, source_url, min_version, max_version) of official pairings."""
+        statement = select(
+            OfficialPairing.artifact_id,
+            OfficialPairing.runtime_id,
+            OfficialPairing.source_url,
+            OfficialPairing.min_version,
+            OfficialPairing.max_version,
+        ).where(OfficialPairing.artifact_id.in_(list(artifact_ids)))
+        return self.session.execute(statement).all()
+
     def accepted_ok_pairs(self, artifact_ids: Iterable[int]) -> Sequence[Row[Any]]:
         """(artifact_id, runtime_id, runtime_version, record_id) of accepted, working records."""
         statement = (
@@ -90,25 +99,42 @@ class CatalogRepository:
 
     def accepted_single_stream_points(self, model_id: int) -> Sequence[Row[Any]]:
         """Single-request measurements of accepted, working records of a model."""
-        statement = (
-            select(
-                Record.id.label("record_id"),
-                Record.hardware_id,
-                Record.profile_id,
-                Record.artifact_id,
-                Record.runtime_id,
-                Measurement.context_length,
-                Measurement.decode_tokens_per_s,
-                Measurement.ttft_ms,
-                Measurement.peak_memory_gb_per_gpu,
-            )
-            .join(Measurement, Measurement.record_id == Record.id)
-            .where(
-                Record.model_id == model_id,
-                Record.review_state == "accepted",
-                Record.outcome == "ok",
-                Measurement.concurrency == 1,
-            )
-            .order_by(Record.id, Measurement.id)
-        )
+        return self.session.execute(
+            _single_stream_points().where(Record.model_id == model_id)
+        ).all()
+
+    def all_accepted_single_stream_points(self) -> Sequence[Row[Any]]:
+        """`accepted_single_stream_points` of every model, with the model's id last."""
+        statement = _single_stream_points().add_columns(Record.model_id)
         return self.session.execute(statement).all()
+
+
+# What resolving a model's recipes reads of it beyond its own row.
+_MODEL_ROWS = (
+    selectinload(LlmModel.artifacts),
+    selectinload(LlmModel.reported_figures).selectinload(ReportedFigure.hardware),
+)
+
+
+def _single_stream_points() -> Select[Any]:
+    """Single-request measurements of accepted, working records, in record order."""
+    return (
+        select(
+            Record.id.label("record_id"),
+            Record.hardware_id,
+            Record.profile_id,
+            Record.artifact_id,
+            Record.runtime_id,
+            Measurement.context_length,
+            Measurement.decode_tokens_per_s,
+            Measurement.ttft_ms,
+            Measurement.peak_memory_gb_per_gpu,
+        )
+        .join(Measurement, Measurement.record_id == Record.id)
+        .where(
+            Record.review_state == "accepted",
+            Record.outcome == "ok",
+            Measurement.concurrency == 1,
+        )
+        .order_by(Record.id, Measurement.id)
+    )

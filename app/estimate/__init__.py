@@ -11,7 +11,6 @@ from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
     MemoryBreakdown,
-    SharedEstimates,
     Sizing,
     estimate,
     max_context,
@@ -19,6 +18,7 @@ from app.estimate.estimator import (
 )
 from app.estimate.fit import Assessment, Route, RouteResult, Verdict, assess
 from app.estimate.kv import kv_cache_bytes
+from app.estimate.shared import SharedEstimates
 from app.estimate.specs import (
     ArtifactSpec,
     BudgetRule,

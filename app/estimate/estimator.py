@@ -10,10 +10,10 @@ from app.estimate.cautions import setup_warnings
 from app.estimate.kv import (
     KvShape,
     checked_kv_growth_bytes_per_token,
+    checked_largest_context_within,
     kv_basis,
     kv_shape,
     kv_unknown,
-    largest_context_within,
 )
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
@@ -143,106 +143,6 @@ def size(
     return Sizing(_memory_at(job, job.setup.context), _largest_fitting_context(job))
 
 
-class SharedEstimates:
-    """`estimate` and `size` for many plans that differ in context, sharing what does not
-    depend on context: the checks, the resolved plan, the weights, the reserves and the
-    largest fitting context (it is solved from the concurrency, not from the context asked).
-
-    Each answer equals the plain function's; one instance serves one pass over a catalog
-    and remembers the shared parts by their inputs, so it never outlives the specs it saw.
-    """
-
-    def __init__(self) -> None:
-        self._jobs: dict[tuple, tuple[_Job, int | None]] = {}
-
-    def estimate(
-        self,
-        model: ModelSpec,
-        artifact: ArtifactSpec,
-        runtime: RuntimeSpec,
-        hardware: HardwareSpec,
-        plan: Plan,
-    ) -> Estimate:
-        return _estimate(*self._job(model, artifact, runtime, hardware, plan))
-
-    def size(
-        self,
-        model: ModelSpec,
-        artifact: ArtifactSpec,
-        runtime: RuntimeSpec,
-        hardware: HardwareSpec,
-        plan: Plan,
-    ) -> Sizing:
-        job, largest = self._job(model, artifact, runtime, hardware, plan)
-        return Sizing(_memory_at(job, job.setup.context), largest)
-
-    def _job(
-        self,
-        model: ModelSpec,
-        artifact: ArtifactSpec,
-        runtime: RuntimeSpec,
-        hardware: HardwareSpec,
-        plan: Plan,
-    ) -> tuple[_Job, int | None]:
-        if plan.context < 1:
-            # Refused by the checks, in their order (a bad model is named before the
-            # context), so never shared.
-            job = _prepare(model, artifact, runtime, hardware, plan)
-            return job, _largest_fitting_context(job)
-        key = (
-            model,
-            artifact,
-            runtime,
-            hardware,
-            plan.concurrency,
-            plan.kv_dtype,
-            plan.prefill_tokens,
-            plan.tensor_parallel,
-            plan.cuda_graphs,
-            plan.memory_fraction,
-        )
-        found = self._jobs.get(key)
-        if found is None:
-            # Every check but the context's reads only what the key holds: a plan that
-            # fails them fails at every context, and is not kept.
-            job = _prepare(model, artifact, runtime, hardware, plan)
-            found = self._jobs[key] = (job, _largest_fitting_context(job))
-        job, largest = found
-        if job.setup.context != plan.context:
-            job = _at_context(job, plan.context)
-        return job, largest
-
-
-def _at_context(job: _Job, context: int) -> _Job:
-    """The same job at another context: nothing else in it depends on the context.
-    (Built field by field: `dataclasses.replace` costs more than the estimate's arithmetic.)"""
-    s = job.setup
-    setup = Setup(
-        context,
-        s.concurrency,
-        s.kv_dtype,
-        s.prefill_tokens,
-        s.tensor_parallel,
-        s.cuda_graphs,
-        s.caps_sliding_window,
-        s.memory_fraction,
-    )
-    return _Job(
-        job.model,
-        job.artifact,
-        job.runtime,
-        job.hardware,
-        setup,
-        job.weights,
-        job.weights_per_gpu,
-        job.prefill,
-        job.reserve,
-        job.usable,
-        job.kv_basis,
-        job.kv,
-    )
-
-
 def max_context(
     model: ModelSpec,
     artifact: ArtifactSpec,
@@ -294,6 +194,23 @@ def _prepare(
     """Check the inputs, resolve the plan and size the weights."""
     setup = resolve_setup(model, artifact, runtime, hardware, plan)
     weights = weights_bytes(model, artifact)
+    return _job_for(
+        model, artifact, runtime, hardware, setup, weights, kv_basis(model), _usable(hardware)
+    )
+
+
+def _job_for(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    setup: Setup,
+    weights: Quantity,
+    kv: Basis,
+    usable: Quantity,
+) -> _Job:
+    """The job of a resolved setup, from the parts that depend on the model, the model
+    file or the hardware alone (worked out by the caller, once where it can)."""
     return _Job(
         model,
         artifact,
@@ -304,8 +221,8 @@ def _prepare(
         weights_per_gpu=_weights_per_gpu(weights, setup.tensor_parallel),
         prefill=prefill_workspace(model, runtime, setup),
         reserve=runtime_reserve(runtime, hardware, setup),
-        usable=_usable(hardware),
-        kv_basis=kv_basis(model),
+        usable=usable,
+        kv_basis=kv,
         kv=kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel),
     )
 
@@ -377,7 +294,7 @@ def _largest_fitting_context(job: _Job) -> int | None:
         return None
     setup = job.setup
     per_sequence = (job.usable.value - job.fixed_gb) * GB / setup.concurrency
-    solved = largest_context_within(
+    solved = checked_largest_context_within(
         job.model, per_sequence, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
     )
     # `solved` is infinite when the cache stops growing (capped windows only).

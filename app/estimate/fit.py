@@ -8,9 +8,10 @@ from enum import StrEnum
 from functools import cached_property
 
 from app.estimate.errors import EstimateError
-from app.estimate.estimator import Estimate, SharedEstimates, Sizing, estimate, offload, size
+from app.estimate.estimator import Estimate, Sizing, estimate, offload, size
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
+from app.estimate.shared import SharedEstimates
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
 

@@ -214,7 +214,21 @@ def largest_context_within(
     bytes can move the boundary by a token).
     """
     check_attention_data(model)
-    element_bytes = float(kv_dtype_bytes(kv_dtype))
+    kv_dtype_bytes(kv_dtype)
+    return checked_largest_context_within(
+        model, budget_bytes, kv_dtype, caps_sliding_window, tensor_parallel
+    )
+
+
+def checked_largest_context_within(
+    model: ModelSpec,
+    budget_bytes: float,
+    kv_dtype: str,
+    caps_sliding_window: bool,
+    tensor_parallel: int,
+) -> float:
+    """`largest_context_within` for a model and dtype already checked."""
+    element_bytes = float(KV_DTYPE_BYTES[kv_dtype])
     per_layer = elements_per_token_per_layer(model, tensor_parallel) * element_bytes
     room = budget_bytes - linear_state_bytes(model, tensor_parallel)
     if room < 0:

@@ -33,6 +33,17 @@ def resolve_setup(
     """Check every input and fill in the plan's defaults."""
     check_model(model)
     check_hardware(hardware)
+    return resolve_checked_setup(model, artifact, runtime, hardware, plan)
+
+
+def resolve_checked_setup(
+    model: ModelSpec,
+    artifact: ArtifactSpec,
+    runtime: RuntimeSpec,
+    hardware: HardwareSpec,
+    plan: Plan,
+) -> Setup:
+    """`resolve_setup` for a model and hardware already checked."""
     check_plan(plan)
     check_runtime_runs(runtime, hardware, artifact)
     check_kv_dtype(runtime, plan.kv_dtype)

@@ -6,7 +6,7 @@ never imports the pages (`app.recipes`) or the records package.
 """
 
 from app.resolve.figures import Evidence, MemoryFigure, SpeedFigure
-from app.resolve.inputs import ModelInputs, RouteChoice, load_model_inputs
+from app.resolve.inputs import ModelInputs, RouteChoice, load_catalog_inputs, load_model_inputs
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
 from app.resolve.service import FitRow, RecipeService
 
@@ -19,6 +19,7 @@ __all__ = [
     "ResolvedRecipe",
     "RouteChoice",
     "SpeedFigure",
+    "load_catalog_inputs",
     "load_model_inputs",
     "resolve_recipe",
 ]

@@ -72,7 +72,7 @@ class Specs:
     prebuilt: tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec] | None = None
     # Answers already worked out for this route and hardware, by plan: the estimator is pure,
     # so the recipes of one model share them (the fit, one request, the served load).
-    memo: dict[tuple[str, Plan], Estimate | Sizing] | None = field(
+    memo: dict[tuple[str, Plan], Estimate | Sizing | bool] | None = field(
         default=None, repr=False, compare=False
     )
     # The estimator's work shared by every recipe of the model (see `SharedEstimates`).
@@ -95,6 +95,12 @@ class Specs:
         """The memory and largest context of `estimate`, without the rest."""
         work = size if self.shared is None else self.shared.size
         return self._memoised("size", work, plan)
+
+    def fits(self, plan: Plan) -> bool:
+        """Whether the plan fits in memory: `size(plan).memory.fits`, worked out for less."""
+        if self.shared is None:
+            return self.size(plan).memory.fits
+        return self._memoised("fits", self.shared.fits, plan)
 
     def _memoised(self, kind: str, work, plan: Plan):
         if self.memo is None:
@@ -180,7 +186,7 @@ def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> Appl
         why["context"] = f"lowered to {largest:,}, the largest that fits"
         values = replace(values, context=largest)
     concurrency = values.max_concurrency
-    while concurrency > 1 and not specs.size(values.plan(concurrency=concurrency)).memory.fits:
+    while concurrency > 1 and not specs.fits(values.plan(concurrency=concurrency)):
         concurrency //= 2
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = f"lowered to {concurrency} so the KV cache fits"

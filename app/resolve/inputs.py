@@ -3,6 +3,7 @@
 This is the resolution's only database access; `resolve_recipe` is pure over these inputs.
 """
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -14,7 +15,7 @@ from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_
 from app.errors import NotFound
 from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
-from app.resolve.applied import Specs
+from app.resolve.applied import AppliedValues, Specs, requested_values
 from app.resolve.figures import MeasuredPoint
 from app.resolve.verification import VerifiedPairs
 
@@ -53,6 +54,11 @@ class ModelInputs:
     # `Specs`): catalog hardware only, so custom hardware asked on demand adds nothing.
     estimates: dict[tuple, dict] = field(init=False, default_factory=dict, repr=False)
     shared: SharedEstimates = field(init=False, default_factory=SharedEstimates, repr=False)
+    # The balanced profile's requested values by (artifact, runtime, hardware): every other
+    # profile's command departs from them.
+    balanced_by_route: dict[tuple, AppliedValues] = field(
+        init=False, default_factory=dict, repr=False
+    )
 
     @cached_property
     def spec(self) -> ModelSpec:
@@ -122,6 +128,18 @@ class ModelInputs:
             self.model, choice.artifact, choice.runtime, hardware, prebuilt, memo, self.shared
         )
 
+    def balanced_values(
+        self, choice: RouteChoice, hardware: Hardware, specs: Specs
+    ) -> AppliedValues:
+        """The balanced profile's requested values on this route and hardware."""
+        if hardware.id is None:
+            return requested_values(self.balanced, specs)
+        key = (*choice.key, hardware.id)
+        found = self.balanced_by_route.get(key)
+        if found is None:
+            found = self.balanced_by_route[key] = requested_values(self.balanced, specs)
+        return found
+
     def points(self, hardware: Hardware, profile: Profile, route: RouteChoice) -> list:
         """Accepted single-request points of this route and profile on this hardware."""
         return [
@@ -172,7 +190,39 @@ def load_model_inputs(session: Session, model_slug: str) -> ModelInputs:
         measured=[
             MeasuredPoint(**row._asdict()) for row in repo.accepted_single_stream_points(model.id)
         ],
-        reported={
-            f.hardware_id: f for f in model.reported_figures if f.metric == "decode_tokens_per_s"
-        },
+        reported=_reported(model),
     )
+
+
+def load_catalog_inputs(session: Session) -> list[ModelInputs]:
+    """`load_model_inputs` of every model, in catalog order, in a handful of queries: the
+    rows every model reads (runtimes, profiles) are loaded once and shared."""
+    repo = CatalogRepository(session)
+    models = repo.list_models_with_rows()
+    runtimes, profiles = repo.list_runtimes(), repo.list_profiles()
+    owner = {a.id: m.id for m in models for a in m.artifacts}
+    pairings: dict[int, list] = defaultdict(list)
+    ok_pairs: dict[int, list] = defaultdict(list)
+    for row in repo.official_pairing_rows(owner):
+        pairings[owner[row.artifact_id]].append(row)
+    for row in repo.accepted_ok_pairs(owner):
+        ok_pairs[owner[row.artifact_id]].append(row)
+    measured: dict[int, list[MeasuredPoint]] = defaultdict(list)
+    for *point, model_id in repo.all_accepted_single_stream_points():
+        measured[model_id].append(MeasuredPoint(*point))
+    return [
+        ModelInputs(
+            model=model,
+            runtimes=runtimes,
+            profiles=profiles,
+            verified=VerifiedPairs.from_rows(pairings[model.id], ok_pairs[model.id]),
+            measured=measured[model.id],
+            reported=_reported(model),
+        )
+        for model in models
+    ]
+
+
+def _reported(model: LlmModel) -> dict[int, ReportedFigure]:
+    """Token generation reported by others, by hardware id."""
+    return {f.hardware_id: f for f in model.reported_figures if f.metric == "decode_tokens_per_s"}

@@ -36,7 +36,7 @@ def offloaded_recipe(
         requested_values(profile, specs, assessment.context, 1),
         why={"context": why, "max_concurrency": "one request: the GPU holds no more KV cache"},
     )
-    explicit = departures(applied, requested_values(inputs.balanced, specs))
+    explicit = departures(applied, inputs.balanced_values(choice, hardware, specs))
     commands = ()
     if choice.verified:
         command = build_command(choice.runtime, choice.artifact, inputs.model, applied, explicit)

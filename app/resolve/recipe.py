@@ -149,7 +149,7 @@ def _serve(
     """The profile's values on this route, fitted to memory, and the command that sets them."""
     specs = inputs.specs(choice, hardware)
     wanted = requested_values(profile, specs, requested, concurrency)
-    explicit = departures(wanted, requested_values(inputs.balanced, specs))
+    explicit = departures(wanted, inputs.balanced_values(choice, hardware, specs))
     if concurrency:
         explicit |= {"max_concurrency"}
     probe = build_command(choice.runtime, choice.artifact, inputs.model, wanted, explicit)
@@ -161,6 +161,9 @@ def _serve(
         return None
     if aims_for_largest_context(profile):
         applied = _lowered_start(applied)
+    if applied.context == wanted.context and applied.max_concurrency == wanted.max_concurrency:
+        # Fitting to memory changed only the reasons, which no command reads: the probe is it.
+        return applied, probe
     command = build_command(choice.runtime, choice.artifact, inputs.model, applied, explicit)
     return applied, command
 

@@ -56,12 +56,17 @@ class VerifiedPairs:
     @classmethod
     def load(cls, repo: CatalogRepository, artifact_ids: Iterable[int]) -> "VerifiedPairs":
         ids = list(artifact_ids)
+        return cls.from_rows(repo.official_pairing_rows(ids), repo.accepted_ok_pairs(ids))
+
+    @classmethod
+    def from_rows(cls, pairings: Iterable[tuple], ok_pairs: Iterable[tuple]) -> "VerifiedPairs":
+        """From `official_pairing_rows` and `accepted_ok_pairs` (in record order)."""
         evidence: dict[tuple[int, int], PairEvidence] = defaultdict(PairEvidence)
-        for pairing in repo.official_pairings(ids):
-            entry = evidence[(pairing.artifact_id, pairing.runtime_id)]
-            entry.official_url = pairing.source_url
-            entry.official_versions = (pairing.min_version, pairing.max_version)
-        for artifact_id, runtime_id, version, record_id in repo.accepted_ok_pairs(ids):
+        for artifact_id, runtime_id, source_url, min_version, max_version in pairings:
+            entry = evidence[(artifact_id, runtime_id)]
+            entry.official_url = source_url
+            entry.official_versions = (min_version, max_version)
+        for artifact_id, runtime_id, version, record_id in ok_pairs:
             entry = evidence[(artifact_id, runtime_id)]
             entry.record_ids.append(record_id)
             entry.record_versions.append(version)

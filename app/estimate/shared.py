@@ -1,0 +1,191 @@
+"""Estimates for the many plans of one catalog pass, sharing the work they have in common."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from app.estimate.errors import EstimateError
+from app.estimate.estimator import (
+    Estimate,
+    Sizing,
+    _estimate,
+    _fits_at,
+    _Job,
+    _job_for,
+    _largest_fitting_context,
+    _memory_at,
+    _prepare,
+    _usable,
+)
+from app.estimate.kv import kv_basis
+from app.estimate.setup import Setup, check_hardware, check_model, resolve_checked_setup
+from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.weights import weights_bytes
+
+T = TypeVar("T")
+
+
+class SharedEstimates:
+    """`estimate` and `size` for many plans that differ in context or concurrency, sharing
+    what depends on neither: the checks, the resolved plan, the weights and the reserves,
+    and the largest fitting context at each concurrency (it does not depend on the context
+    asked). A plan the checks refuse is refused again without checking.
+
+    Each answer equals the plain function's; one instance serves one pass over a catalog
+    and remembers the shared parts by their inputs, so it never outlives the specs it saw.
+    """
+
+    def __init__(self) -> None:
+        # Job (at the first context and concurrency seen) or the refusal, with the largest
+        # fitting context by concurrency.
+        self._jobs: dict[tuple, tuple[_Job | EstimateError, dict[int, int | None]]] = {}
+        # What depends on the model, the hardware or the model file alone, or the refusal.
+        self._parts: dict[tuple, object] = {}
+
+    def estimate(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> Estimate:
+        return _estimate(*self._job(model, artifact, runtime, hardware, plan, True))
+
+    def size(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> Sizing:
+        job, largest = self._job(model, artifact, runtime, hardware, plan, True)
+        return Sizing(_memory_at(job, job.setup.context), largest)
+
+    def fits(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> bool:
+        """`size(...).memory.fits`, without the largest context or the breakdown."""
+        job, _ = self._job(model, artifact, runtime, hardware, plan, False)
+        return _fits_at(job, job.setup.context)
+
+    def _job(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+        with_largest: bool,
+    ) -> tuple[_Job, int | None]:
+        if plan.context < 1 or plan.concurrency < 1:
+            # Refused by the checks, in their order (a bad model is named before the
+            # context), so never shared.
+            job = _prepare(model, artifact, runtime, hardware, plan)
+            return job, _largest_fitting_context(job)
+        key = (
+            model,
+            artifact,
+            runtime,
+            hardware,
+            plan.kv_dtype,
+            plan.prefill_tokens,
+            plan.tensor_parallel,
+            plan.cuda_graphs,
+            plan.memory_fraction,
+        )
+        found = self._jobs.get(key)
+        if found is None:
+            # Every check but the context's and the concurrency's reads only what the key
+            # holds: a plan that fails them fails at every context and concurrency.
+            try:
+                prepared: _Job | EstimateError = self._prepare(
+                    model, artifact, runtime, hardware, plan
+                )
+            except EstimateError as error:
+                prepared = error
+            found = self._jobs[key] = (prepared, {})
+        job, largest_by_concurrency = found
+        if isinstance(job, EstimateError):
+            raise job.with_traceback(None)
+        setup = job.setup
+        if setup.context != plan.context or setup.concurrency != plan.concurrency:
+            job = _at(job, plan.context, plan.concurrency)
+        if not with_largest:
+            return job, None
+        if plan.concurrency in largest_by_concurrency:
+            return job, largest_by_concurrency[plan.concurrency]
+        largest = largest_by_concurrency[plan.concurrency] = _largest_fitting_context(job)
+        return job, largest
+
+    def _prepare(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> _Job:
+        """The estimator's `_prepare`, in the same order, with the parts of one model, one
+        hardware configuration or one model file worked out once."""
+        kv = self._part(("model", model), lambda: _checked(check_model, model, kv_basis))
+        usable = self._part(
+            ("hardware", hardware), lambda: _checked(check_hardware, hardware, _usable)
+        )
+        setup = resolve_checked_setup(model, artifact, runtime, hardware, plan)
+        weights = self._part(("weights", model, artifact), lambda: weights_bytes(model, artifact))
+        return _job_for(model, artifact, runtime, hardware, setup, weights, kv, usable)
+
+    def _part(self, key: tuple, work: Callable[[], T]) -> T:
+        found = self._parts.get(key)
+        if found is None:
+            try:
+                found = work()
+            except EstimateError as error:
+                found = error
+            self._parts[key] = found
+        if isinstance(found, EstimateError):
+            raise found.with_traceback(None)
+        return found
+
+
+def _checked(check: Callable[[T], None], spec: T, part: Callable[[T], object]):
+    check(spec)
+    return part(spec)
+
+
+def _at(job: _Job, context: int, concurrency: int) -> _Job:
+    """The same job at another context and concurrency: nothing else in it depends on them.
+    (Built field by field: `dataclasses.replace` costs more than the estimate's arithmetic.)"""
+    s = job.setup
+    setup = Setup(
+        context,
+        concurrency,
+        s.kv_dtype,
+        s.prefill_tokens,
+        s.tensor_parallel,
+        s.cuda_graphs,
+        s.caps_sliding_window,
+        s.memory_fraction,
+    )
+    return _Job(
+        job.model,
+        job.artifact,
+        job.runtime,
+        job.hardware,
+        setup,
+        job.weights,
+        job.weights_per_gpu,
+        job.prefill,
+        job.reserve,
+        job.usable,
+        job.kv_basis,
+        job.kv,
+    )
