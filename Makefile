@@ -27,11 +27,13 @@ run: $(APP_STAMP)
 	$(BIN)/servebook seed
 	$(BIN)/servebook serve
 
-## browser: Debian's chromium for the page tests (Playwright drives it)
+## browser: Debian's chromium for the page tests (Playwright drives it), with CJK fonts so
+## Korean and Japanese pages are laid out (and screenshotted) in their real glyphs
+CJK_FONT := /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@{ command -v chromium && test -e $(CJK_FONT); } >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-dejavu-core fonts-noto-cjk >/dev/null; }
 
 ## postgresql: Debian's PostgreSQL server; the suite starts its own throwaway cluster with it
 postgresql:

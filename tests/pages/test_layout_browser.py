@@ -1,6 +1,7 @@
 """In a real browser at a phone's width and a laptop's: no page scrolls sideways.
 
-Each page is loaded at 390 px and 1280 px wide; the document must be no wider than the
+Each page is loaded at 390 px and 1280 px wide, in each of the three languages (Korean and
+Japanese labels are of other widths than English ones); the document must be no wider than the
 window and no visible element may end past its right edge (a table that overflows inside
 a scrolling box is fine: the box itself stays in view). Screenshots land in
 test-output/pages/ (gitignored) so a person can look at what was checked.
@@ -16,6 +17,7 @@ from tests.live_server import LiveServer
 pytestmark = pytest.mark.browser
 SHOTS = PROJECT_ROOT / "test-output" / "pages"
 WIDTHS = (390, 1280)
+LANGUAGES = ("en", "ko", "ja")
 GLM = "glm-5.3-flash"
 
 # Elements whose right edge lies past the window, skipping those clipped by a scrolling
@@ -44,6 +46,8 @@ OVERFLOWING = """() => {
 
 def check_fits(page, name: str, width: int) -> None:  # noqa: ANN001
     SHOTS.mkdir(parents=True, exist_ok=True)
+    language = page.evaluate("() => document.documentElement.lang")
+    name = f"{name}-{language}"
     page.screenshot(path=str(Path(SHOTS, f"{name}-{width}.png")), full_page=True)
     page.screenshot(path=str(Path(SHOTS, f"{name}-{width}-first-screen.png")))
     scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
@@ -53,15 +57,19 @@ def check_fits(page, name: str, width: int) -> None:  # noqa: ANN001
     assert overflowing == [], f"{name} at {width}px"
 
 
-def open_at(page, width: int, url: str) -> None:  # noqa: ANN001
+def open_at(page, width: int, url: str, language: str = "en") -> None:  # noqa: ANN001
     page.set_viewport_size({"width": width, "height": 900})
-    page.goto(url)
+    page.goto(f"{url}?lang={language}")
     page.wait_for_load_state("load")
+    assert page.evaluate("() => document.documentElement.lang") == language
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_fit_table_fits_the_window(page, live_server: LiveServer, width: int) -> None:
-    open_at(page, width, live_server.url("catalog:model", slug=GLM))
+def test_fit_table_fits_the_window(
+    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+) -> None:
+    open_at(page, width, live_server.url("catalog:model", slug=GLM), language)
     assert page.locator("#fit-table tbody tr").count() >= 16
     runtimes = page.locator('tr[data-hardware="8x-h200-141gb"] td').nth(2).inner_text()
     assert runtimes.startswith("SGLang / vLLM")  # runtimes by their names
@@ -70,25 +78,34 @@ def test_fit_table_fits_the_window(page, live_server: LiveServer, width: int) ->
     assert page.js_errors == []
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_detail_page_fits_the_window(page, live_server: LiveServer, width: int) -> None:
+def test_detail_page_fits_the_window(
+    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+) -> None:
     url = live_server.url("recipes:detail", model=GLM, hardware="8x-h200-141gb", profile="balanced")
-    open_at(page, width, url)
+    open_at(page, width, url, language)
     assert page.locator(".command-block").count() >= 1
     check_fits(page, "detail", width)
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_record_form_fits_the_window(page, live_server: LiveServer, width: int) -> None:
-    open_at(page, width, live_server.url("records:new"))
+def test_record_form_fits_the_window(
+    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+) -> None:
+    open_at(page, width, live_server.url("records:new"), language)
     assert page.locator("#record-form").count() == 1
     check_fits(page, "record-form", width)
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
-def test_home_and_benchmark_pages_fit_the_window(page, live_server: LiveServer, width: int) -> None:
+def test_home_and_benchmark_pages_fit_the_window(
+    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+) -> None:
     for name, route in (("home", "catalog:index"), ("benchmarks", "benchmarks:index")):
-        open_at(page, width, live_server.url(route))
+        open_at(page, width, live_server.url(route), language)
         if name == "home":  # each row's count arrives on its own (see test_home_browser)
             page.wait_for_selector(".runs-on-count", timeout=90_000)
         check_fits(page, name, width)
