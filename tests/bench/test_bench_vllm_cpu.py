@@ -247,14 +247,20 @@ def test_client_copes_with_real_vllm_stream(vllm_server: VllmServer) -> None:
     # The role chunk is the first event but not the first token.
     assert sample.first_chunk_ms is not None and sample.ttft_ms is not None
     assert 0 < sample.first_chunk_ms <= sample.ttft_ms <= (sample.e2e_ms or 0)
-    # Decode speed uses usage's 16 tokens, not the fewer chunks.
-    assert sample.decode_tps is not None and sample.decode_tps > 0
-    assert sample.tpot_ms is not None and sample.tpot_ms > 0
+    # Decode speed uses usage's 16 tokens, not the fewer chunks. On a loaded machine the
+    # client can read every token chunk in one burst: then there is no decode speed rather
+    # than an invented one, and only then.
+    apart = sample.chunk_offsets_ms[0] < sample.chunk_offsets_ms[-1]
+    if apart:
+        assert sample.decode_tps is not None and sample.decode_tps > 0
+        assert sample.tpot_ms is not None and sample.tpot_ms > 0
+    else:
+        assert sample.decode_tps is None and sample.tpot_ms is None
     print(
         f"\nquirk stream (seed {seed}): {len(content)} deltas, "
         f"{content[1:].count('')} empty after the role chunk, {sample.token_chunks} with text, "
         f"{sample.output_tokens} tokens by usage; TTFT {sample.ttft_ms:.1f} ms "
-        f"(first chunk {sample.first_chunk_ms:.1f} ms), decode {sample.decode_tps:.0f} tok/s"
+        f"(first chunk {sample.first_chunk_ms:.1f} ms), decode {sample.decode_tps} tok/s"
     )
 
 
@@ -374,7 +380,9 @@ def check_run(run: Run) -> dict[str, int]:
         # CPU can read a whole answer at once; that sample has no decode speed rather than an
         # invented one, and only that sample.
         timed = [s for s in level.samples if s.chunk_offsets_ms[0] < s.chunk_offsets_ms[-1]]
-        assert level.decode_tps.count == len(timed) >= 1
+        assert level.decode_tps.count == len(timed)
+    # A whole level can be read in bursts; a whole run is not: some answer was timed.
+    assert any(s.decode_tps for s in samples[2:]), "every answer arrived in one read"
 
     # Every step's reading is vLLM's real KV gauge: one series, named and labelled by vLLM,
     # whose value is a whole number of 128-token blocks out of the 63 usable ones.
