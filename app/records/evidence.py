@@ -65,6 +65,9 @@ class ConcurrencySummary:
 class EvidenceSummary:
     basis: str
     note: str
+    # "route" when the summary covers one model file and runtime, else "profile": pages
+    # word the note in the reader's language from this, not from the English note.
+    scope: str
     by_context: tuple[ContextSummary, ...]
     by_concurrency: tuple[ConcurrencySummary, ...]
 
@@ -115,12 +118,13 @@ def summarise(queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary
         )
         for row in queries.by_concurrency(scope)
     )
-    route = "this route and profile" if scope.artifact_id else "this profile"
+    covers = "route" if scope.artifact_id else "profile"
+    route = "this route and profile" if covers == "route" else "this profile"
     note = (
         f"medians and ranges over the accepted records of {route} on this hardware that "
         "loaded and answered, computed from every such record"
     )
-    return EvidenceSummary(MEASURED, note, by_context, by_concurrency)
+    return EvidenceSummary(MEASURED, note, covers, by_context, by_concurrency)
 
 
 class SummaryCache:
