@@ -11,6 +11,7 @@ from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, compare_words, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
+from app.i18n.prose import prose
 from app.i18n.reasons import reason_text
 
 NONE = "—"
@@ -94,6 +95,7 @@ def register_filters(env: Environment) -> None:
         job_status_label=lambda code: label("job_status", code),
         knob_label=lambda code: label("knob", code),
         knob_value=knob_value,
+        prose=prose,
         reason_text=reason_text,
         setting_label=compare_words.setting_label,
         setting_kind=lambda code: compare_words.word(compare_words.SETTING_KINDS, code),

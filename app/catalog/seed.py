@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import bump_revision
-from app.catalog.seed_schema import SeedCatalog, Sourced
+from app.catalog.seed_schema import Prose, SeedCatalog, Sourced
 from app.models import (
     Artifact,
     Hardware,
@@ -53,6 +53,40 @@ def split_sourced(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
         else:
             plain[name] = value
     return plain, basis
+
+
+def split_prose(values: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The English of every prose field, and its other languages by field.
+
+    A list of texts keeps, per language, the whole list with English where an item has no
+    translation, so a page shows every step in order.
+    """
+    plain: dict[str, Any] = {}
+    translations: dict[str, Any] = {}
+    for name, value in values.items():
+        if isinstance(value, Prose):
+            plain[name] = value.en
+            if value.translations():
+                translations[name] = value.translations()
+        elif isinstance(value, list) and value and all(isinstance(v, Prose) for v in value):
+            plain[name] = [item.en for item in value]
+            languages = {lang for item in value for lang in item.translations()}
+            if languages:
+                translations[name] = {
+                    lang: [item.translations().get(lang, item.en) for item in value]
+                    for lang in sorted(languages)
+                }
+        else:
+            plain[name] = value
+    return plain, translations
+
+
+def split_seed(values: dict[str, Any]) -> dict[str, Any]:
+    """A seed entry's values as its row stores them: plain numbers with their basis, English
+    prose with its translations."""
+    values, translations = split_prose(values)
+    values, basis = split_sourced(values)
+    return {**values, "basis": basis, "translations": translations}
 
 
 def apply(row: Any, values: dict[str, Any]) -> bool:
@@ -101,9 +135,8 @@ class CatalogSeeder:
 
     def seed_model(self, seed: Any) -> LlmModel:
         fields = seed.model_dump(exclude={"slug", "artifacts", "reported", "moe"})
-        raw = {name: getattr(seed, name) for name in fields}
-        values, basis = split_sourced(raw)
-        values.update(is_moe=seed.moe, basis=basis)
+        values = split_seed({name: getattr(seed, name) for name in fields})
+        values.update(is_moe=seed.moe)
         return self.upsert(LlmModel, {"slug": seed.slug}, values)
 
     def seed_artifact(self, model: LlmModel, seed: Any) -> Artifact:
@@ -114,21 +147,23 @@ class CatalogSeeder:
 
     def seed_runtime(self, seed: Any) -> Runtime:
         # The format matrix is reference data with sources; only `formats` drives routes.
-        values = seed.model_dump(exclude={"slug", "format_support"})
+        values = seed.model_dump(exclude={"slug", "format_support", "notes"})
+        prose, translations = split_prose({"notes": seed.notes})
+        values.update(prose, translations=translations)
         return self.upsert(Runtime, {"slug": seed.slug}, values)
 
     def seed_hardware(self, seed: Any) -> Hardware:
-        raw = {name: getattr(seed, name) for name in seed.model_dump(exclude={"slug"})}
-        values, basis = split_sourced(raw)
-        values["basis"] = basis
+        fields = seed.model_dump(exclude={"slug"})
+        values = split_seed({name: getattr(seed, name) for name in fields})
         return self.upsert(Hardware, {"slug": seed.slug}, values)
 
     def seed_profile(self, seed: Any) -> Profile:
-        data = seed.model_dump(exclude={"slug"})
-        values = {name: data.pop(name) for name in ("name", "summary", "sort")}
-        values["stop_conditions"] = data.pop("stop_conditions")
-        values["measurement_order"] = data.pop("measurement_order")
-        values["settings"] = data
+        texts = ("summary", "stop_conditions", "measurement_order")
+        values, translations = split_prose({name: getattr(seed, name) for name in texts})
+        # The knobs as the seed names them; everything but the texts, name and order.
+        settings = seed.model_dump(exclude={"slug", "name", "sort", *texts})
+        values.update(name=seed.name, sort=seed.sort, settings=settings,
+                      translations=translations)
         return self.upsert(Profile, {"slug": seed.slug}, values)
 
     def seed_reported(self, model: LlmModel, reported: list[Any], hardware: dict) -> None:

@@ -30,6 +30,9 @@ class Hardware(TimestampMixin, Base):
     notes: Mapped[str] = mapped_column(Text, default="")
     basis: Mapped[dict[str, Any]] = mapped_column(default=dict)
     sources: Mapped[list[Any]] = mapped_column(default=list)
+    # {field: {"ko": text, "ja": text}} beside the English column; a list field (profiles'
+    # steps) keeps a whole list per language. Missing languages fall back to English.
+    translations: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
 
     @property
     def usable_gb_per_gpu(self) -> float:

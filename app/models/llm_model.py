@@ -48,6 +48,9 @@ class LlmModel(TimestampMixin, Base):
     # {field: {"basis": "published"|"derived"|"assumed", "note": str}} for every number above
     basis: Mapped[dict[str, Any]] = mapped_column(default=dict)
     sources: Mapped[list[Any]] = mapped_column(default=list)
+    # {field: {"ko": text, "ja": text}} beside the English column; a list field (profiles'
+    # steps) keeps a whole list per language. Missing languages fall back to English.
+    translations: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
 
     artifacts: Mapped[list["Artifact"]] = relationship(
         back_populates="model", lazy="raise", order_by="Artifact.id"

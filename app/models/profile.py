@@ -20,3 +20,6 @@ class Profile(TimestampMixin, Base):
     settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     stop_conditions: Mapped[list[Any]] = mapped_column(default=list)
     measurement_order: Mapped[list[Any]] = mapped_column(default=list)
+    # {field: {"ko": text, "ja": text}} beside the English column; a list field (profiles'
+    # steps) keeps a whole list per language. Missing languages fall back to English.
+    translations: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")

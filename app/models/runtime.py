@@ -28,3 +28,6 @@ class Runtime(TimestampMixin, Base):
     min_version: Mapped[str | None] = mapped_column(String(50))
     notes: Mapped[str] = mapped_column(Text, default="")
     sources: Mapped[list[Any]] = mapped_column(default=list)
+    # {field: {"ko": text, "ja": text}} beside the English column; a list field (profiles'
+    # steps) keeps a whole list per language. Missing languages fall back to English.
+    translations: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")

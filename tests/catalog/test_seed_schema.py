@@ -224,9 +224,9 @@ def test_profiles(catalog: SeedCatalog) -> None:
     assert (long.concurrency.server, long.concurrency.local) == (1, 1)
     for profile in (balanced, speed, long):
         assert profile.memory_fraction <= 0.90
-        assert any("16K" in s for s in profile.stop_conditions)
-        assert any("median" in s for s in profile.measurement_order)
-        assert any("needle" in s for s in profile.measurement_order)
+        assert any("16K" in s.en for s in profile.stop_conditions)
+        assert any("median" in s.en for s in profile.measurement_order)
+        assert any("needle" in s.en for s in profile.measurement_order)
 
 
 # ------------------------------------------------------------------------ the Sourced type

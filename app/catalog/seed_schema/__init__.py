@@ -9,6 +9,9 @@ scalar means the number was read in a source (basis ``published``); a mapping
 ``{value: X, basis: exact|published|derived|assumed, note: "..."}`` states the basis
 explicitly. Both forms load as a :class:`Sourced` value (``fields.py``).
 
+Prose readers see (descriptions, notes, profile texts) is a plain string (English) or a
+mapping ``{en: ..., ko: ..., ja: ...}`` that must have ``en``; both load as :class:`Prose`.
+
 :func:`load_catalog` reads the files, validates every entry, then checks the
 references between files. The first problem found is raised as a :class:`SeedError`
 that names the file, the entry (index and slug) and the field.
@@ -16,7 +19,7 @@ that names the file, the entry (index and slug) and the field.
 
 from app.catalog.seed_schema.catalog import SEED_FILES, SeedCatalog
 from app.catalog.seed_schema.errors import SeedError
-from app.catalog.seed_schema.fields import Basis, Sourced
+from app.catalog.seed_schema.fields import LANGUAGES, Basis, Prose, Sourced
 from app.catalog.seed_schema.hardware import SeedHardware
 from app.catalog.seed_schema.loader import DEFAULT_SEED_DIR, load_catalog
 from app.catalog.seed_schema.models import SeedArtifact, SeedModel, SeedReported
@@ -26,8 +29,10 @@ from app.catalog.seed_schema.verified_pairs import SeedVerifiedPair
 
 __all__ = [
     "DEFAULT_SEED_DIR",
+    "LANGUAGES",
     "SEED_FILES",
     "Basis",
+    "Prose",
     "Sourced",
     "SeedArtifact",
     "SeedBudget",

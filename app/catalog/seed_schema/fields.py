@@ -6,6 +6,7 @@ import re
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     StrictFloat,
@@ -80,6 +81,54 @@ class Sourced(StrictModel, Generic[T]):
 SFloat = Sourced[StrictFloat]
 SInt = Sourced[StrictInt]
 SStr = Sourced[StrictStr]
+
+
+LANGUAGES = ("en", "ko", "ja")
+"""The languages prose may be written in; English is the one every text has."""
+
+
+class Prose(StrictModel):
+    """Text readers see, in English and, where written, Korean and Japanese.
+
+    Accepts a plain string (English) or a mapping ``{en: ..., ko: ..., ja: ...}`` in
+    which ``en`` is required; a page in another language falls back to ``en``.
+    """
+
+    en: StrictStr
+    ko: StrictStr | None = None
+    ja: StrictStr | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_plain_text(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data if isinstance(data, Prose) else {"en": data}
+        unknown = [str(key) for key in data if key not in LANGUAGES]
+        if unknown:
+            raise field_error(unknown[0], f"unknown language {unknown[0]!r} "
+                                          f"(give {', '.join(LANGUAGES)})")
+        if "en" not in data:
+            raise field_error("en", "a text in several languages needs its English (en), "
+                                    "which readers of other languages fall back to")
+        return data
+
+    def translations(self) -> dict[str, str]:
+        """The non-English texts given, by language."""
+        return {lang: text for lang in LANGUAGES[1:] if (text := getattr(self, lang))}
+
+    def __str__(self) -> str:
+        return self.en
+
+
+def _has_english(prose: Prose) -> Prose:
+    if not prose.en:
+        raise ValueError("must not be empty")
+    return prose
+
+
+ProseText = Annotated[Prose, AfterValidator(_has_english)]
+"""Prose whose English may not be empty."""
+NO_PROSE = Prose(en="")
 
 
 def value_of(sourced: Sourced[Any] | None) -> Any:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from app.catalog.seed_schema.fields import (
+    NO_PROSE,
     Platform,
+    Prose,
     SFloat,
     Slug,
     StrictModel,
@@ -48,7 +50,7 @@ class SeedHardware(StrictModel):
     source_row: StrictBool = False
     sort: StrictInt
     sources: list[Url] = Field(min_length=1)
-    notes: StrictStr = ""
+    notes: Prose = NO_PROSE
 
     @model_validator(mode="after")
     def _check(self) -> SeedHardware:

@@ -15,7 +15,10 @@ from pydantic import (
 )
 
 from app.catalog.seed_schema.fields import (
+    NO_PROSE,
     Format,
+    Prose,
+    ProseText,
     SFloat,
     SInt,
     Slug,
@@ -152,9 +155,9 @@ class SeedModel(StrictModel):
     # separate draft model (vLLM "mtp", SGLang EAGLE over the model's own layers).
     mtp_layers: SInt = Sourced[int](value=0, basis="exact")
     start_context: StrictInt | None = None  # starting context a recipe recommends locally
-    description: Text
+    description: ProseText
     sources: list[Url] = Field(min_length=1)
-    notes: StrictStr = ""
+    notes: Prose = NO_PROSE
     artifacts: list[SeedArtifact] = Field(min_length=1)
     reported: list[SeedReported] = Field(default_factory=list)
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag, field_validator
 
-from app.catalog.seed_schema.fields import Slug, StrictModel, Text
+from app.catalog.seed_schema.fields import ProseText, Slug, StrictModel, Text
 
 
 class SeedByGroup(StrictModel):
@@ -34,7 +34,7 @@ class SeedProfile(StrictModel):
 
     slug: Slug
     name: Text
-    summary: Text
+    summary: ProseText
     sort: StrictInt
     start_context: StartContext
     concurrency: SeedByGroup
@@ -43,8 +43,8 @@ class SeedProfile(StrictModel):
     memory_fraction: StrictFloat
     speculative_decoding: StrictBool
     cuda_graphs: StrictBool
-    stop_conditions: list[Text] = Field(min_length=1)
-    measurement_order: list[Text] = Field(min_length=1)
+    stop_conditions: list[ProseText] = Field(min_length=1)
+    measurement_order: list[ProseText] = Field(min_length=1)
 
     @field_validator("memory_fraction")
     @classmethod

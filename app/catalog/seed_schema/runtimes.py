@@ -7,8 +7,10 @@ from typing import Literal
 from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
 
 from app.catalog.seed_schema.fields import (
+    NO_PROSE,
     Format,
     Platform,
+    Prose,
     Slug,
     StrictModel,
     Text,
@@ -93,7 +95,7 @@ class SeedRuntime(StrictModel):
     homepage: Url
     min_version: Version
     sources: list[Url] = Field(min_length=1)
-    notes: StrictStr = ""
+    notes: Prose = NO_PROSE
 
     @model_validator(mode="after")
     def _check(self) -> SeedRuntime:
