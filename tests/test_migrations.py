@@ -9,11 +9,16 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import inspect, select, text
+from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.db import Base, alembic_config, make_engine
-from tests.conftest import database_settings
+from app.models import LlmModel
+from tests.conftest import database_settings, migrate_and_seed
+
+# The revision before the catalog's prose got its translations column.
+PROSE_PARENT = "7c2e4a6b8d10"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -76,3 +81,45 @@ def test_each_revision_steps_down_and_up(empty: Settings) -> None:
         run(empty, "upgrade", "+1")
         run(empty, "downgrade", "-1")
     assert table_names(empty) == set()
+
+
+def catalog_prose(settings: Settings) -> dict[str, tuple]:
+    """Each model's English texts and each profile's steps, read with plain SQL (the ORM
+    classes describe the newest schema only)."""
+    engine = make_engine(settings)
+    with engine.connect() as connection:
+        models = connection.execute(text("SELECT slug, description, notes FROM models"))
+        profiles = connection.execute(
+            text("SELECT slug, summary, stop_conditions, measurement_order FROM profiles"))
+        rows = {f"model {r[0]}": tuple(r[1:]) for r in models}
+        rows |= {f"profile {r[0]}": tuple(r[1:]) for r in profiles}
+    engine.dispose()
+    return rows
+
+
+def column_names(settings: Settings, table: str) -> set[str]:
+    engine = make_engine(settings)
+    names = {column["name"] for column in inspect(engine).get_columns(table)}
+    engine.dispose()
+    return names
+
+
+def test_prose_translations_step_down_and_up_keeping_the_catalog(empty: Settings) -> None:
+    """The translations column comes and goes; the English texts stay through both steps,
+    and a seed after the upgrade writes the translations back."""
+    migrate_and_seed(empty)
+    seeded = catalog_prose(empty)
+    assert seeded and all(values[0] for values in seeded.values())  # descriptions, summaries
+    run(empty, "downgrade", PROSE_PARENT)
+    assert "translations" not in column_names(empty, "models")
+    assert catalog_prose(empty) == seeded
+    run(empty, "upgrade", "head")
+    assert catalog_prose(empty) == seeded
+    engine = make_engine(empty)
+    with Session(engine) as session:
+        assert all(m.translations == {} for m in session.scalars(select(LlmModel)))
+        migrate_and_seed(empty)
+        session.expire_all()
+        assert all(m.translations["description"]["ja"] for m in session.scalars(select(LlmModel)))
+    engine.dispose()
+    assert catalog_prose(empty) == seeded
