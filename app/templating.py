@@ -11,7 +11,7 @@ from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, compare_words, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
-from app.i18n.reasons import reason_text
+from app.i18n.messages import message_text, messages_text
 
 NONE = "—"
 
@@ -94,7 +94,8 @@ def register_filters(env: Environment) -> None:
         job_status_label=lambda code: label("job_status", code),
         knob_label=lambda code: label("knob", code),
         knob_value=knob_value,
-        reason_text=reason_text,
+        message_text=message_text,
+        messages_text=messages_text,
         setting_label=compare_words.setting_label,
         setting_kind=lambda code: compare_words.word(compare_words.SETTING_KINDS, code),
         effect_label=compare_words.effect_label,
