@@ -11,8 +11,8 @@ from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, compare_words, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
+from app.i18n.messages import message_text, messages_text
 from app.i18n.prose import prose
-from app.i18n.reasons import reason_text
 
 NONE = "—"
 
@@ -95,8 +95,9 @@ def register_filters(env: Environment) -> None:
         job_status_label=lambda code: label("job_status", code),
         knob_label=lambda code: label("knob", code),
         knob_value=knob_value,
+        message_text=message_text,
+        messages_text=messages_text,
         prose=prose,
-        reason_text=reason_text,
         setting_label=compare_words.setting_label,
         setting_kind=lambda code: compare_words.word(compare_words.SETTING_KINDS, code),
         effect_label=compare_words.effect_label,

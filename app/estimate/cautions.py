@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.estimate.messages import Code, Message, message
 from app.estimate.setup import Setup
 from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
 
@@ -13,7 +14,7 @@ def setup_warnings(
     runtime: RuntimeSpec,
     hardware: HardwareSpec,
     setup: Setup,
-) -> tuple[str, ...]:
+) -> tuple[Message, ...]:
     """Every warning that applies to the setup."""
     found = (
         _pcie_warning(hardware, setup),
@@ -25,68 +26,56 @@ def setup_warnings(
     return tuple(warning for warning in found if warning)
 
 
-def _pcie_warning(hardware: HardwareSpec, setup: Setup) -> str | None:
-    """Tensor parallelism over plain PCIe."""
+def _pcie_warning(hardware: HardwareSpec, setup: Setup) -> Message | None:
+    """Tensor parallelism over plain PCIe: all-reduce traffic slows decode."""
     if setup.tensor_parallel > 1 and hardware.interconnect == "pcie":
-        return "tensor parallel over PCIe: all-reduce traffic slows decode"
+        return message(Code.PCIE_TENSOR_PARALLEL)
     return None
 
 
-def _idle_gpus_warning(hardware: HardwareSpec, setup: Setup) -> str | None:
+def _idle_gpus_warning(hardware: HardwareSpec, setup: Setup) -> Message | None:
     """GPUs the estimate does not use."""
     if setup.tensor_parallel < hardware.gpu_count:
-        return (
-            f"estimate uses {setup.tensor_parallel} of {hardware.gpu_count} GPUs; "
-            "the others are not counted"
-        )
+        return message(Code.IDLE_GPUS, used=setup.tensor_parallel, count=hardware.gpu_count)
     return None
 
 
-def _beyond_native_warning(model: ModelSpec, setup: Setup) -> str | None:
+def _beyond_native_warning(model: ModelSpec, setup: Setup) -> Message | None:
     """A context longer than the model was trained for."""
     if setup.context > model.native_context:
-        return (
-            f"context {setup.context} exceeds the native context of {model.slug} "
-            f"({model.native_context})"
+        return message(
+            Code.BEYOND_NATIVE_CONTEXT,
+            context=setup.context,
+            model=model.slug,
+            native=model.native_context,
         )
     return None
 
 
-def _uncapped_window_warning(model: ModelSpec, runtime: RuntimeSpec) -> str | None:
+def _uncapped_window_warning(model: ModelSpec, runtime: RuntimeSpec) -> Message | None:
     """Sliding-window layers that the runtime caches at full length."""
     if model.sliding_window_layers and not runtime.caps_sliding_window:
-        return (
-            f"{runtime.slug} caches the {model.sliding_window_layers} sliding-window layers "
-            "at full context length"
+        return message(
+            Code.UNCAPPED_SLIDING_WINDOW, runtime=runtime.slug, layers=model.sliding_window_layers
         )
     return None
 
 
-def _quantized_kv_warning(setup: Setup) -> str | None:
+def _quantized_kv_warning(setup: Setup) -> Message | None:
     """A 4-bit KV cache at long context, where quality is known to drop."""
     if setup.kv_dtype == "q4_0" and setup.context > QUANTIZED_KV_QUALITY_LIMIT:
-        return "a q4_0 KV cache above 32K tokens is known to hurt recall and tool calls"
+        return message(Code.Q4_KV_LONG_CONTEXT, tokens=QUANTIZED_KV_QUALITY_LIMIT)
     return None
 
 
-def speculative_caution(mtp_layers: int, speculative_decoding: bool) -> str | None:
+def speculative_caution(mtp_layers: int, speculative_decoding: bool) -> Message | None:
     """A model with multi-token-prediction heads, or a plan with speculative decoding, can
     decode faster than the bandwidth bound: several tokens are accepted per weight read. The
     estimate is not multiplied by a guessed acceptance rate; it says so instead."""
     if mtp_layers and speculative_decoding:
-        return (
-            f"speculative decoding with the model's {mtp_layers} MTP layer"
-            f"{'s' if mtp_layers != 1 else ''} is on: measured decode may exceed this "
-            "bandwidth-bound estimate, by the share of draft tokens accepted"
-        )
+        return message(Code.SPECULATIVE_WITH_MTP, layers=mtp_layers)
     if mtp_layers:
-        return (
-            f"the model has {mtp_layers} MTP layer{'s' if mtp_layers != 1 else ''}: with "
-            "speculative decoding on, measured decode may exceed this bandwidth-bound estimate"
-        )
+        return message(Code.MTP_LAYERS, layers=mtp_layers)
     if speculative_decoding:
-        return (
-            "speculative decoding is on: measured decode may exceed this bandwidth-bound "
-            "estimate, by the share of draft tokens accepted"
-        )
+        return message(Code.SPECULATIVE_ON)
     return None

@@ -15,6 +15,7 @@ from app.estimate.kv import (
     kv_shape,
     kv_unknown,
 )
+from app.estimate.messages import Message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -64,7 +65,7 @@ class Estimate:
     max_context: int | None
     decode_tokens_per_s: SpeedRange | None
     prefill_tokens_per_s: SpeedRange | None
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
     basis: Basis
 
 

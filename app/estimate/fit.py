@@ -9,6 +9,7 @@ from functools import cached_property
 
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import Estimate, Sizing, estimate, offload, size
+from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
 from app.estimate.shared import SharedEstimates
@@ -45,7 +46,7 @@ class RouteResult:
 
     route: Route
     sizing: Sizing | None
-    error: str | None
+    error: EstimateError | None
     fits_at_context: bool
     max_context: int | None
     # What the full estimate is worked out from; None when the route could not be estimated.
@@ -66,7 +67,8 @@ class Assessment:
     route and estimate are None only when no route could be estimated at all; the verdict is
     then EXCEEDS_MEMORY and the reason says why (no runtime runs the format on the platform,
     or the model data cannot support an estimate). With FITS_WITH_OFFLOAD, `estimate` is the
-    all-on-GPU estimate that did not fit and `offload` the split that runs.
+    all-on-GPU estimate that did not fit and `offload` the split that runs. The reason is
+    one message per clause, worded where it is shown.
     """
 
     verdict: Verdict
@@ -74,7 +76,7 @@ class Assessment:
     estimate: Estimate | None
     context: int
     max_context: int | None
-    reason: str
+    reason: tuple[Message, ...]
     results: tuple[RouteResult, ...]
     offload: OffloadPlan | None = None
 
@@ -156,7 +158,7 @@ def _try_route(request: _Request, route: Route) -> RouteResult:
     try:
         found = _size_route(request, route, request.context)
     except EstimateError as error:
-        return RouteResult(route, None, str(error), False, None)
+        return RouteResult(route, None, error, False, None)
     fits = found.memory.fits
     return RouteResult(route, found, None, fits, found.max_context, request, request.context)
 
@@ -171,9 +173,8 @@ def _choose_fits(
     if not fitting:
         return None
     best = fitting[0]
-    reason = (
-        f"fits {request.context} tokens with {best.sizing.memory.headroom:.1f} GB per GPU to spare"
-    )
+    spare = round(best.sizing.memory.headroom, 1)
+    reason = (message(Code.FITS_WITH_SPARE, tokens=request.context, spare=spare),)
     return _assessment(Verdict.FITS, best, request.context, reason, results)
 
 
@@ -186,7 +187,7 @@ def _choose_reduced(
     best = _longest_context([r for r in estimated if r.route.verified], request.min_context)
     if best is None:
         return None
-    reason = f"fits up to {best.max_context} tokens, not the {request.context} requested"
+    reason = (message(Code.FITS_UP_TO_NOT_ASKED, largest=best.max_context, asked=request.context),)
     return _reduced_assessment(request, Verdict.FITS_REDUCED_CONTEXT, best, reason, results)
 
 
@@ -201,12 +202,12 @@ def _choose_experimental(
     if fitting:
         best = fitting[0]
         return _assessment(
-            Verdict.EXPERIMENTAL, best, request.context, _unverified_reason(best), results
+            Verdict.EXPERIMENTAL, best, request.context, (_unverified_reason(best),), results
         )
     best = _longest_context(unverified, request.min_context)
     if best is None:
         return None
-    reason = f"{_unverified_reason(best)}; fits up to {best.max_context} tokens"
+    reason = (_unverified_reason(best), message(Code.FITS_UP_TO, tokens=best.max_context))
     return _reduced_assessment(request, Verdict.EXPERIMENTAL, best, reason, results)
 
 
@@ -238,7 +239,7 @@ def _choose_offload(
                 chosen = RouteResult(
                     route, at_context, None, False, result.max_context, request, context
                 )
-                reason = f"runs at {context} tokens with {split.summary}"
+                reason = (message(Code.RUNS_WITH_OFFLOAD, tokens=context, split=split.summary),)
                 found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
                 return replace(found, offload=split)
     return None
@@ -258,11 +259,11 @@ def _longest_context(candidates: list[RouteResult], min_context: int) -> RouteRe
     return max(reaching, key=lambda r: r.max_context, default=None)
 
 
-def _unverified_reason(result: RouteResult) -> str:
+def _unverified_reason(result: RouteResult) -> Message:
     """Why an unverified route is only experimental."""
     if result.route.artifact.official:
-        return "runtime pairing needs verification"
-    return "compressed runtime needs verification"
+        return message(Code.PAIRING_UNVERIFIED)
+    return message(Code.COMPRESSED_UNVERIFIED)
 
 
 def _exceeds(
@@ -273,11 +274,13 @@ def _exceeds(
     """Nothing fits: report the route that came closest."""
     closest = max(estimated, key=lambda r: r.sizing.memory.headroom)
     memory = closest.sizing.memory
-    reason = f"needs {memory.required:.0f} GB per GPU, {memory.usable.value:.0f} GB usable"
+    needs = message(
+        Code.NEEDS_MEMORY, needed=round(memory.required), usable=round(memory.usable.value)
+    )
+    reason: tuple[Message, ...] = (needs,)
     if closest.max_context is not None:
-        reason += (
-            f"; fits only {closest.max_context} tokens, below the {request.min_context} minimum"
-        )
+        least = request.min_context
+        reason += (message(Code.FITS_BELOW_MINIMUM, tokens=closest.max_context, least=least),)
     return _assessment(Verdict.EXCEEDS_MEMORY, closest, request.context, reason, results)
 
 
@@ -288,11 +291,15 @@ def _unestimated(
 ) -> Assessment:
     """No route could be estimated: none runs here, or the model data falls short."""
     compatible = [r for r in results if _runs_here(r.route, request.hardware)]
+    platform = request.hardware.platform
+    formats = sorted({route.artifact.format for route in routes})
     if compatible:
-        reason = f"cannot estimate: {compatible[0].error}"
+        why = message(Code.CANNOT_ESTIMATE, why=compatible[0].error.as_message())
+    elif formats:
+        why = message(Code.NO_RUNTIME_RUNS_FORMATS, formats=formats, platform=platform)
     else:
-        formats = " or ".join(sorted({route.artifact.format for route in routes})) or "this model"
-        reason = f"no runtime in the catalog runs {formats} on {request.hardware.platform}"
+        why = message(Code.NO_RUNTIME_RUNS_MODEL, platform=platform)
+    reason = (why,)
     return Assessment(Verdict.EXCEEDS_MEMORY, None, None, request.context, None, reason, results)
 
 
@@ -309,7 +316,7 @@ def _reduced_assessment(
     request: _Request,
     verdict: Verdict,
     best: RouteResult,
-    reason: str,
+    reason: tuple[Message, ...],
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """An assessment at the route's largest fitting context, estimated again at that context."""
@@ -324,7 +331,7 @@ def _assessment(
     verdict: Verdict,
     chosen: RouteResult,
     context: int,
-    reason: str,
+    reason: tuple[Message, ...],
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """Build the assessment for a chosen route."""

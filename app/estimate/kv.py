@@ -8,6 +8,7 @@ from fractions import Fraction
 
 from app.estimate.basis import Basis, weakest
 from app.estimate.errors import EstimateError
+from app.estimate.messages import Code, message
 from app.estimate.specs import UNKNOWN_ATTENTION, ModelSpec
 
 # Bytes per cached element; llama.cpp block formats include their per-block scales.
@@ -65,12 +66,16 @@ def check_attention_data(model: ModelSpec) -> None:
     if model.attention not in _REQUIRED_FIELDS:
         kinds = ", ".join(_REQUIRED_FIELDS)
         raise EstimateError(
-            "model", f"{model.slug}: unknown attention {model.attention!r}; known: {kinds}"
+            "model",
+            f"{model.slug}: unknown attention {model.attention!r}; known: {kinds}",
+            message(Code.ATTENTION_UNKNOWN, model=model.slug, attention=model.attention),
         )
     missing = [name for name in kv_fields(model) if getattr(model, name) is None]
     if missing:
         raise EstimateError(
-            "model", f"{model.slug}: cannot size the KV cache without {', '.join(missing)}"
+            "model",
+            f"{model.slug}: cannot size the KV cache without {', '.join(missing)}",
+            message(Code.KV_FIELDS_MISSING, model=model.slug, fields=", ".join(missing)),
         )
     _check_layer_counts(model)
 
@@ -80,11 +85,23 @@ def _check_layer_counts(model: ModelSpec) -> None:
     for name in kv_fields(model):
         lowest = 1 if name in _POSITIVE_FIELDS else 0
         if getattr(model, name) < lowest:
-            raise EstimateError("model", f"{model.slug}: {name} must be at least {lowest}")
+            raise EstimateError(
+                "model",
+                f"{model.slug}: {name} must be at least {lowest}",
+                message(Code.FIELD_BELOW, model=model.slug, field=name, lowest=lowest),
+            )
     if model.full_attention_layers is not None and model.full_attention_layers > model.num_layers:
-        raise EstimateError("model", f"{model.slug}: more full-attention layers than layers")
+        raise EstimateError(
+            "model",
+            f"{model.slug}: more full-attention layers than layers",
+            message(Code.LAYERS_CONTRADICT, model=model.slug),
+        )
     if model.sliding_window_layers > cached_layers(model):
-        raise EstimateError("model", f"{model.slug}: more sliding-window layers than KV layers")
+        raise EstimateError(
+            "model",
+            f"{model.slug}: more sliding-window layers than KV layers",
+            message(Code.LAYERS_CONTRADICT, model=model.slug),
+        )
 
 
 def kv_basis(model: ModelSpec) -> Basis:

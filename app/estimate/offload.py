@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from app.estimate.messages import Code, Message, message
 from app.estimate.specs import HardwareSpec
 from app.estimate.speed import DecodeLoad, SpeedRange, decode_range
 from app.estimate.units import GB
@@ -43,16 +44,14 @@ class OffloadPlan:
         return ["--n-gpu-layers", str(self.gpu_layers)]
 
     @property
-    def summary(self) -> str:
-        where = (
-            f"experts of {self.cpu_moe_layers} layers in system memory"
-            if self.cpu_moe_layers is not None
-            else f"{self.gpu_layers} layers on the GPU"
-        )
-        return (
-            f"{self.gpu_weights_gb:.1f} GB of weights on the GPU, "
-            f"{self.host_weights_gb:.1f} GB in system memory ({where})"
-        )
+    def summary(self) -> Message:
+        """How much of the weights sits where, and in which layers."""
+        gpu, host = round(self.gpu_weights_gb, 1), round(self.host_weights_gb, 1)
+        if self.cpu_moe_layers is not None:
+            return message(
+                Code.OFFLOAD_SPLIT_EXPERTS, gpu=gpu, host=host, layers=self.cpu_moe_layers
+            )
+        return message(Code.OFFLOAD_SPLIT_LAYERS, gpu=gpu, host=host, layers=self.gpu_layers)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.estimate.errors import EstimateError
 from app.estimate.kv import check_attention_data, kv_dtype_bytes
+from app.estimate.messages import Code, message
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
 
@@ -64,12 +65,17 @@ def resolve_checked_setup(
 def check_model(model: ModelSpec) -> None:
     """Refuse parameter counts and contexts that cannot be right, and unsizable attention."""
     if model.params_total_b <= 0:
-        raise EstimateError("model", f"{model.slug}: params_total_b must be positive")
+        raise _model_error(model, "params_total_b", "must be positive")
     if not 0 < model.params_active_b <= model.params_total_b:
-        raise EstimateError("model", f"{model.slug}: params_active_b must be in (0, total]")
+        raise _model_error(model, "params_active_b", "must be in (0, total]")
     if model.native_context < 1:
-        raise EstimateError("model", f"{model.slug}: native_context must be positive")
+        raise _model_error(model, "native_context", "must be positive")
     check_attention_data(model)
+
+
+def _model_error(model: ModelSpec, name: str, rule: str) -> EstimateError:
+    reason = message(Code.MODEL_COUNTS_INVALID, model=model.slug, field=name)
+    return EstimateError("model", f"{model.slug}: {name} {rule}", reason)
 
 
 def check_hardware(hardware: HardwareSpec) -> None:
@@ -124,7 +130,9 @@ def check_kv_dtype(runtime: RuntimeSpec, kv_dtype: str) -> None:
     if kv_dtype not in runtime.kv_dtypes:
         accepted = ", ".join(runtime.kv_dtypes)
         raise EstimateError(
-            "kv_dtype", f"runtime {runtime.slug} accepts KV dtypes {accepted}, not {kv_dtype}"
+            "kv_dtype",
+            f"runtime {runtime.slug} accepts KV dtypes {accepted}, not {kv_dtype}",
+            message(Code.KV_DTYPE_NOT_ACCEPTED, runtime=runtime.slug, kv_dtype=kv_dtype),
         )
 
 
@@ -157,12 +165,20 @@ def check_tensor_parallel(
             f"tensor parallel {tensor_parallel} needs "
             f"{tensor_parallel} GPUs; {hardware.slug} has "
             f"{hardware.gpu_count}",
+            message(
+                Code.TOO_FEW_GPUS,
+                size=tensor_parallel,
+                hardware=hardware.slug,
+                count=hardware.gpu_count,
+            ),
         )
     if tensor_parallel == 1:
         return
     if not runtime.tensor_parallel:
         raise EstimateError(
-            "runtime", f"{runtime.slug} cannot split a model across GPUs by tensor parallelism"
+            "runtime",
+            f"{runtime.slug} cannot split a model across GPUs by tensor parallelism",
+            message(Code.NO_TENSOR_PARALLEL, runtime=runtime.slug),
         )
     _check_heads_divisible(model, hardware, tensor_parallel)
 
@@ -175,6 +191,7 @@ def _check_heads_divisible(model: ModelSpec, hardware: HardwareSpec, tensor_para
             "model",
             f"{model.slug}: num_attention_heads is unknown, so tensor "
             f"parallel {tensor_parallel} cannot be checked",
+            message(Code.HEADS_UNKNOWN, model=model.slug, size=tensor_parallel),
         )
     if heads % tensor_parallel:
         valid = [size for size in range(1, hardware.gpu_count + 1) if heads % size == 0]
@@ -184,6 +201,7 @@ def _check_heads_divisible(model: ModelSpec, hardware: HardwareSpec, tensor_para
             f"tensor parallel {tensor_parallel} does not divide "
             f"the {heads} attention heads of {model.slug}; "
             f"valid sizes on {hardware.gpu_count} GPUs: {sizes}",
+            message(Code.HEADS_NOT_DIVISIBLE, size=tensor_parallel, heads=heads, model=model.slug),
         )
 
 

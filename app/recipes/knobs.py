@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+from app.estimate.messages import Message
+from app.i18n.messages import english
 from app.resolve import ResolvedRecipe
 from app.resolve.applied import AppliedValues
 from app.resolve.commands import KNOBS, Knob, KnobState
@@ -34,10 +36,15 @@ class KnobRow:
     state: str | None  # set | default | unsupported; None where no command is shown
     flag: str | None
     note: str
-    why: str
+    why: Message | None
 
     def as_json(self) -> dict:
-        return dict(self.__dict__)
+        why = self.why
+        return {
+            **self.__dict__,
+            "why": english(why) if why else "",
+            "why_message": why.as_json() if why else None,
+        }
 
 
 def value_text(values: AppliedValues, name: str) -> str:
@@ -72,7 +79,7 @@ def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
                 state=knob.state.value if knob else None,
                 flag=knob.flag if knob else None,
                 note=knob.note if knob else "",
-                why=values.why.get(name, ""),
+                why=values.why.get(name),
             )
         )
     return rows

@@ -12,7 +12,9 @@ from fastapi import Request
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
+from app.estimate.messages import Message
 from app.estimate.specs import UNKNOWN_ATTENTION
+from app.i18n.messages import english, messages_json
 from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
@@ -87,7 +89,8 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         "profile": recipe.profile.slug,
         "verdict": recipe.verdict.value,
         "verdict_label": recipe.verdict_label,
-        "reason": recipe.reason,
+        "reason": english(recipe.reason),
+        "reason_messages": messages_json(recipe.reason),
         **route_out(recipe),
         "alternative_runtimes": list(recipe.alternatives),
         "status": recipe.status,
@@ -106,7 +109,15 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
             "decode": recipe.decode_check.as_json() if recipe.decode_check else None,
             "memory": recipe.memory_check.as_json() if recipe.memory_check else None,
         },
-        "warnings": list(recipe.warnings),
+        **warnings_out(recipe.warnings),
+    }
+
+
+def warnings_out(warnings: tuple[Message, ...]) -> dict[str, Any]:
+    """Warnings in English, as ever, and as codes with their figures beside them."""
+    return {
+        "warnings": [english(warning) for warning in warnings],
+        "warning_messages": messages_json(warnings),
     }
 
 
@@ -142,7 +153,7 @@ def estimate_out(
     if not kv_known:
         out["max_context"] = None
         out["context_steps"] = []
-        out["warnings"] = [KV_UNKNOWN_WARNING, *out["warnings"]]
+        out.update(warnings_out((KV_UNKNOWN_WARNING, *recipe.warnings)))
     if hardware_name:
         out["hardware_name"] = hardware_name
     return out
@@ -240,7 +251,8 @@ def fit_row_out(request: Request, row: FitRow) -> FitRowOut:
         profile=shown.profile.slug,
         verdict=shown.verdict,
         verdict_label=shown.verdict_label,
-        reason=shown.reason,
+        reason=english(shown.reason),
+        reason_messages=messages_json(shown.reason),
         recommended_runtime=route.runtime.slug if route else None,
         recommended_artifact=route.artifact.slug if route else None,
         verified_pair=bool(route and route.verified),
@@ -340,7 +352,7 @@ def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:
 def applied_values_text(applied: dict[str, Any]) -> str:
     """The record form's `name = value` lines for the knobs the command sets (those it leaves
     to the runtime are not applied values)."""
-    skipped = {"why", "left_at_default", *applied.get("left_at_default", ())}
+    skipped = {"why", "why_messages", "left_at_default", *applied.get("left_at_default", ())}
     return "\n".join(
         f"{name} = {value if isinstance(value, str) else json.dumps(value)}"
         for name, value in applied.items()

@@ -34,6 +34,14 @@ class ProfileStatusOut(BaseModel):
     token_generation: RangeOut | None
 
 
+class MessageOut(BaseModel):
+    """A reason's clause or a warning: its code and figures, and its English wording."""
+
+    code: str
+    params: dict[str, Any]
+    text: str
+
+
 class FitRowOut(BaseModel):
     hardware: str
     hardware_name: str
@@ -43,7 +51,8 @@ class FitRowOut(BaseModel):
     profile: str  # the profile the row's figures come from (balanced)
     verdict: Verdict
     verdict_label: str
-    reason: str
+    reason: str  # English; reason_messages carries the same as codes
+    reason_messages: list[MessageOut]
     recommended_runtime: str | None
     recommended_artifact: str | None
     verified_pair: bool
@@ -204,7 +213,8 @@ class EstimateOut(BaseModel):
     model: str
     hardware: str
     verdict: Verdict
-    reason: str
+    reason: str  # English; reason_messages carries the same as codes
+    reason_messages: list[MessageOut]
     required_gb_per_gpu: float | None
     usable_gb_per_gpu: float
     max_context: int | None

@@ -17,6 +17,8 @@ from app.estimate import (
     estimate,
     size,
 )
+from app.estimate.messages import Code, Message, message
+from app.i18n.messages import english
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.resolve.profiles import by_group, requested_context
 
@@ -37,7 +39,7 @@ class AppliedValues:
     memory_fraction: float | None
     speculative_decoding: bool
     cuda_graphs: bool
-    why: dict[str, str] = field(default_factory=dict)
+    why: dict[str, Message] = field(default_factory=dict)  # knob -> why it has its value
     # Knobs the command leaves to the runtime: the estimate then uses the runtime's own rule
     # (SGLang's reserve, the runtime's prefill chunk), not the profile's wish.
     left_at_default: frozenset[str] = frozenset()
@@ -57,7 +59,12 @@ class AppliedValues:
 
     def as_json(self) -> dict:
         values = {k: v for k, v in self.__dict__.items() if k not in ("why", "left_at_default")}
-        return {**values, "why": dict(self.why), "left_at_default": sorted(self.left_at_default)}
+        return {
+            **values,
+            "why": {name: english(why) for name, why in self.why.items()},
+            "why_messages": {name: why.as_json() for name, why in self.why.items()},
+            "left_at_default": sorted(self.left_at_default),
+        }
 
 
 @dataclass(frozen=True)
@@ -112,24 +119,23 @@ class Specs:
         return found
 
 
-def tensor_parallel_size(model: LlmModel, runtime: Runtime, hardware: Hardware) -> tuple[int, str]:
+def tensor_parallel_size(
+    model: LlmModel, runtime: Runtime, hardware: Hardware
+) -> tuple[int, Message]:
     """The TP size that uses every card the heads allow."""
-    if not runtime.tensor_parallel or hardware.gpu_count == 1:
-        split = runtime.split if hardware.gpu_count > 1 else "none"
-        return (
-            1,
-            f"{runtime.name} splits across cards by {split}"
-            if hardware.gpu_count > 1
-            else "one card",
+    if hardware.gpu_count == 1:
+        return 1, message(Code.TP_ONE_CARD)
+    if not runtime.tensor_parallel:
+        by_layer = runtime.split == "layer"
+        return 1, message(
+            Code.TP_SPLIT_BY_LAYER if by_layer else Code.TP_NO_SPLIT, runtime=runtime.name
         )
     heads = model.num_attention_heads or hardware.gpu_count
     size = max(n for n in range(1, hardware.gpu_count + 1) if heads % n == 0)
     if size == hardware.gpu_count:
-        return size, f"{size} cards; {heads} attention heads divide evenly"
-    return (
-        size,
-        f"{heads} attention heads do not split over {hardware.gpu_count} cards; using {size}",
-    )
+        return size, message(Code.TP_HEADS_DIVIDE, size=size, heads=heads)
+    count = hardware.gpu_count
+    return size, message(Code.TP_HEADS_DO_NOT_SPLIT, heads=heads, count=count, size=size)
 
 
 def kv_dtype_for(profile_dtype: str, runtime: Runtime) -> str:
@@ -183,11 +189,11 @@ def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> Appl
     if largest is None or largest < min(min_context, values.context):
         return None
     if largest < values.context:
-        why["context"] = f"lowered to {largest:,}, the largest that fits"
+        why["context"] = message(Code.CONTEXT_LOWERED, tokens=largest)
         values = replace(values, context=largest)
     concurrency = values.max_concurrency
     while concurrency > 1 and not specs.fits(values.plan(concurrency=concurrency)):
         concurrency //= 2
     if concurrency != values.max_concurrency:
-        why["max_concurrency"] = f"lowered to {concurrency} so the KV cache fits"
+        why["max_concurrency"] = message(Code.CONCURRENCY_LOWERED, requests=concurrency)
     return replace(values, max_concurrency=concurrency, why=why)

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from app.catalog.repository import CatalogRepository
 from app.estimate import Basis, Quantity
 from app.estimate.hf_config import ModelShape
+from app.estimate.messages import Code, message
 from app.estimate.quants import QuantType
 from app.estimate.specs import UNKNOWN_ATTENTION
 from app.estimate.weights import weights_by_tensor_kind
@@ -27,10 +28,8 @@ from app.resolve.verification import VerifiedPairs
 
 # Without an architecture there is no native context to read: the plan's own context, or this.
 WEIGHTS_ONLY_CONTEXT = 4096
-KV_UNKNOWN_WARNING = (
-    "KV cache unknown: without the model's architecture, memory and speed count the "
-    "weights only and there is no largest context; give its config.json to size them"
-)
+# Without the architecture, memory and speed count the weights only.
+KV_UNKNOWN_WARNING = message(Code.KV_UNKNOWN)
 
 
 @dataclass(frozen=True)

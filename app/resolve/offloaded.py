@@ -9,6 +9,7 @@ with the offload flags.
 from dataclasses import replace
 
 from app.estimate import Assessment, Estimate, Verdict
+from app.estimate.messages import Code, message
 from app.models import Hardware, Profile
 from app.resolve.applied import requested_values
 from app.resolve.commands import build_command, departures, with_offload
@@ -16,10 +17,8 @@ from app.resolve.figures import Evidence, MemoryFigure, SpeedFigure, gb
 from app.resolve.inputs import ModelInputs, RouteChoice
 from app.resolve.resolved import PENDING, ResolvedRecipe, with_speculative_caution
 
-SLOWER = (
-    "part of the weights stay in system memory and are read by the CPU each token: decode "
-    "is bound by system-memory bandwidth"
-)
+# Part of the weights are read by the CPU each token: decode is bound by system memory.
+SLOWER = message(Code.OFFLOAD_SLOWER)
 
 
 def offloaded_recipe(
@@ -31,11 +30,11 @@ def offloaded_recipe(
 ) -> ResolvedRecipe:
     split, estimate = assessment.offload, assessment.estimate
     specs = inputs.specs(choice, hardware)
-    why = f"one request; {split.summary}"
-    applied = replace(
-        requested_values(profile, specs, assessment.context, 1),
-        why={"context": why, "max_concurrency": "one request: the GPU holds no more KV cache"},
-    )
+    why = {
+        "context": message(Code.ONE_REQUEST_OFFLOAD, split=split.summary),
+        "max_concurrency": message(Code.ONE_REQUEST_NO_MORE_KV),
+    }
+    applied = replace(requested_values(profile, specs, assessment.context, 1), why=why)
     explicit = departures(applied, inputs.balanced_values(choice, hardware, specs))
     commands = ()
     if choice.verified:

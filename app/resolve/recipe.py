@@ -8,6 +8,7 @@ them computes a figure of its own.
 from dataclasses import replace
 
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
+from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
 from app.resolve.commands import Command, build_command, departures
@@ -170,10 +171,7 @@ def _serve(
 
 def _lowered_start(applied: AppliedValues) -> AppliedValues:
     why = dict(applied.why)
-    why["context"] = (
-        f"starts at {applied.context:,} (at most {LOWERED_START:,}); raise it in the steps "
-        "below once it loads and answers"
-    )
+    why["context"] = message(Code.START_LOWERED, tokens=applied.context, most=LOWERED_START)
     return replace(applied, why=why)
 
 
@@ -189,18 +187,21 @@ def _reason(
     applied: AppliedValues,
     requested: int,
     largest: int | None,
-) -> str:
+) -> tuple[Message, ...]:
     """Why the verdict; the memory figure beside it carries the numbers."""
     if applied.context < requested:
-        fits = f"fits up to {largest or applied.context:,} tokens, not the {requested:,} asked"
+        largest = largest or applied.context
+        fits = message(Code.FITS_UP_TO_NOT_ASKED, largest=largest, asked=requested)
+    elif applied.max_concurrency > 1:
+        requests = applied.max_concurrency
+        fits = message(Code.FITS_WITH_REQUESTS, tokens=applied.context, requests=requests)
     else:
-        fits = f"fits {applied.context:,} tokens"
-        if applied.max_concurrency > 1:
-            fits += f" x {applied.max_concurrency} requests"
+        fits = message(Code.FITS, tokens=applied.context)
     if verdict == Verdict.EXPERIMENTAL:
-        what = "runtime pairing" if choice.artifact.is_official else "compressed runtime"
-        return f"{what} needs verification; {fits}"
-    return fits
+        official = choice.artifact.is_official
+        what = Code.PAIRING_UNVERIFIED if official else Code.COMPRESSED_UNVERIFIED
+        return message(what), fits
+    return (fits,)
 
 
 def _alternatives(assessment: Assessment, choice: RouteChoice) -> tuple[str, ...]:
@@ -309,12 +310,11 @@ def _unsupported(
             f"estimated; basis {estimate.basis.value}",
             required,
         )
-        reason = f"needs {required:.1f} GB per GPU, {usable:.1f} GB usable"
+        reason = (message(Code.NEEDS_MEMORY, needed=required, usable=usable),)
         if assessment.max_context is not None and assessment.verdict == Verdict.EXCEEDS_MEMORY:
-            reason += (
-                f"; fits only {assessment.max_context:,} tokens, "
-                f"below the {min(MIN_USEFUL_CONTEXT, assessment.context):,} minimum"
-            )
+            least = min(MIN_USEFUL_CONTEXT, assessment.context)
+            tokens = assessment.max_context
+            reason += (message(Code.FITS_BELOW_MINIMUM, tokens=tokens, least=least),)
     choice = _choice(inputs.routes, assessment.route)
     return ResolvedRecipe(
         model=inputs.model,

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from app.estimate import Estimate, Verdict
 from app.estimate.cautions import speculative_caution
+from app.estimate.messages import Message
 from app.models import Hardware, LlmModel, Profile
 from app.resolve.applied import AppliedValues
 from app.resolve.commands import Command
@@ -40,7 +41,7 @@ class ResolvedRecipe:
     hardware: Hardware
     profile: Profile
     verdict: Verdict
-    reason: str
+    reason: tuple[Message, ...]  # one message per clause
     route: RouteChoice | None
     pair: PairEvidence | None
     alternatives: tuple[str, ...]
@@ -56,7 +57,7 @@ class ResolvedRecipe:
     measured: tuple[ContextMedian, ...]
     decode_check: Check | None
     memory_check: Check | None
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
 
     @property
     def verdict_label(self) -> str:
@@ -81,8 +82,8 @@ class ResolvedRecipe:
 
 
 def with_speculative_caution(
-    warnings: tuple[str, ...], model: LlmModel, applied: AppliedValues
-) -> tuple[str, ...]:
+    warnings: tuple[Message, ...], model: LlmModel, applied: AppliedValues
+) -> tuple[Message, ...]:
     """The estimate's warnings, and the caution that MTP heads or speculative decoding can
     beat the bandwidth bound the speed figure rests on."""
     caution = speculative_caution(model.mtp_layers or 0, applied.speculative_decoding)

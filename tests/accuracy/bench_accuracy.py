@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from app.estimate import Verdict
 from app.estimate.speed import RANGE_COVERS
+from app.i18n.messages import english
 from tests.accuracy.cases import (
     Outcome,
     assessment,
@@ -68,13 +69,13 @@ def main() -> int:
     exceeding = [c for c in measured_runs if assessment(c).verdict == Verdict.EXCEEDS_MEMORY]
     print(f"\nmeasured runs called exceeds_memory: {len(exceeding)}")
     for case in exceeding:
-        print(f"  {case.label}: {assessment(case).reason}")
+        print(f"  {case.label}: {english(assessment(case).reason)}")
     print("\noffloaded runs: verdict | measured | estimated low-high")
     for case in offload_cases():
         found = assessment(case)
         speed = found.offload.decode if found.offload else None
         estimated = f"{speed.low:.1f}-{speed.high:.1f}" if speed else "none"
-        split = found.offload.summary if found.offload else found.reason
+        split = english(found.offload.summary if found.offload else found.reason)
         print(
             f"  {case.label} ctx {case.context}: {found.verdict.value} | "
             f"{case.measured:.1f} | {estimated}"

@@ -21,6 +21,7 @@ from estimate_specs import (
 )
 
 from app.estimate import EstimateError, Verdict, assess
+from app.estimate.messages import Code, message
 
 OFFICIAL_MLX = replace(MOE_320B_MLX_4BIT, slug="moe-320b-mlx-official", official=True)
 
@@ -31,7 +32,8 @@ def test_a_verified_route_that_fits_is_fits():
     assert result.context == 8192
     assert result.route.artifact == LLAMA_8B_Q4_K_M
     assert result.estimate.memory.fits
-    assert "8192" in result.reason
+    spare = round(result.estimate.memory.headroom, 1)
+    assert result.reason == (message(Code.FITS_WITH_SPARE, tokens=8192, spare=spare),)
 
 
 def test_only_an_unverified_community_route_fits_is_experimental():
@@ -39,7 +41,7 @@ def test_only_an_unverified_community_route_fits_is_experimental():
     result = assess(MOE_320B, MAC_STUDIO_256, routes, context=32768)
     assert result.verdict == Verdict.EXPERIMENTAL
     assert result.route.artifact == MOE_320B_MLX_4BIT
-    assert result.reason == "compressed runtime needs verification"
+    assert result.reason == (message(Code.COMPRESSED_UNVERIFIED),)
     assert result.context == 32768
 
 
@@ -48,7 +50,7 @@ def test_an_unverified_official_file_needs_its_runtime_pairing_verified():
         MOE_320B, MAC_STUDIO_256, [route(OFFICIAL_MLX, MLX_LM, verified=False)], context=32768
     )
     assert result.verdict == Verdict.EXPERIMENTAL
-    assert result.reason == "runtime pairing needs verification"
+    assert result.reason == (message(Code.PAIRING_UNVERIFIED),)
 
 
 def test_nothing_fits_is_exceeds_memory_with_what_it_needs():
@@ -57,7 +59,7 @@ def test_nothing_fits_is_exceeds_memory_with_what_it_needs():
     assert result.verdict == Verdict.EXCEEDS_MEMORY
     assert result.route.artifact == MOE_320B_Q4_K_M
     required = result.estimate.memory.required
-    assert result.reason == f"needs {required:.0f} GB per GPU, 116 GB usable"
+    assert result.reason == (message(Code.NEEDS_MEMORY, needed=round(required), usable=116),)
 
 
 def test_exceeds_memory_reports_the_route_that_came_closest():
@@ -72,7 +74,8 @@ def test_a_verified_route_that_fits_only_a_shorter_context_is_reduced():
     result = assess(LLAMA_8B, RTX_4090, [route(LLAMA_8B_Q4_K_M, LLAMA_CPP)], context=131072)
     assert result.verdict == Verdict.FITS_REDUCED_CONTEXT
     assert result.context == result.max_context < 131072
-    assert f"fits up to {result.max_context} tokens" in result.reason
+    asked = message(Code.FITS_UP_TO_NOT_ASKED, largest=result.max_context, asked=131072)
+    assert result.reason == (asked,)
     assert result.estimate.memory.fits
     assert result.estimate.memory.kv_cache.note.endswith(f"{result.max_context} tokens at auto")
 
@@ -82,7 +85,11 @@ def test_a_reduced_context_below_the_minimum_exceeds_memory():
         LLAMA_8B, RTX_4090, [route(LLAMA_8B_Q4_K_M, LLAMA_CPP)], context=131072, min_context=131072
     )
     assert result.verdict == Verdict.EXCEEDS_MEMORY
-    assert "below the 131072 minimum" in result.reason
+    needs, below = result.reason
+    assert needs.code == Code.NEEDS_MEMORY
+    assert below == message(
+        Code.FITS_BELOW_MINIMUM, tokens=result.results[0].max_context, least=131072
+    )
 
 
 def test_a_verified_reduced_route_beats_an_unverified_one_that_fits():
@@ -118,9 +125,9 @@ def test_incompatible_routes_are_recorded_as_errors():
     ]
     result = assess(MOE_320B, MAC_STUDIO_256, routes, context=8192)
     platform_error, format_error, ok = result.results
-    assert "does not run on metal" in platform_error.error
+    assert "does not run on metal" in platform_error.error.message
     assert platform_error.estimate is None and not platform_error.fits_at_context
-    assert "cannot load gguf" in format_error.error
+    assert "cannot load gguf" in format_error.error.message
     assert ok.error is None and ok.fits_at_context and ok.max_context == 131072
 
 
@@ -128,15 +135,17 @@ def test_no_compatible_route_at_all_says_so():
     result = assess(MOE_320B, MAC_STUDIO_256, [route(MOE_320B_BF16, SGLANG)], context=8192)
     assert result.verdict == Verdict.EXCEEDS_MEMORY
     assert result.route is None and result.estimate is None
-    assert result.reason == "no runtime in the catalog runs safetensors on metal"
+    found = message(Code.NO_RUNTIME_RUNS_FORMATS, formats=["safetensors"], platform="metal")
+    assert result.reason == (found,)
 
 
 def test_model_data_that_cannot_be_estimated_says_why():
     model = replace(LLAMA_8B, num_layers=None)
     result = assess(model, RTX_4090, [route(LLAMA_8B_Q4_K_M, LLAMA_CPP)], context=8192)
     assert result.route is None
-    assert result.reason.startswith("cannot estimate:")
-    assert "num_layers" in result.reason
+    (reason,) = result.reason
+    why = message(Code.KV_FIELDS_MISSING, model=model.slug, fields="num_layers")
+    assert reason == message(Code.CANNOT_ESTIMATE, why=why)
 
 
 def test_runtime_without_auto_kv_uses_its_first_kv_dtype():

@@ -30,6 +30,7 @@ from estimate_specs import (
 
 from app.estimate import ArtifactSpec, Basis, Plan, estimate, max_context
 from app.estimate.budget import sglang_reserved_mib
+from app.estimate.messages import Code, message
 
 MIB_IN_GB = 1024**2 / 1e9
 LLAMA_70B_SAFETENSORS_Q4 = ArtifactSpec("llama-70b-awq", "safetensors", "awq", 4.16)
@@ -79,7 +80,7 @@ def test_runtime_without_tensor_parallel_uses_one_gpu_and_says_so():
         LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, replace(RTX_4090, gpu_count=2), Plan(context=8192)
     )
     assert result.tensor_parallel == 1
-    assert any("1 of 2 GPUs" in warning for warning in result.warnings)
+    assert message(Code.IDLE_GPUS, used=1, count=2) in result.warnings
 
 
 def test_sliding_window_growth_follows_the_runtime():
@@ -90,8 +91,8 @@ def test_sliding_window_growth_follows_the_runtime():
     )
     assert capped.kv_bytes_per_token == 36864
     assert full.kv_bytes_per_token == 73728
-    assert any("sliding-window" in warning for warning in full.warnings)
-    assert not any("sliding-window" in warning for warning in capped.warnings)
+    assert Code.UNCAPPED_SLIDING_WINDOW in {warning.code for warning in full.warnings}
+    assert Code.UNCAPPED_SLIDING_WINDOW not in {warning.code for warning in capped.warnings}
 
 
 class TestVllmReserve:
@@ -239,7 +240,7 @@ class TestBasis:
 class TestWarnings:
     def test_tensor_parallel_over_pcie(self):
         result = estimate(LLAMA_70B, LLAMA_70B_SAFETENSORS_Q4, VLLM, L40S_X4_PCIE, Plan(8192))
-        assert any("PCIe" in warning for warning in result.warnings)
+        assert message(Code.PCIE_TENSOR_PARALLEL) in result.warnings
 
     def test_none_over_nvswitch(self):
         result = estimate(LLAMA_70B, LLAMA_70B_BF16, VLLM, H200_X8, Plan(8192))
@@ -247,10 +248,16 @@ class TestWarnings:
 
     def test_context_beyond_native(self):
         result = estimate(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, H100, Plan(context=262144))
-        assert any("native context" in warning for warning in result.warnings)
+        native = message(
+            Code.BEYOND_NATIVE_CONTEXT,
+            context=262144,
+            model=LLAMA_8B.slug,
+            native=LLAMA_8B.native_context,
+        )
+        assert native in result.warnings
 
     def test_q4_kv_cache_at_long_context(self):
         result = estimate(
             LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, H100, Plan(context=65536, kv_dtype="q4_0")
         )
-        assert any("q4_0" in warning for warning in result.warnings)
+        assert message(Code.Q4_KV_LONG_CONTEXT, tokens=32768) in result.warnings

@@ -17,6 +17,7 @@ from estimate_specs import (
 )
 
 from app.estimate import Verdict, assess
+from app.estimate.messages import Code, message
 from app.estimate.offload import (
     ASSUMED_HOST_MEMORY_GB,
     HOST_SHARE,
@@ -70,7 +71,7 @@ def test_a_dense_model_keeps_whole_layers_on_the_gpu():
         DecodeLoad(gpu_bytes=21e9, host_bytes=20e9, layers=80, context=4096), RTX_4090, 1
     )
     assert split.decode == expected
-    assert "20.0 GB in system memory (40 layers on the GPU)" in split.summary
+    assert split.summary == message(Code.OFFLOAD_SPLIT_LAYERS, gpu=20.0, host=20.0, layers=40)
 
 
 def test_an_moe_moves_the_experts_of_its_first_layers():
@@ -129,7 +130,7 @@ def test_a_70b_on_one_4090_with_llama_cpp_fits_with_offload():
     assert 0 < split.gpu_layers < 80
     assert split.gpu_weights_gb + split.host_weights_gb == pytest.approx(43.12, abs=0.01)
     assert split.decode.high < result.estimate.decode_tokens_per_s.low
-    assert result.reason.startswith("runs at 8192 tokens with ")
+    assert result.reason == (message(Code.RUNS_WITH_OFFLOAD, tokens=8192, split=split.summary),)
 
 
 def test_a_route_that_fits_on_the_gpu_is_never_offloaded():

@@ -4,24 +4,20 @@ from estimate_specs import LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090
 
 from app.estimate import Plan, estimate
 from app.estimate.cautions import speculative_caution
+from app.estimate.messages import Code, message
 
 
 def test_a_model_with_mtp_layers_is_flagged_even_when_speculation_is_off():
-    caution = speculative_caution(1, speculative_decoding=False)
-    assert caution.startswith("the model has 1 MTP layer:")
-    assert "may exceed this bandwidth-bound estimate" in caution
+    assert speculative_caution(1, speculative_decoding=False) == message(Code.MTP_LAYERS, layers=1)
 
 
 def test_mtp_layers_with_speculation_on_say_what_raises_the_speed():
     caution = speculative_caution(3, speculative_decoding=True)
-    assert "the model's 3 MTP layers is on" in caution
-    assert "share of draft tokens accepted" in caution
+    assert caution == message(Code.SPECULATIVE_WITH_MTP, layers=3)
 
 
 def test_speculation_with_a_draft_model_is_flagged_too():
-    assert speculative_caution(0, speculative_decoding=True).startswith(
-        "speculative decoding is on"
-    )
+    assert speculative_caution(0, speculative_decoding=True) == message(Code.SPECULATIVE_ON)
 
 
 def test_nothing_to_flag_without_either():

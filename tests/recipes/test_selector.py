@@ -81,6 +81,8 @@ def test_heads_that_do_not_split_use_the_largest_size_that_does(client: TestClie
                 bandwidth_gb_s_per_gpu=4800).json()
     assert data["verdict"] == "fits" and data["tensor_parallel"] == 4
     assert "do not split over 6 cards" in data["applied_values"]["why"]["tensor_parallel"]
+    why = data["applied_values"]["why_messages"]["tensor_parallel"]
+    assert why["code"] == "tp_heads_do_not_split" and why["params"]["count"] == 6
 
 
 def test_wrong_format_for_runtime_is_a_field_error(client: TestClient) -> None:

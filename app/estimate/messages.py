@@ -1,0 +1,109 @@
+"""What the estimator and the resolution say, as codes and figures rather than sentences.
+
+A verdict's reason, a warning or an offload split is a `Message`: a code from `Code` and the
+numbers and names it speaks of. No language lives here; app/i18n/messages.py words each
+code for the reader (or in English for the CLI and JSON's `text`), with the numbers
+formatted for the reader's language.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Code(StrEnum):
+    """Every message the estimator and the resolution can give (one template each)."""
+
+    # Verdict reasons, clause by clause.
+    FITS_WITH_SPARE = "fits_with_spare"
+    FITS = "fits"
+    FITS_WITH_REQUESTS = "fits_with_requests"
+    FITS_UP_TO = "fits_up_to"
+    FITS_UP_TO_NOT_ASKED = "fits_up_to_not_asked"
+    PAIRING_UNVERIFIED = "pairing_unverified"
+    COMPRESSED_UNVERIFIED = "compressed_unverified"
+    RUNS_WITH_OFFLOAD = "runs_with_offload"
+    NEEDS_MEMORY = "needs_memory"
+    FITS_BELOW_MINIMUM = "fits_below_minimum"
+    NO_RUNTIME_RUNS_FORMATS = "no_runtime_runs_formats"
+    NO_RUNTIME_RUNS_MODEL = "no_runtime_runs_model"
+    CANNOT_ESTIMATE = "cannot_estimate"
+    # Where an offloaded model's weights go.
+    OFFLOAD_SPLIT_LAYERS = "offload_split_layers"
+    OFFLOAD_SPLIT_EXPERTS = "offload_split_experts"
+    # Warnings and cautions.
+    PCIE_TENSOR_PARALLEL = "pcie_tensor_parallel"
+    IDLE_GPUS = "idle_gpus"
+    BEYOND_NATIVE_CONTEXT = "beyond_native_context"
+    UNCAPPED_SLIDING_WINDOW = "uncapped_sliding_window"
+    Q4_KV_LONG_CONTEXT = "q4_kv_long_context"
+    SPECULATIVE_WITH_MTP = "speculative_with_mtp"
+    MTP_LAYERS = "mtp_layers"
+    SPECULATIVE_ON = "speculative_on"
+    OFFLOAD_SLOWER = "offload_slower"
+    KV_UNKNOWN = "kv_unknown"
+    # Why the estimator refused an input (the "cannot estimate" reason's cause).
+    INPUT_REFUSED = "input_refused"
+    KV_FIELDS_MISSING = "kv_fields_missing"
+    ATTENTION_UNKNOWN = "attention_unknown"
+    FIELD_BELOW = "field_below"
+    LAYERS_CONTRADICT = "layers_contradict"
+    MODEL_COUNTS_INVALID = "model_counts_invalid"
+    HEADS_UNKNOWN = "heads_unknown"
+    HEADS_NOT_DIVISIBLE = "heads_not_divisible"
+    TOO_FEW_GPUS = "too_few_gpus"
+    NO_TENSOR_PARALLEL = "no_tensor_parallel"
+    KV_DTYPE_NOT_ACCEPTED = "kv_dtype_not_accepted"
+    # Why the resolution applied a value (the knobs table's "why").
+    TP_ONE_CARD = "tp_one_card"
+    TP_SPLIT_BY_LAYER = "tp_split_by_layer"
+    TP_NO_SPLIT = "tp_no_split"
+    TP_HEADS_DIVIDE = "tp_heads_divide"
+    TP_HEADS_DO_NOT_SPLIT = "tp_heads_do_not_split"
+    CONTEXT_LOWERED = "context_lowered"
+    CONCURRENCY_LOWERED = "concurrency_lowered"
+    START_LOWERED = "start_lowered"
+    ONE_REQUEST_OFFLOAD = "one_request_offload"
+    ONE_REQUEST_NO_MORE_KV = "one_request_no_more_kv"
+
+
+@dataclass(frozen=True)
+class Message:
+    """A code and its parameters: numbers, names, lists of names, or other messages.
+
+    An unknown code is refused here, so a sentence without a template cannot be made.
+    """
+
+    code: Code
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if type(self.code) is not Code:
+            object.__setattr__(self, "code", Code(self.code))  # ValueError when unknown
+
+    def __hash__(self) -> int:
+        return hash((self.code, tuple(sorted(self.params.items(), key=_key))))
+
+    def as_json(self) -> dict[str, Any]:
+        """The code and its parameters; a list stays a list, a message a nested object."""
+        return {"code": self.code.value, "params": {k: _json(v) for k, v in self.params.items()}}
+
+
+def _key(item: tuple[str, Any]) -> str:
+    return item[0]
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, Message):
+        return value.as_json()
+    if isinstance(value, tuple | list):
+        return [_json(v) for v in value]
+    return value
+
+
+def message(code: Code, **params: Any) -> Message:
+    """A message; list parameters are kept as tuples so the message stays hashable."""
+    return Message(code, {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})

@@ -1,0 +1,176 @@
+"""The reader's words for the estimator's and the resolution's messages (app/estimate/messages).
+
+Each code has one gettext-marked English template; a message is worded in the current
+language with its numbers formatted for that language (Babel). Pages render messages with
+the `message_text` and `messages_text` filters; JSON carries the codes and parameters, with
+the English wording beside them; the CLI prints the English wording.
+"""
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from babel.lists import format_list
+from babel.numbers import format_decimal
+
+from app.estimate.messages import Code, Message
+from app.i18n.catalogs import current_locale, reset_locale, set_locale
+from app.i18n.catalogs import gettext as _
+from app.i18n.catalogs import lazy_gettext as _l
+
+TEMPLATES: Mapping[Code, Any] = {
+    Code.FITS_WITH_SPARE: _l("fits %(tokens)s tokens with %(spare)s GB per GPU to spare"),
+    Code.FITS: _l("fits %(tokens)s tokens"),
+    Code.FITS_WITH_REQUESTS: _l("fits %(tokens)s tokens x %(requests)s requests"),
+    Code.FITS_UP_TO: _l("fits up to %(tokens)s tokens"),
+    Code.FITS_UP_TO_NOT_ASKED: _l("fits up to %(largest)s tokens, not the %(asked)s asked"),
+    Code.PAIRING_UNVERIFIED: _l("runtime pairing needs verification"),
+    Code.COMPRESSED_UNVERIFIED: _l("compressed runtime needs verification"),
+    Code.RUNS_WITH_OFFLOAD: _l("runs at %(tokens)s tokens with %(split)s"),
+    Code.NEEDS_MEMORY: _l("needs %(needed)s GB per GPU, %(usable)s GB usable"),
+    Code.FITS_BELOW_MINIMUM: _l("fits only %(tokens)s tokens, below the %(least)s minimum"),
+    Code.NO_RUNTIME_RUNS_FORMATS: _l("no runtime in the catalog runs %(formats)s on %(platform)s"),
+    Code.NO_RUNTIME_RUNS_MODEL: _l("no runtime in the catalog runs this model on %(platform)s"),
+    Code.CANNOT_ESTIMATE: _l("cannot estimate: %(why)s"),
+    Code.OFFLOAD_SPLIT_LAYERS: _l(
+        "%(gpu)s GB of weights on the GPU, %(host)s GB in system memory "
+        "(%(layers)s layers on the GPU)"
+    ),
+    Code.OFFLOAD_SPLIT_EXPERTS: _l(
+        "%(gpu)s GB of weights on the GPU, %(host)s GB in system memory "
+        "(experts of %(layers)s layers in system memory)"
+    ),
+    Code.PCIE_TENSOR_PARALLEL: _l("tensor parallel over PCIe: all-reduce traffic slows decode"),
+    Code.IDLE_GPUS: _l("estimate uses %(used)s of %(count)s GPUs; the others are not counted"),
+    Code.BEYOND_NATIVE_CONTEXT: _l(
+        "context %(context)s exceeds the native context of %(model)s (%(native)s)"
+    ),
+    Code.UNCAPPED_SLIDING_WINDOW: _l(
+        "%(runtime)s caches the %(layers)s sliding-window layers at full context length"
+    ),
+    Code.Q4_KV_LONG_CONTEXT: _l(
+        "a q4_0 KV cache above %(tokens)s tokens is known to hurt recall and tool calls"
+    ),
+    Code.SPECULATIVE_WITH_MTP: _l(
+        "speculative decoding with the model's MTP layers (%(layers)s) is on: measured decode "
+        "may exceed this bandwidth-bound estimate, by the share of draft tokens accepted"
+    ),
+    Code.MTP_LAYERS: _l(
+        "the model has MTP layers (%(layers)s): with speculative decoding on, measured decode "
+        "may exceed this bandwidth-bound estimate"
+    ),
+    Code.SPECULATIVE_ON: _l(
+        "speculative decoding is on: measured decode may exceed this bandwidth-bound "
+        "estimate, by the share of draft tokens accepted"
+    ),
+    Code.OFFLOAD_SLOWER: _l(
+        "part of the weights stay in system memory and are read by the CPU each token: decode "
+        "is bound by system-memory bandwidth"
+    ),
+    Code.KV_UNKNOWN: _l(
+        "KV cache unknown: without the model's architecture, memory and speed count the "
+        "weights only and there is no largest context; give its config.json to size them"
+    ),
+    Code.INPUT_REFUSED: _l("the value given for %(field)s cannot be used"),
+    Code.KV_FIELDS_MISSING: _l("%(model)s: cannot size the KV cache without %(fields)s"),
+    Code.ATTENTION_UNKNOWN: _l("%(model)s: unknown attention %(attention)s"),
+    Code.FIELD_BELOW: _l("%(model)s: %(field)s must be at least %(lowest)s"),
+    Code.LAYERS_CONTRADICT: _l("%(model)s: the layer counts contradict each other"),
+    Code.MODEL_COUNTS_INVALID: _l("%(model)s: %(field)s is out of range"),
+    Code.HEADS_UNKNOWN: _l(
+        "%(model)s: the attention heads are unknown, so tensor parallel %(size)s cannot be checked"
+    ),
+    Code.HEADS_NOT_DIVISIBLE: _l(
+        "tensor parallel %(size)s does not divide the %(heads)s attention heads of %(model)s"
+    ),
+    Code.TOO_FEW_GPUS: _l(
+        "tensor parallel %(size)s needs %(size)s GPUs; %(hardware)s has %(count)s"
+    ),
+    Code.NO_TENSOR_PARALLEL: _l("%(runtime)s cannot split a model across GPUs"),
+    Code.KV_DTYPE_NOT_ACCEPTED: _l("%(runtime)s does not accept a %(kv_dtype)s KV cache"),
+    Code.TP_ONE_CARD: _l("one card"),
+    Code.TP_SPLIT_BY_LAYER: _l("%(runtime)s splits across cards by layer"),
+    Code.TP_NO_SPLIT: _l("%(runtime)s does not split a model across cards"),
+    Code.TP_HEADS_DIVIDE: _l("%(size)s cards; %(heads)s attention heads divide evenly"),
+    Code.TP_HEADS_DO_NOT_SPLIT: _l(
+        "%(heads)s attention heads do not split over %(count)s cards; using %(size)s"
+    ),
+    Code.CONTEXT_LOWERED: _l("lowered to %(tokens)s, the largest that fits"),
+    Code.CONCURRENCY_LOWERED: _l("lowered to %(requests)s so the KV cache fits"),
+    Code.START_LOWERED: _l(
+        "starts at %(tokens)s (at most %(most)s); raise it in the steps below once it loads "
+        "and answers"
+    ),
+    Code.ONE_REQUEST_OFFLOAD: _l("one request; %(split)s"),
+    Code.ONE_REQUEST_NO_MORE_KV: _l("one request: the GPU holds no more KV cache"),
+}
+
+
+def message_text(found: Message | Mapping[str, Any] | None) -> str:
+    """One message in the reader's language; a message from JSON ({code, params}) as well."""
+    if found is None:
+        return ""
+    found = as_message(found)
+    template = TEMPLATES[found.code]  # every Code has one (tests/i18n/test_messages.py)
+    words = {name: _param_text(value) for name, value in found.params.items()}
+    return str(template) % words
+
+
+def messages_text(found: Iterable[Message | Mapping[str, Any]] | None) -> str:
+    """Clauses of one reason, joined the reader's way."""
+    return _("; ").join(message_text(one) for one in found or ())
+
+
+def as_message(found: Message | Mapping[str, Any]) -> Message:
+    """A message, or the {code, params} object JSON carries it as."""
+    if isinstance(found, Message):
+        return found
+    params = {name: _from_json(value) for name, value in found.get("params", {}).items()}
+    return Message(Code(found["code"]), params)
+
+
+def _from_json(value: Any) -> Any:
+    if isinstance(value, Mapping) and "code" in value:
+        return as_message(value)
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _param_text(value: Any) -> str:
+    """Numbers with the reader's grouping and decimal signs, names as they are, a list as
+    alternatives ("a or b"), a nested message worded in turn."""
+    locale = current_locale()
+    if isinstance(value, Message | Mapping):
+        return message_text(value)
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return format_decimal(value, format="#,##0", locale=locale)
+    if isinstance(value, float):
+        return format_decimal(value, format="#,##0.0##", locale=locale)
+    if isinstance(value, tuple | list):
+        return format_list([_param_text(v) for v in value], style="or", locale=locale)
+    return str(value)
+
+
+@contextmanager
+def in_locale(locale: str) -> Iterator[None]:
+    token = set_locale(locale)
+    try:
+        yield
+    finally:
+        reset_locale(token)
+
+
+def english(found: Message | Iterable[Message] | None) -> str:
+    """The English wording: the CLI's text and JSON's `text` beside the codes."""
+    with in_locale("en"):
+        if isinstance(found, Message):
+            return message_text(found)
+        return messages_text(found)
+
+
+def messages_json(found: Iterable[Message]) -> list[dict[str, Any]]:
+    """Messages as JSON: each code and its parameters, and its English wording."""
+    return [{**one.as_json(), "text": english(one)} for one in found]

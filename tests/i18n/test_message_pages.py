@@ -1,0 +1,129 @@
+"""Verdict reasons and warnings on Korean and Japanese pages are worded from their codes:
+no English phrase is left in them, on the fit table, the detail page or an estimate, while
+the JSON for the same recipe carries the codes (and English beside them)."""
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+
+ENGLISH_PHRASE = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,})+")
+DETAIL = "/models/{model}/hardware/{hardware}/profiles/balanced"
+# A model far too big for one card, and one that runs there with its experts offloaded.
+EXCEEDS = ("deepseek-r1", "rtx-4090-24gb")
+OFFLOAD = ("gpt-oss-120b", "rtx-4090-24gb")
+# Bare numbers say nothing of the attention heads, so eight-way tensor parallel cannot be
+# checked: the answer is "cannot estimate", with the cause worded from its own code.
+BARE_NUMBERS = {
+    "params_b": "32",
+    "active_params_b": "32",
+    "quant": "BF16",
+    "hardware": "8x-h200-141gb",
+    "runtime": "vllm",
+    "context": "4096",
+}
+
+
+def page(client: TestClient, path: str, lang: str, **query: str) -> BeautifulSoup:
+    response = client.get(path, params={**query, "lang": lang})
+    assert response.status_code == 200, response.text[:500]
+    return BeautifulSoup(response.text, "html.parser")
+
+
+def texts(soup: BeautifulSoup, selector: str) -> list[str]:
+    found = [node.get_text(" ", strip=True) for node in soup.select(selector)]
+    assert found, selector
+    return found
+
+
+def english_phrases(found: list[str]) -> list[str]:
+    return [text for text in found if ENGLISH_PHRASE.search(text)]
+
+
+def detail_json(client: TestClient, model: str, hardware: str) -> dict:
+    path = "/api" + DETAIL.format(model=model, hardware=hardware)
+    return client.get(path).json()
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_a_model_that_does_not_fit_is_explained_in_the_readers_language(
+    client: TestClient, lang: str
+) -> None:
+    soup = page(client, DETAIL.format(model=EXCEEDS[0], hardware=EXCEEDS[1]), lang)
+    reasons = texts(soup, "#reason") + texts(soup, "#estimate-only p")
+    assert english_phrases(reasons) == []
+    data = detail_json(client, *EXCEEDS)
+    assert data["verdict"] == "exceeds_memory"
+    (needs,) = data["reason_messages"]
+    assert needs["code"] == "needs_memory"
+    # The page's figures are the JSON's, formatted for the reader.
+    assert f"{needs['params']['needed']:,}" in reasons[0]
+    assert (
+        data["reason"]
+        == needs["text"]
+        == (f"needs {needs['params']['needed']} GB per GPU, {needs['params']['usable']} GB usable")
+    )
+
+
+def test_the_english_page_shows_the_english_wording(client: TestClient) -> None:
+    soup = page(client, DETAIL.format(model=EXCEEDS[0], hardware=EXCEEDS[1]), "en")
+    (reason,) = texts(soup, "#reason")
+    assert reason == detail_json(client, *EXCEEDS)["reason"]
+    assert english_phrases([reason]) == [reason]
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_an_offloaded_recipe_words_its_split_and_warning(client: TestClient, lang: str) -> None:
+    soup = page(client, DETAIL.format(model=OFFLOAD[0], hardware=OFFLOAD[1]), lang)
+    # The applied values say why the context and the concurrency are what they are.
+    why = texts(soup, '#applied-values dd[data-knob="context"] .sub')
+    why += texts(soup, '#applied-values dd[data-knob="max_concurrency"] .sub')
+    shown = texts(soup, "#reason") + texts(soup, ".recipe-warning") + why
+    assert english_phrases(shown) == []
+    data = detail_json(client, *OFFLOAD)
+    (runs,) = data["reason_messages"]
+    assert runs["code"] == "runs_with_offload"
+    assert runs["params"]["split"]["code"] == "offload_split_experts"
+    assert [w["code"] for w in data["warning_messages"]][-1] == "offload_slower"
+    assert data["warnings"] == [w["text"] for w in data["warning_messages"]]
+    applied = data["applied_values"]
+    assert applied["why_messages"]["context"]["code"] == "one_request_offload"
+    assert applied["why"]["context"].startswith("one request; ")
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_the_fit_table_words_every_rows_reason(client: TestClient, lang: str) -> None:
+    soup = page(client, f"/models/{EXCEEDS[0]}", lang)
+    reasons = texts(soup, ".reason")
+    assert english_phrases(reasons) == []
+    rows = client.get(f"/api/models/{EXCEEDS[0]}/fit").json()["rows"]
+    codes = {m["code"] for row in rows for m in row["reason_messages"]}
+    assert "needs_memory" in codes
+    for row in rows:
+        assert row["reason"] == "; ".join(m["text"] for m in row["reason_messages"])
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_an_estimate_that_cannot_be_made_says_why_in_the_readers_language(
+    client: TestClient, lang: str
+) -> None:
+    soup = page(client, "/estimate", lang, **BARE_NUMBERS)
+    shown = texts(soup, "#estimate-reason") + texts(soup, ".estimate-warning")
+    assert english_phrases(shown) == []
+    assert "32b-model" in shown[0]  # the names and numbers are kept as they are
+    body = {
+        "model": {"params_b": 32, "active_params_b": 32, "quant": "BF16"},
+        "hardware": "8x-h200-141gb",
+        "runtime": "vllm",
+        "context": 4096,
+    }
+    data = client.post("/api/estimate", json=body).json()
+    (reason,) = data["reason_messages"]
+    assert reason["code"] == "cannot_estimate"
+    assert reason["params"]["why"] == {
+        "code": "heads_unknown",
+        "params": {"model": "32b-model", "size": 8},
+    }
+    assert data["reason"].startswith("cannot estimate: ")
+    assert data["warning_messages"][0]["code"] == "kv_unknown"

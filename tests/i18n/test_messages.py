@@ -1,0 +1,189 @@
+"""The estimator's and the resolution's messages: every code has an English template with
+Korean and Japanese translations, numbers are formatted for the reader, and JSON carries
+codes that come back as the same messages."""
+
+import re
+
+import pytest
+
+from app.estimate.messages import Code, Message, message
+from app.i18n.catalogs import reset_locale, set_locale, translations
+from app.i18n.messages import TEMPLATES, as_message, english, message_text, messages_text
+
+PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+# Two Latin words in a row: an English phrase left in a Korean or Japanese sentence.
+ENGLISH_PHRASE = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,})+")
+
+# Parameters like the ones each code is given where it is produced.
+SAMPLES: dict[Code, dict] = {
+    Code.FITS_WITH_SPARE: {"tokens": 8192, "spare": 3.4},
+    Code.FITS: {"tokens": 16384},
+    Code.FITS_WITH_REQUESTS: {"tokens": 16384, "requests": 4},
+    Code.FITS_UP_TO: {"tokens": 32768},
+    Code.FITS_UP_TO_NOT_ASKED: {"largest": 32768, "asked": 131072},
+    Code.PAIRING_UNVERIFIED: {},
+    Code.COMPRESSED_UNVERIFIED: {},
+    Code.RUNS_WITH_OFFLOAD: {
+        "tokens": 4096,
+        "split": message(Code.OFFLOAD_SPLIT_LAYERS, gpu=20.0, host=23.1, layers=40),
+    },
+    Code.NEEDS_MEMORY: {"needed": 412.3, "usable": 127.2},
+    Code.FITS_BELOW_MINIMUM: {"tokens": 1024, "least": 4096},
+    Code.NO_RUNTIME_RUNS_FORMATS: {"formats": ("gguf", "safetensors"), "platform": "metal"},
+    Code.NO_RUNTIME_RUNS_MODEL: {"platform": "rocm"},
+    Code.CANNOT_ESTIMATE: {"why": message(Code.INPUT_REFUSED, field="hidden_size")},
+    Code.OFFLOAD_SPLIT_LAYERS: {"gpu": 20.0, "host": 23.1, "layers": 40},
+    Code.OFFLOAD_SPLIT_EXPERTS: {"gpu": 19.6, "host": 43.8, "layers": 26},
+    Code.PCIE_TENSOR_PARALLEL: {},
+    Code.IDLE_GPUS: {"used": 1, "count": 8},
+    Code.BEYOND_NATIVE_CONTEXT: {"context": 262144, "model": "llama-8b", "native": 131072},
+    Code.UNCAPPED_SLIDING_WINDOW: {"runtime": "llama-cpp", "layers": 18},
+    Code.Q4_KV_LONG_CONTEXT: {"tokens": 32768},
+    Code.SPECULATIVE_WITH_MTP: {"layers": 1},
+    Code.MTP_LAYERS: {"layers": 3},
+    Code.SPECULATIVE_ON: {},
+    Code.OFFLOAD_SLOWER: {},
+    Code.KV_UNKNOWN: {},
+    Code.INPUT_REFUSED: {"field": "memory_fraction"},
+    Code.KV_FIELDS_MISSING: {"model": "32b-model", "fields": "num_layers, head_dim"},
+    Code.ATTENTION_UNKNOWN: {"model": "32b-model", "attention": "ring"},
+    Code.FIELD_BELOW: {"model": "32b-model", "field": "head_dim", "lowest": 1},
+    Code.LAYERS_CONTRADICT: {"model": "32b-model"},
+    Code.MODEL_COUNTS_INVALID: {"model": "32b-model", "field": "params_total_b"},
+    Code.HEADS_UNKNOWN: {"model": "32b-model", "size": 8},
+    Code.HEADS_NOT_DIVISIBLE: {"size": 3, "heads": 64, "model": "32b-model"},
+    Code.TOO_FEW_GPUS: {"size": 4, "hardware": "rtx-4090-24gb", "count": 1},
+    Code.NO_TENSOR_PARALLEL: {"runtime": "llama-cpp"},
+    Code.KV_DTYPE_NOT_ACCEPTED: {"runtime": "mlx-lm", "kv_dtype": "fp8"},
+    Code.TP_ONE_CARD: {},
+    Code.TP_SPLIT_BY_LAYER: {"runtime": "llama.cpp"},
+    Code.TP_NO_SPLIT: {"runtime": "MLX-LM"},
+    Code.TP_HEADS_DIVIDE: {"size": 8, "heads": 64},
+    Code.TP_HEADS_DO_NOT_SPLIT: {"heads": 64, "count": 6, "size": 4},
+    Code.CONTEXT_LOWERED: {"tokens": 40960},
+    Code.CONCURRENCY_LOWERED: {"requests": 4},
+    Code.START_LOWERED: {"tokens": 32768, "most": 32768},
+    Code.ONE_REQUEST_OFFLOAD: {
+        "split": message(Code.OFFLOAD_SPLIT_EXPERTS, gpu=19.6, host=43.8, layers=26)
+    },
+    Code.ONE_REQUEST_NO_MORE_KV: {},
+}
+
+
+@pytest.fixture
+def in_language(request: pytest.FixtureRequest):  # noqa: ANN201
+    tokens = []
+
+    def use(locale: str) -> None:
+        tokens.append(set_locale(locale))
+
+    yield use
+    for token in reversed(tokens):
+        reset_locale(token)
+
+
+def template_id(code: Code) -> str:
+    return TEMPLATES[code]._args[0]  # the msgid the lazy template was marked with
+
+
+def test_every_code_has_a_template_and_a_sample() -> None:
+    assert set(TEMPLATES) == set(Code)
+    assert set(SAMPLES) == set(Code)
+
+
+@pytest.mark.parametrize("code", list(Code))
+@pytest.mark.parametrize("locale", ["ko", "ja"])
+def test_every_template_is_translated_with_the_same_placeholders(code: Code, locale: str) -> None:
+    msgid = template_id(code)
+    translated = translations(locale).ugettext(msgid)
+    assert translated != msgid
+    assert sorted(PLACEHOLDER.findall(translated)) == sorted(PLACEHOLDER.findall(msgid))
+    assert sorted(set(PLACEHOLDER.findall(msgid))) == sorted(SAMPLES[code])
+
+
+@pytest.mark.parametrize("code", list(Code))
+@pytest.mark.parametrize("locale", ["ko", "ja"])
+def test_no_english_phrase_is_left_in_korean_or_japanese(in_language, code, locale) -> None:  # noqa: ANN001
+    in_language(locale)
+    text = message_text(Message(code, SAMPLES[code]))
+    assert text and not ENGLISH_PHRASE.search(text), text
+
+
+def test_the_english_wording_is_an_english_phrase() -> None:
+    # The check above would see English, had the translations fallen back to it.
+    text = english(message(Code.NEEDS_MEMORY, needed=412.3, usable=127.2))
+    assert text == "needs 412.3 GB per GPU, 127.2 GB usable"
+    assert ENGLISH_PHRASE.search(text)
+
+
+def test_an_unregistered_code_is_refused_where_the_message_is_made() -> None:
+    with pytest.raises(ValueError, match="no_such_code"):
+        Message("no_such_code", {})
+    assert Message("fits", {"tokens": 1}).code is Code.FITS
+
+
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        (
+            "en",
+            "runtime pairing needs verification; fits up to 32,768 tokens, not the 131,072 asked",
+        ),
+        ("ko", "런타임 조합 검증 필요; 요청한 131,072 토큰이 아니라 최대 32,768 토큰까지 들어감"),
+        (
+            "ja",
+            "ランタイムの組み合わせは検証待ち。要求された 131,072 トークンではなく、"
+            "最大 32,768 トークンまで収まる",
+        ),
+    ],
+)
+def test_clauses_are_joined_and_numbers_grouped_the_readers_way(in_language, locale, expected):  # noqa: ANN001
+    in_language(locale)
+    reason = (
+        message(Code.PAIRING_UNVERIFIED),
+        message(Code.FITS_UP_TO_NOT_ASKED, largest=32768, asked=131072),
+    )
+    assert messages_text(reason) == expected
+
+
+@pytest.mark.parametrize(
+    ("locale", "expected"),
+    [
+        ("en", "no runtime in the catalog runs gguf or safetensors on metal"),
+        ("ko", "카탈로그에 metal에서 gguf 또는 safetensors을(를) 실행하는 런타임이 없음"),
+        ("ja", "カタログに metal で ggufまたはsafetensors を実行できるランタイムがない"),  # CLDR
+    ],
+)
+def test_a_list_reads_as_alternatives_in_the_readers_language(in_language, locale, expected):  # noqa: ANN001
+    in_language(locale)
+    found = message(Code.NO_RUNTIME_RUNS_FORMATS, formats=["gguf", "safetensors"], platform="metal")
+    assert message_text(found) == expected
+
+
+def test_a_nested_message_is_worded_in_turn(in_language) -> None:  # noqa: ANN001
+    in_language("ko")
+    why = message(Code.HEADS_UNKNOWN, model="32b-model", size=8)
+    assert message_text(message(Code.CANNOT_ESTIMATE, why=why)) == (
+        "추정할 수 없음: 32b-model: 어텐션 헤드 수를 몰라 텐서 병렬 8을(를) 확인할 수 없음"
+    )
+
+
+def test_json_carries_codes_that_come_back_as_the_same_message() -> None:
+    split = message(Code.OFFLOAD_SPLIT_EXPERTS, gpu=19.6, host=43.8, layers=26)
+    reason = message(Code.RUNS_WITH_OFFLOAD, tokens=4096, split=split)
+    data = reason.as_json()
+    assert data == {
+        "code": "runs_with_offload",
+        "params": {
+            "tokens": 4096,
+            "split": {
+                "code": "offload_split_experts",
+                "params": {"gpu": 19.6, "host": 43.8, "layers": 26},
+            },
+        },
+    }
+    assert as_message(data) == reason
+    listed = message(Code.NO_RUNTIME_RUNS_FORMATS, formats=["gguf"], platform="cpu")
+    assert listed.as_json()["params"]["formats"] == ["gguf"]
+    assert as_message(listed.as_json()) == listed
+    assert hash(as_message(data)) == hash(reason)
