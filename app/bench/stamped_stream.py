@@ -121,7 +121,14 @@ class StampedStream(httpcore.AsyncNetworkStream):
         self.arrived_ns, data = segment
         return data
 
-    def _is_readable(self) -> bool:
-        # httpcore asks this of an idle keep-alive connection: readable means the server
-        # closed it (or sent something unasked), so it is not reused.
+    def is_readable(self) -> bool:
+        """Asked of an idle keep-alive connection: readable means the server closed it (or
+        sent something unasked), so it is not reused."""
         return bool(self.inbox.segments) or self.inbox.closed
+
+    def close(self) -> None:
+        """Closes the connection at once (no await: safe where a cancellation may land)."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        self.close()
