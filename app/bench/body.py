@@ -20,7 +20,9 @@ _HEX_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 # A whole chunk-size line of the usual shape, for the fast path; anything else (a line
 # split across pieces, spaces before the size, a CR inside an extension, an error) is
 # left to the line-by-line path, which accepts or refuses it.
-_SIZE_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]{0,%d})?\r?\n" % MAX_CHUNK_LINE)
+_SIZE_LINE = re.compile(
+    rb"([0-9A-Fa-f]{1,16})[ \t]{0,16}(?:;[^\r\n]{0,%d})?\r?\n" % (MAX_CHUNK_LINE - 40)
+)
 
 
 class BodyFramingError(ValueError):

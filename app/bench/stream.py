@@ -216,7 +216,9 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: Strea
                     if stamped is not None:
                         stamped.end_reads_by(asyncio.get_running_loop().time() + DONE_GRACE_S)
                     break
-    except httpx.ReadTimeout:
+    except httpx.TransportError:
+        # After [DONE] the answer is whole: a body's end held open or cut short costs
+        # only the connection, which is closed rather than reused.
         if not state.done:
             raise
     except (SSEOverflow, OutputOverrun) as overrun:
