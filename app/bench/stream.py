@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from app.bench.endpoint import ChatEndpoint
+from app.bench.endpoint import ChatEndpoint, StampingClient
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample
 from app.bench.sse import SSEOverflow, SSEParser
@@ -78,13 +78,7 @@ async def stream_chat(
         if event.endswith("send_request_body.started"):
             sent_at.append(perf_counter_ns())
 
-    request = endpoint.http.build_request(
-        "POST",
-        endpoint.url,
-        content=endpoint.body(messages, max_tokens),
-        headers={"Content-Type": "application/json"},
-        extensions={"trace": trace},
-    )
+    body = endpoint.body(messages, max_tokens)
     state = StreamState(max_tokens=max_tokens)
     headers_ns: int | None = None
     parser = SSEParser()
@@ -93,7 +87,7 @@ async def stream_chat(
     try:
         try:
             async with asyncio.timeout(endpoint.request_timeout_s):
-                response = await endpoint.http.send(request, stream=True)
+                response = await _open(endpoint.http, endpoint.url, body, trace)
                 headers_ns = arrival_ns(response) or perf_counter_ns()
                 state.error = await _status_error(response)
                 if state.error is None:
@@ -126,6 +120,19 @@ async def stream_chat(
     if sample.error is not None:
         sample.error.message = endpoint.redact(sample.error.message)
     return sample
+
+
+async def _open(http: httpx.AsyncClient, url: str, body: bytes, trace: Any) -> httpx.Response:
+    if isinstance(http, StampingClient):
+        return await http.open_stream(url, body, trace)
+    request = http.build_request(
+        "POST",
+        url,
+        content=body,
+        headers={"Content-Type": "application/json"},
+        extensions={"trace": trace},
+    )
+    return await http.send(request, stream=True)
 
 
 async def _status_error(response: httpx.Response) -> RequestError | None:
