@@ -100,10 +100,8 @@ def make_http_client(
 class StreamClients:
     """One HTTP client, with one connection, per concurrent stream.
 
-    httpcore's connection pool scans every connection on each request start and end, so a
-    single pool shared by N streams costs O(N^2) CPU per round; at 64 streams that stole
-    hundreds of milliseconds from the event loop and showed up as TTFT. Separate pools keep
-    the per-request cost constant. Clients are kept across levels so connections stay warm.
+    No stream waits for another's connection slot, and each request's cost stays constant
+    however many streams run. Clients are kept across levels so connections stay warm.
     """
 
     def __init__(self, factory: Callable[[], httpx.AsyncClient], *, owned: bool = True) -> None:
