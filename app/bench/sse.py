@@ -55,15 +55,29 @@ class SSEParser:
             return []
         at_event_start = not (self._pending or self._skip_leading_lf or self._data_lines)
         if at_event_start and self._event_name is None:
-            event = _single_data_event(piece)
-            if event is not None:
-                return [event]
+            leading = _leading_data_events(piece)
+            if leading is not None:
+                events, end = leading
+                if end < len(piece):
+                    events += self._feed_lines(piece[end:])
+                return events
+        return self._feed_lines(piece)
+
+    def _feed_lines(self, piece: bytes) -> list[SSEEvent]:
         if self._pending and b"\n" not in piece and b"\r" not in piece:
             return self._keep_partial_line(piece)  # a long line goes on: no regex scan
         start = 0
         if self._skip_leading_lf and piece[:1] == b"\n":
             start = 1
         self._skip_leading_lf = False
+        if not (self._pending or self._data_lines):
+            # Blank lines between events dispatch nothing (they only forget an event
+            # name): a run of them is skipped at once, not line by line.
+            rest = len(piece) - start - len(piece[start:].lstrip(b"\r\n"))
+            if rest:
+                start += rest
+                self._event_name = None
+                self._data_bytes = 0
         events: list[SSEEvent] = []
         for line_break in _LINE_BREAK.finditer(piece, start):
             line = piece[start : line_break.start()]
@@ -131,19 +145,27 @@ class SSEParser:
         return event
 
 
-def _single_data_event(piece: bytes) -> SSEEvent | None:
-    """The event of a piece that is exactly ``data:<value>\\n\\n``, else None.
+def _leading_data_events(piece: bytes) -> tuple[list[SSEEvent], int] | None:
+    """The events of a piece that starts with whole ``data:<value>\\n\\n`` events and
+    nothing else, with where they end; None if it does not.
 
-    That is how LLM servers write each chunk, usually one per socket read: this handles it
-    with a few byte comparisons instead of the line-by-line parse, which cost more than
-    decoding the chunk's JSON. Anything else (CR, several lines, other fields, a partial
-    event) goes to the line parser, which gives the same event for this shape too.
+    That is how LLM servers write each chunk, and a socket read holds one or dozens of
+    them: this takes them with one split and a few byte comparisons each instead of the
+    line-by-line parse, which cost more than decoding the chunks' JSON. Anything else (CR,
+    several lines, other fields, comments) goes to the line parser, which gives the same
+    events for this shape too; so does what follows the last complete event.
     """
-    if not (piece.startswith(b"data:") and piece.endswith(b"\n\n")):
+    if b"\r" in piece:
         return None
-    value = piece[5:-2]
-    if b"\n" in value or b"\r" in value:
+    end = piece.rfind(b"\n\n")
+    if end == -1:
         return None
-    if value[:1] == b" ":
-        value = value[1:]
-    return SSEEvent(value.decode("utf-8", "replace"))
+    events = []
+    for part in piece[:end].split(b"\n\n"):
+        if not part.startswith(b"data:") or b"\n" in part:
+            return None
+        value = part[5:]
+        if value[:1] == b" ":
+            value = value[1:]
+        events.append(SSEEvent(value.decode("utf-8", "replace")))
+    return events, end + 2

@@ -108,7 +108,7 @@ class _SocketStream(StampedStream):
         except OSError as error:
             raise httpcore.WriteError(str(error)) from error
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         if self._sock.fileno() != -1:
             self._stop_reading()
             self._sock.close()
@@ -140,7 +140,7 @@ class _SocketStream(StampedStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
-            return self._is_readable()
+            return self.is_readable()
         if info == "socket":
             return self._sock
         if info == "client_addr":

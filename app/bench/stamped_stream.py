@@ -1,6 +1,6 @@
 """A network stream whose reads remember when their bytes arrived, and the buffer behind it.
 
-``_Inbox`` holds received segments with their arrival stamps until httpcore reads them;
+``_Inbox`` holds received segments with their arrival stamps until the exchange reads them;
 the socket backend (``stamped_socket``) and the TLS stream (``stamped_tls``) fill it.
 """
 
@@ -103,11 +103,9 @@ class StampedStream(httpcore.AsyncNetworkStream):
         """Reads of the current response fail with ReadTimeout past ``deadline``.
 
         The way to bound what is left of a response (the body's end after ``[DONE]``)
-        without cancelling the reading task: a cancellation that lands while httpcore
-        hands the connection back to its pool leaves the pool's slot taken for good, and
-        the next request on that client waits for a connection forever. A read timeout
-        is an error httpcore handles, closing the connection cleanly. The next request's
-        write clears the deadline.
+        without cancelling the reading task: a read timeout ends the body's read with an
+        error the reader handles, and the connection is closed rather than reused. The
+        next request's write clears the deadline.
         """
         self.read_deadline = deadline
 
@@ -121,7 +119,14 @@ class StampedStream(httpcore.AsyncNetworkStream):
         self.arrived_ns, data = segment
         return data
 
-    def _is_readable(self) -> bool:
-        # httpcore asks this of an idle keep-alive connection: readable means the server
-        # closed it (or sent something unasked), so it is not reused.
+    def is_readable(self) -> bool:
+        """Asked of an idle keep-alive connection: readable means the server closed it (or
+        sent something unasked), so it is not reused."""
         return bool(self.inbox.segments) or self.inbox.closed
+
+    def close(self) -> None:
+        """Closes the connection at once (no await: safe where a cancellation may land)."""
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        self.close()

@@ -76,7 +76,7 @@ class _TransportStream(StampedStream):
             if self.inbox.error is not None:
                 raise httpcore.WriteError(str(self.inbox.error)) from self.inbox.error
 
-    async def aclose(self) -> None:
+    def close(self) -> None:
         self._transport.close()
 
     async def start_tls(
@@ -89,6 +89,6 @@ class _TransportStream(StampedStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":
-            return self._is_readable()
+            return self.is_readable()
         name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
         return self._transport.get_extra_info(name)

@@ -16,21 +16,22 @@ and an error body up to ``MAX_ERROR_BODY`` bytes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from time import perf_counter_ns
 from typing import Any
 
 import httpx
 
-from app.bench.endpoint import ChatEndpoint
+from app.bench.endpoint import ChatEndpoint, StampingClient
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample
 from app.bench.sse import SSEOverflow, SSEParser
 from app.bench.stamped_stream import StampedStream
 from app.bench.stream_state import OutputOverrun, StreamState, error_message
-from app.bench.transport import arrival_ns
+from app.bench.transport import arrival_ns, body_reader
 
 MAX_ERROR_BODY = 64 * 1024
 # A sample stores the offsets and gaps of its first chunks only (every figure is computed
@@ -63,7 +64,7 @@ async def stream_chat(
 ) -> RequestSample:
     """Send one streaming request and measure it; never raises for server misbehaviour.
 
-    The clock starts as the request body is handed to the socket: httpcore's trace event
+    The clock starts as the request is handed to the socket: the transport's trace event
     just before that write, which follows it with no await in between (the event after
     the write comes only once the event loop has run every other ready task). Waiting for
     a connection, a TCP connect and the client's own scheduling are not server time; they
@@ -77,13 +78,7 @@ async def stream_chat(
         if event.endswith("send_request_body.started"):
             sent_at.append(perf_counter_ns())
 
-    request = endpoint.http.build_request(
-        "POST",
-        endpoint.url,
-        content=endpoint.body(messages, max_tokens),
-        headers={"Content-Type": "application/json"},
-        extensions={"trace": trace},
-    )
+    body = endpoint.body(messages, max_tokens)
     state = StreamState(max_tokens=max_tokens)
     headers_ns: int | None = None
     parser = SSEParser()
@@ -92,15 +87,15 @@ async def stream_chat(
     try:
         try:
             async with asyncio.timeout(endpoint.request_timeout_s):
-                response = await endpoint.http.send(request, stream=True)
+                response = await _open(endpoint.http, endpoint.url, body, trace)
                 headers_ns = arrival_ns(response) or perf_counter_ns()
                 state.error = await _status_error(response)
                 if state.error is None:
                     await _read_events(response, parser, state)
                     state.error = state.error or _not_a_stream(response, state)
         finally:
-            # Outside the timeout: a cancellation inside httpcore's close would leave the
-            # pool's slot taken, and this client's next request waiting for it forever.
+            # Outside the timeout: the body's end is given back to the pool (or the
+            # connection closed) whatever cut the request short.
             if response is not None:
                 await response.aclose()
                 # httpx's response and its stream refer to each other; without that cycle
@@ -125,6 +120,19 @@ async def stream_chat(
     if sample.error is not None:
         sample.error.message = endpoint.redact(sample.error.message)
     return sample
+
+
+async def _open(http: httpx.AsyncClient, url: str, body: bytes, trace: Any) -> httpx.Response:
+    if isinstance(http, StampingClient):
+        return await http.open_stream(url, body, trace)
+    request = http.build_request(
+        "POST",
+        url,
+        content=body,
+        headers={"Content-Type": "application/json"},
+        extensions={"trace": trace},
+    )
+    return await http.send(request, stream=True)
 
 
 async def _status_error(response: httpx.Response) -> RequestError | None:
@@ -184,14 +192,15 @@ def _ms(start_ns: int, end_ns: int | None) -> float | None:
 
 
 async def _read_events(response: httpx.Response, parser: SSEParser, state: StreamState) -> None:
-    # Stamped when the bytes arrived (see app.bench.stamped_socket), not when httpx hands them
-    # over after the other streams' ready chunks.
+    # Stamped when the bytes arrived (see app.bench.stamped_socket), not when they are
+    # parsed after the other streams' ready chunks.
     stream = response.extensions.get("network_stream")
     stamped = stream if isinstance(stream, StampedStream) else None
+    read = _body_reads(response)
     limit = body_limit(state.max_tokens)
     received = 0
     try:
-        async for piece in _pieces(response):
+        while piece := await read():
             if state.done:
                 continue
             received += len(piece)
@@ -214,7 +223,9 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: Strea
                     if stamped is not None:
                         stamped.end_reads_by(asyncio.get_running_loop().time() + DONE_GRACE_S)
                     break
-    except httpx.ReadTimeout:
+    except httpx.TransportError:
+        # After [DONE] the answer is whole: a body's end held open or cut short costs
+        # only the connection, which is closed rather than reused.
         if not state.done:
             raise
     except (SSEOverflow, OutputOverrun) as overrun:
@@ -230,15 +241,26 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: Strea
         state.error = _failure("protocol", str(overrun))
 
 
-def _pieces(response: httpx.Response) -> AsyncIterator[bytes]:
-    # httpx's own iterator, not wrapped in another generator: one layer less on every chunk.
-    if response.is_stream_consumed:  # a transport that hands over a body already read
-        return _whole(response.content)
+def _body_reads(response: httpx.Response) -> Callable[[], Awaitable[bytes]]:
+    """What to await for the body's next buffer; ``b""`` at its end.
+
+    An identity body from the stamping transport is read straight from its exchange, one
+    buffer per received segment (every chunk that segment completed); anything else goes
+    through httpx's iterators.
+    """
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if encoding not in ("", "identity"):
+    identity = encoding in ("", "identity")
+    exchange = body_reader(response)
+    if exchange is not None and identity and not response.is_stream_consumed:
+        return exchange.read
+    if response.is_stream_consumed:  # a transport that hands over a body already read
+        pieces: AsyncIterator[bytes] = _whole(response.content)
+    elif identity:
+        pieces = response.aiter_raw()
+    else:
         # Asked for identity, sent compressed anyway: decoded piece by piece.
-        return response.aiter_bytes()
-    return response.aiter_raw()
+        pieces = response.aiter_bytes()
+    return functools.partial(anext, pieces, b"")
 
 
 async def _whole(content: bytes) -> AsyncIterator[bytes]:

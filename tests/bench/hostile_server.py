@@ -165,6 +165,73 @@ async def bad_chunk_size(writer: Writer) -> None:
     await writer.drain()
 
 
+async def chunk_extensions(writer: Writer) -> None:
+    await start_chunked(writer)
+    for piece in (answer(), DONE):
+        writer.write(b"%x;name=value; other\r\n%s\r\n" % (len(piece), piece))
+    writer.write(b"0;last=1\r\n\r\n")
+    await writer.drain()
+
+
+async def trailers(writer: Writer) -> None:
+    await start_chunked(writer)
+    await send_chunk(writer, answer(DONE))
+    writer.write(b"0\r\nX-Checksum: 1234\r\nX-Served-By: hostile\r\n\r\n")
+    await writer.drain()
+
+
+async def chunk_split_across_reads(writer: Writer) -> None:
+    """One chunk written in parts, its size line and its closing CRLF cut too."""
+    await start_chunked(writer)
+    body = answer(DONE)
+    framed = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    for cut in (1, 3, len(body) // 2, len(body) + 5, len(body) + 6):
+        writer.write(framed[:cut])
+        framed = framed[cut:]
+        await writer.drain()
+        await asyncio.sleep(0.02)
+    writer.write(framed)
+    await writer.drain()
+
+
+async def last_chunk_missing(writer: Writer) -> None:
+    """The answer and [DONE] in full, then the connection closed without the last chunk."""
+    await start_chunked(writer)
+    await send_chunk(writer, answer(DONE))
+
+
+async def last_chunk_missing_before_done(writer: Writer) -> None:
+    await start_chunked(writer)
+    await send_chunk(writer, answer())
+
+
+async def long_chunk_size_line(writer: Writer) -> None:
+    await start_chunked(writer)
+    writer.write(b"5;" + b"x" * 100_000 + b"\r\nhello\r\n")
+    await writer.drain()
+    await asyncio.sleep(FOREVER_S)
+
+
+async def chunk_size_overflow(writer: Writer) -> None:
+    await start_chunked(writer)
+    writer.write(b"1" + b"0" * 40 + b"\r\n" + answer(DONE))
+    await writer.drain()
+    await asyncio.sleep(FOREVER_S)
+
+
+async def chunk_without_crlf(writer: Writer) -> None:
+    await start_chunked(writer)
+    body = token(" one")
+    writer.write(b"%x\r\n%sXX" % (len(body), body) + answer(DONE))
+    await writer.drain()
+    await asyncio.sleep(FOREVER_S)
+
+
+async def body_shorter_than_length(writer: Writer) -> None:
+    writer.write(SSE_HEAD + b"Content-Length: 100000\r\n\r\n" + answer())
+    await writer.drain()
+
+
 async def headers_then_close(writer: Writer) -> None:
     writer.write(SSE_HEAD + b"\r\n")
     await writer.drain()
@@ -241,6 +308,16 @@ SCENARIOS: dict[str, Scenario] = {
     "garbage_instead_of_http": garbage_instead_of_http,
     "bad_chunk_size": bad_chunk_size,
     "headers_then_close": headers_then_close,
+    "chunk_size_line_too_long": long_chunk_size_line,
+    "chunk_size_overflow": chunk_size_overflow,
+    "chunk_without_crlf": chunk_without_crlf,
+    "last_chunk_missing_before_done": last_chunk_missing_before_done,
+    "body_shorter_than_length": body_shorter_than_length,
+    # Chunked framing that is unusual but valid, or broken only after [DONE].
+    "chunk_extensions": chunk_extensions,
+    "trailers": trailers,
+    "chunk_split_across_reads": chunk_split_across_reads,
+    "last_chunk_missing": last_chunk_missing,
     # Odd but valid event streams.
     "error_inside_stream": lambda w: stream(
         w, [token(" one"), b'data: {"error": {"message": "out of memory"}}\n\n']

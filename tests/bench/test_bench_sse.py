@@ -10,7 +10,7 @@ from app.bench.sse import (
     SSEEvent,
     SSEOverflow,
     SSEParser,
-    _single_data_event,
+    _leading_data_events,
 )
 
 
@@ -122,13 +122,35 @@ def test_fast_path_gives_what_the_line_parser_gives(head: bytes, value: bytes, t
     assert feed_all([head + value + tail]) == bytewise(head + value + tail)
 
 
-def test_fast_path_takes_only_a_whole_single_data_event() -> None:
-    assert _single_data_event(b'data: {"a":1}\n\n') == SSEEvent(data='{"a":1}')
-    assert _single_data_event(b"data:x\n\n") == SSEEvent(data="x")
-    assert _single_data_event(b"data:  x\n\n") == SSEEvent(data=" x")  # one space is dropped
-    assert _single_data_event(b"data:\n\n") == SSEEvent(data="")
-    for other in (b"data: a\n", b"data: a\r\n\r\n", b"data: a\ndata: b\n\n", b": c\n\n"):
-        assert _single_data_event(other) is None
+def test_fast_path_takes_only_whole_data_events() -> None:
+    def fast(piece: bytes) -> tuple[list[str], int] | None:
+        leading = _leading_data_events(piece)
+        return None if leading is None else ([event.data for event in leading[0]], leading[1])
+
+    assert fast(b'data: {"a":1}\n\n') == (['{"a":1}'], 15)
+    assert fast(b"data:x\n\n") == (["x"], 8)
+    assert fast(b"data:  x\n\n") == ([" x"], 10)  # one space is dropped
+    assert fast(b"data:\n\n") == ([""], 7)
+    assert fast(b"data: a\n\ndata:b\n\n") == (["a", "b"], 17)
+    # What follows the last whole event is left to the line parser.
+    assert fast(b"data: a\n\ndata: b\n") == (["a"], 9)
+    for other in (
+        b"data: a\n",
+        b"data: a\r\n\r\n",
+        b"data: a\ndata: b\n\n",
+        b": c\n\n",
+        b"data: a\n\n: c\n\n",
+        b"data: a\n\n\ndata: b\n\n",
+        b"event: e\ndata: a\n\n",
+    ):
+        assert _leading_data_events(other) is None
+
+
+def test_a_buffer_of_whole_events_and_a_partial_one_parses_as_bytewise() -> None:
+    raw = b"data: one\n\ndata: two\n\ndata: thr"
+    parser = SSEParser()
+    assert [event.data for event in parser.feed(raw)] == ["one", "two"]
+    assert [event.data for event in parser.feed(b"ee\n\ndata: [DONE]\n\n")] == ["three", "[DONE]"]
 
 
 def test_fast_path_is_not_taken_inside_an_event() -> None:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from app.bench import stamped_socket, stamped_stream
-from app.bench.transport import StampingTransport, arrival_ns
+from app.bench.transport import StampingTransport, arrival_ns, body_reader
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 Run = Callable[[Awaitable[None]], None]
@@ -308,3 +308,104 @@ def test_an_untrusted_certificate_is_a_connect_error(tmp_path: Path, run: Run) -
                 await http.get(f"https://{host}/")
 
     run(serving(handler, body, ssl=server_tls))
+
+
+def test_a_request_cancelled_before_its_answer_gives_its_connection_slot_back(run: Run) -> None:
+    """The overall timeout of a request lands while it waits for the head: the one slot
+    of the pool is free again at once and the hung connection is not reused."""
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        head = await read_head(reader)
+        if b"/hang" in head:
+            await asyncio.sleep(5)
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+
+    async def body(host: str) -> None:
+        async with client() as http:
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await http.get(f"http://{host}/hang")
+            response = await http.get(f"http://{host}/", timeout=httpx.Timeout(2.0, pool=0.5))
+            assert response.text == "ok"
+            assert connections == 2
+
+    run(serving(handler, body))
+
+
+def test_a_busy_pool_is_a_pool_timeout_and_a_body_left_unread_is_not_reused(run: Run) -> None:
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while True:
+            try:
+                await read_head(reader)
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(CHUNKED_HEAD + chunk(b"data: one\n\n"))
+            await writer.drain()  # the body's end never comes
+
+    async def body(host: str) -> None:
+        async with client() as http:
+            first = await http.send(http.build_request("GET", f"http://{host}/"), stream=True)
+            with pytest.raises(httpx.PoolTimeout):
+                await http.get(f"http://{host}/", timeout=httpx.Timeout(2.0, pool=0.1))
+            await first.aclose()  # mid-body: closed, not given back
+            second = await http.send(http.build_request("GET", f"http://{host}/"), stream=True)
+            await second.aclose()
+            assert connections == 2
+
+    run(serving(handler, body))
+
+
+def test_a_response_that_says_connection_close_is_not_reused(run: Run) -> None:
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await read_head(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+
+    async def body(host: str) -> None:
+        async with client() as http:
+            for _ in range(2):
+                assert (await http.get(f"http://{host}/")).text == "ok"
+        assert connections == 2
+
+    run(serving(handler, body))
+
+
+def test_a_body_split_across_reads_keeps_each_reads_stamp(run: Run) -> None:
+    """The segment that completes a chunk stamps it; one read's chunks come out as one."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_head(reader)
+        first, second = chunk(b"data: a\n\n") + chunk(b"data: b\n\n"), chunk(b"data: c\n\n")
+        writer.write(CHUNKED_HEAD + first + second[:4])
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(second[4:] + b"0\r\n\r\n")
+        await writer.drain()
+
+    async def body(host: str) -> None:
+        async with client() as http:
+            response = await http.send(http.build_request("GET", f"http://{host}/"), stream=True)
+            exchange = body_reader(response)
+            assert exchange is not None
+            buffers = []
+            while data := await exchange.read():
+                buffers.append((data, exchange.stream.arrived_ns))
+            await response.aclose()
+        assert [data for data, _ in buffers] == [b"data: a\n\ndata: b\n\nd", b"ata: c\n\n"]
+        (_, early), (_, late) = buffers
+        assert early is not None and late is not None and late - early > 30_000_000
+
+    run(serving(handler, body))

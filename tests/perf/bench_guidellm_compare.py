@@ -50,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,16 +173,22 @@ class Request:
 
 
 def summarise(
-    client: str, streams: int, requests: list[Request], server_stats: dict[str, Any]
+    client: str,
+    streams: int,
+    requests: list[Request],
+    server_stats: dict[str, Any],
+    failed: int,
 ) -> dict[str, Any]:
-    """One row. Per request: TTFT = send + injected + server late + err, exactly."""
+    """One row. Per request: TTFT = send + injected + server late + err, exactly.
+
+    ``failed``: requests of the cell that did not complete (never left out silently)."""
     from app.bench.metrics import percentile
 
     written: dict[str, int] = server_stats["first_token_written_ns"]
     read: dict[str, int] = server_stats["request_read_ns"]
     requests = sorted(requests, key=lambda request: request.start_ns)
     wall_s = (max(r.end_ns for r in requests) - min(r.start_ns for r in requests)) / 1e9
-    tokens_per_s = sum(r.output_tokens for r in requests) / wall_s
+    tokens_per_s = sum(r.output_tokens for r in requests) / wall_s if wall_s > 0 else 0.0
     measured = requests[streams:]  # the first request of each stream is a cold start
     errors: list[float] = []
     sends: list[float] = []
@@ -199,6 +206,7 @@ def summarise(
         "client": client,
         "streams": streams,
         "requests": len(measured),
+        "failed": failed,
         "matched": len(errors),
         "ttft_p50": p([r.ttft_ms for r in measured], 0.5),
         "injected": INJECTED_TTFT_MS,
@@ -212,9 +220,18 @@ def summarise(
     }
 
 
+def failure(sample: Any) -> str | None:
+    """What went wrong with a sample, in a few words; None if it completed."""
+    if sample.ok and sample.ttft_ms is not None and sample.end_ms is not None:
+        return None
+    if sample.error is None:
+        return "no TTFT or end"
+    return f"{sample.error.kind}: {sample.error.message[:100]}"
+
+
 async def servebook_requests(
     server: FakeServerProcess, streams: int, per_stream: int
-) -> list[Request]:
+) -> tuple[list[Request], list[str]]:
     from app.bench.endpoint import (
         ChatEndpoint,
         StreamClients,
@@ -232,14 +249,17 @@ async def servebook_requests(
         for index in range(streams)
     ]
     requests: list[Request] = []
+    failures: list[str] = []
 
     async def one_stream(index: int, endpoint: ChatEndpoint) -> None:
         for turn in range(per_stream):
             rid = f"s{index}-{turn}"
             endpoint.model = f"{MODEL}&rid={rid}"
             sample = await stream_chat(endpoint, MESSAGES, OUTPUT_TOKENS)
-            if not sample.ok or sample.ttft_ms is None or sample.end_ms is None:
+            if (failed := failure(sample)) is not None:
+                failures.append(failed)
                 continue
+            assert sample.ttft_ms is not None and sample.end_ms is not None
             start_ns = endpoint.origin_ns + round(sample.send_offset_ms * 1e6)
             requests.append(
                 Request(
@@ -255,12 +275,12 @@ async def servebook_requests(
         await asyncio.gather(*(one_stream(i, e) for i, e in enumerate(endpoints)))
     finally:
         await clients.aclose()
-    return requests
+    return requests, failures
 
 
 async def servebook_sharded_requests(
     server: FakeServerProcess, streams: int, per_stream: int, shards: int
-) -> list[Request]:
+) -> tuple[list[Request], list[str]]:
     """The streams over worker processes, as the procedure runs a wide ramp level.
 
     The model name is the same for every request there, so each prompt is made unique and
@@ -288,11 +308,14 @@ async def servebook_sharded_requests(
         connect_timeout_s=10,
     )
     requests: list[Request] = []
+    failures: list[str] = []
     for sample, turn in (
         pair for stream in zip(by_stream, plan, strict=True) for pair in zip(*stream, strict=True)
     ):
-        if not sample.ok or sample.ttft_ms is None or sample.end_ms is None:
+        if (failed := failure(sample)) is not None:
+            failures.append(failed)
             continue
+        assert sample.ttft_ms is not None and sample.end_ms is not None
         start_ns = endpoint.origin_ns + round(sample.send_offset_ms * 1e6)
         requests.append(
             Request(
@@ -303,7 +326,7 @@ async def servebook_sharded_requests(
                 rid=prompt_rid(turn),
             )
         )
-    return requests
+    return requests, failures
 
 
 def run_servebook(server: FakeServerProcess, streams: int, per_stream: int) -> dict[str, Any]:
@@ -315,11 +338,18 @@ def run_servebook(server: FakeServerProcess, streams: int, per_stream: int) -> d
     with asyncio.Runner(loop_factory=fastest_event_loop_factory()) as runner:
         if shards > 1:
             print(f"servebook: {streams} streams over {shards} processes", flush=True)
-            requests = runner.run(servebook_sharded_requests(server, streams, per_stream, shards))
+            requests, failures = runner.run(
+                servebook_sharded_requests(server, streams, per_stream, shards)
+            )
         else:
             with quiet_gc():  # as the procedure runs a level in its own process
-                requests = runner.run(servebook_requests(server, streams, per_stream))
-    return summarise("servebook", streams, requests, server.stats())
+                requests, failures = runner.run(servebook_requests(server, streams, per_stream))
+    print(f"servebook, {streams} streams: failed: {len(failures)}", flush=True)
+    for what, count in Counter(failures).most_common(3):
+        print(f"    {count} x {what}", flush=True)
+    if not requests:
+        raise SystemExit(f"servebook at {streams} streams: every request failed")
+    return summarise("servebook", streams, requests, server.stats(), len(failures))
 
 
 # -- GuideLLM, from its own virtual environment ----------------------------------------------
@@ -424,6 +454,9 @@ def run_guidellm(
         return None
     server_stats = server.stats()
     report = json.loads(output.read_text())
+    outcomes = report["benchmarks"][0]["requests"]
+    failed = len(outcomes.get("errored") or []) + len(outcomes.get("incomplete") or [])
+    print(f"guidellm, {streams} streams: failed: {failed}", flush=True)
     requests = []
     for stats in report["benchmarks"][0]["requests"]["successful"]:
         timings = stats["info"]["timings"]
@@ -445,7 +478,7 @@ def run_guidellm(
         print(f"guidellm at {streams} streams: no successful requests in its report")
         return None
     version = report["metadata"]["guidellm_version"]
-    return summarise(f"guidellm {version}", streams, requests, server_stats)
+    return summarise(f"guidellm {version}", streams, requests, server_stats, failed)
 
 
 # -- output ----------------------------------------------------------------------------------
