@@ -292,7 +292,9 @@ def submit_api(request: Request, body: bytes) -> Response:
     out = RecordCreated(id=record.id, review_state=record.review_state,  # type: ignore[arg-type]
                         url=record_url(request, record.id),
                         flags=record.flags)
-    return JSONResponse(out.model_dump(), status_code=201 if submission.created else 200)
+    # pydantic-core writes the JSON itself, rather than a dict for json.dumps to walk.
+    return Response(out.model_dump_json(), status_code=201 if submission.created else 200,
+                    media_type="application/json")
 
 
 @api_router.get("/records", name="api:records_list", description=CSV_DOC,
