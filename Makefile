@@ -69,6 +69,12 @@ $(PERF_STAMP): pyproject.toml $(TEST_STAMP)
 perf: $(PERF_STAMP)
 	$(BIN)/python tests/perf/run_all.py
 
+## perf-ingest: POST /api/records from 32 clients on SQLite and on a throwaway PostgreSQL
+## cluster, side by side (INGEST_ARGS="--database sqlite --seconds 30" to choose)
+.PHONY: perf-ingest
+perf-ingest: $(TEST_STAMP) postgresql
+	$(BIN)/python tests/perf/bench_ingest.py $(INGEST_ARGS)
+
 ## accuracy: the decode estimate against public measurements (tests/accuracy), figures printed
 accuracy: $(TEST_STAMP)
 	$(BIN)/python -m tests.accuracy.bench_accuracy

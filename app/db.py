@@ -76,8 +76,9 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
-def get_session(request: Request) -> Iterator[Session]:
-    """One session per request: commit when the handler returns, roll back if it raises."""
+@contextmanager
+def request_unit_of_work(request: Request) -> Iterator[Session]:
+    """One session per request: commit when the block ends, roll back if it raises."""
     factory: sessionmaker[Session] = request.state.sessionmaker
     with factory() as session:
         try:
@@ -86,6 +87,12 @@ def get_session(request: Request) -> Iterator[Session]:
         except Exception:
             session.rollback()
             raise
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """The request's unit of work as a dependency (its handler runs in between)."""
+    with request_unit_of_work(request) as session:
+        yield session
 
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]

@@ -23,6 +23,16 @@ class LocaleMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        is_page = not scope["path"].startswith(("/api/", "/static/"))
+        if not is_page:
+            # JSON answers in codes and English whatever the reader's language: a lazy label
+            # that reaches an API body reads the same for every client. Nothing to read.
+            token = set_locale(DEFAULT_LOCALE)
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                reset_locale(token)
+            return
         headers = Headers(scope=scope)
         query = parse_qs(scope.get("query_string", b"").decode("latin-1")).get(QUERY, [None])[-1]
         cookie = SimpleCookie()
@@ -31,15 +41,11 @@ class LocaleMiddleware:
         except Exception:  # a malformed Cookie header names no language
             cookie = SimpleCookie()
         remembered = cookie[COOKIE].value if COOKIE in cookie else None
-        is_page = not scope["path"].startswith(("/api/", "/static/"))
-        # JSON answers in codes and English whatever the reader's language: a lazy label
-        # that reaches an API body reads the same for every client.
-        locale = (choose_locale(query, remembered, headers.get("accept-language"))
-                  if is_page else DEFAULT_LOCALE)
+        locale = choose_locale(query, remembered, headers.get("accept-language"))
         chosen = supported(query)
 
         async def send_with_locale(message: Message) -> None:
-            if message["type"] == "http.response.start" and is_page:
+            if message["type"] == "http.response.start":
                 out = MutableHeaders(scope=message)
                 out.add_vary_header("Accept-Language")
                 out.add_vary_header("Cookie")

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.datastructures import URLPath
 
 from app.models import Measurement, Record
 from app.records.repository import RecordRepository
@@ -79,11 +80,22 @@ def measurement_out(point: Measurement) -> dict[str, Any]:
     return {**measurement_fields(point), "details": point.details}
 
 
+def record_url(request: Request, record_id: int) -> str:
+    """What `request.url_for("records:detail", record_id=...)` gives, without its search:
+    url_for tries every route in turn (an exception per miss) on each call, while record
+    pages differ only in the id, so the path up to it is looked up once per app."""
+    prefix = getattr(request.app.state, "record_path_prefix", None)
+    if prefix is None:
+        path = request.app.url_path_for("records:detail", record_id=0)
+        prefix = request.app.state.record_path_prefix = path.removesuffix("0")
+    return str(URLPath(f"{prefix}{record_id}").make_absolute_url(request.base_url))
+
+
 def record_out(request: Request, record: Record) -> dict[str, Any]:
     """The JSON shape of one record (export and detail API)."""
     return {
         **record_fields(record),
-        "url": str(request.url_for("records:detail", record_id=record.id)),
+        "url": record_url(request, record.id),
         "applied_values": record.applied_values,
         "environment": record.environment,
         "notes": record.notes,

@@ -3,7 +3,8 @@ and a record written in as few statements as there are tables.
 
 Records are written with Core inserts, not through the ORM unit of work: the answer is
 built from the values written, so nothing is flushed, tracked or loaded back while the
-write lock is held.
+write lock is held. Statements that load no ORM objects run on the session's connection,
+in its transaction, without the ORM's per-statement layer.
 """
 
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, insert, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from app.models import (
@@ -77,6 +79,9 @@ class RecordStore:
     def __init__(self, session: Session) -> None:
         self.session = session
 
+    def connection(self) -> Connection:
+        return self.session.connection()
+
     def find(self, model: str, artifact: str, runtime: str, hardware: str,
              profile: str | None) -> Found | None:
         """One query for the usual, valid submission."""
@@ -89,19 +94,19 @@ class RecordStore:
         return Found(row[0], row[1], row[2], row[3], row[4] if profile else None)
 
     def earlier(self, key: str) -> Earlier | None:
-        row = self.session.execute(EARLIER, {"key": key}).one_or_none()
+        row = self.connection().execute(EARLIER, {"key": key}).one_or_none()
         if row is None:
             return None
         return Earlier(row.id, row.review_state, row.flags,
                        row.provenance_detail.get("fingerprint"))
 
     def insert_record(self, row: dict[str, Any]) -> int:
-        result = self.session.execute(INSERT_RECORD, row)
+        result = self.connection().execute(INSERT_RECORD, row)
         return int(result.inserted_primary_key[0])
 
     def insert_measurements(self, rows: Sequence[dict[str, Any]]) -> None:
         if rows:  # one executemany (one multi-row INSERT where the driver batches)
-            self.session.execute(INSERT_MEASUREMENTS, list(rows))
+            self.connection().execute(INSERT_MEASUREMENTS, list(rows))
 
     def insert_event(self, row: dict[str, Any]) -> None:
-        self.session.execute(INSERT_EVENT, row)
+        self.connection().execute(INSERT_EVENT, row)

@@ -174,6 +174,9 @@ def find_together(records: RecordRepository, raw: Mapping[str, Any]) -> Found | 
                                              text(raw, "profile"))
 
 
+REFERENCE_FIELDS = ("model", "artifact", "runtime", "hardware", "profile", "gpu_count")
+
+
 def validate_record(catalog: CatalogRepository, records: RecordRepository,
                     raw: Mapping[str, Any] | RecordIn,
                     extra_errors: list[FieldError] | None = None) -> tuple[RecordIn, Resolved]:
@@ -185,7 +188,8 @@ def validate_record(catalog: CatalogRepository, records: RecordRepository,
             data = RecordIn.model_validate(raw)
         except ValidationError as error:
             errors += schema_errors(error)
-    lookup = data.model_dump() if data is not None else raw
+    # The references only: dumping the whole record (its measurements too) costs more.
+    lookup = {name: getattr(data, name) for name in REFERENCE_FIELDS} if data is not None else raw
     resolved, reference_errors = check_references(catalog, records, lookup)
     errors += reference_errors
     if errors or data is None or resolved is None:

@@ -1,32 +1,36 @@
-"""Record ingest under load: POST /api/records from concurrent clients, then the database
-is read back to count what was lost or stored twice.
+"""Record ingest under load: POST /api/records from concurrent clients, on SQLite and on
+PostgreSQL, then each database is read back to count what was lost or stored twice.
 
-Each client is a closed loop (the next record as soon as the last is answered) with its own
-Idempotency-Key per record; every tenth record is sent a second time with the same key, as a
-client retrying after a lost answer would, and must come back as the first record. The
-server is uvicorn on 127.0.0.1 with no benchmark worker: one process on SQLite (one writer),
-two or more on PostgreSQL. DATABASE_URL picks the database (default: a fresh SQLite file);
-the catalog is migrated and seeded first. Prints records/s, latency percentiles and the
-counts, and the server's CPU time per record (the machine's other load leaves it unchanged);
-asserts nothing.
+Each client is a closed loop (the next record as soon as the last is answered) on its own
+keep-alive connection, with its own Idempotency-Key per record; every tenth record is sent
+a second time with the same key, as a client retrying after a lost answer would, and must
+come back as the first record (tests/perf/ingest_load.py). The server is uvicorn on
+127.0.0.1 with no benchmark worker: on SQLite one writer at a time (WAL, BEGIN IMMEDIATE),
+on PostgreSQL two app processes. The catalog is migrated and seeded first.
 
-    .venv/bin/python tests/perf/bench_ingest.py [--seconds 10] [--clients 32] [--workers N]
+`--database both` (the default when PostgreSQL's server binaries are installed) runs SQLite
+on a fresh file, then PostgreSQL on a throwaway cluster started for the run
+(tests/pg_server.py), and prints them side by side; DATABASE_URL runs one given database.
+Per database: records/s, latency p50/p99/max, lost, duplicated, and the CPU time per
+record of the server and of the load generator (the machine's other load leaves those
+nearly unchanged, unlike records/s). Asserts nothing.
+
+    .venv/bin/python tests/perf/bench_ingest.py [--database sqlite|postgresql|both]
+        [--seconds 10] [--clients 32] [--workers N]
     DATABASE_URL=postgresql+psycopg://... .venv/bin/python tests/perf/bench_ingest.py
 """
 
 import argparse
-import asyncio
-import copy
+import gc
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -41,9 +45,13 @@ from app.catalog.seed_schema import load_catalog  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
 from app.db import session_scope, upgrade_database  # noqa: E402
 from app.models import Hardware, Record  # noqa: E402
+from tests.perf.ingest_load import Tally, run_load  # noqa: E402
+from tests.pg_server import PostgresServer, PostgresUnavailable, server_bin_dir  # noqa: E402
 
 BIN = Path(sys.executable).parent
-RETRY_EVERY = 10
+# SQLite: one process; its writes queue on one in-process lock, which is cheaper than two
+# processes contending for the file's lock through the busy handler (--workers 2 to compare).
+DEFAULT_WORKERS = {"sqlite": 1, "postgresql": 2}
 BODY = {
     "model": "glm-5.3-flash",
     "artifact": "glm-5.3-flash-fp8",
@@ -66,12 +74,38 @@ BODY = {
 
 
 @dataclass
-class Tally:
-    latencies_ms: list[float] = field(default_factory=list)
-    acknowledged: dict[str, int] = field(default_factory=dict)  # marker -> record id
-    retries: int = 0
-    retry_mismatches: int = 0
-    failures: Counter = field(default_factory=Counter)
+class Result:
+    database: str
+    workers: int
+    clients: int
+    elapsed_s: float
+    tally: Tally
+    stored: Counter
+    server_cpu_s: float
+    client_cpu_s: float
+
+    @property
+    def records(self) -> int:
+        return len(self.tally.acknowledged)
+
+    @property
+    def lost(self) -> int:
+        return sum(1 for marker in self.tally.acknowledged if marker not in self.stored)
+
+    @property
+    def duplicated(self) -> int:
+        return sum(count - 1 for count in self.stored.values() if count > 1)
+
+    @property
+    def unanswered(self) -> int:
+        return sum(1 for marker in self.stored if marker not in self.tally.acknowledged)
+
+    def per_record_ms(self, cpu_s: float) -> float:
+        return cpu_s * 1000 / self.records if self.records else 0.0
+
+    def latency(self, share: float) -> float:
+        ordered = sorted(self.tally.latencies_ms)
+        return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
 def free_port() -> int:
@@ -93,10 +127,11 @@ def prepare_database(database_url: str) -> str:
 def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database_url, "SERVEBOOK_RUN_WORKER": "false"}
     command = [str(BIN / "uvicorn"), "app.main:create_app", "--factory", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+               "--port", str(port), "--workers", str(workers), "--log-level", "warning",
+               "--no-access-log"]
     server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
-    for _ in range(200):
+    for _ in range(300):
         try:
             httpx.get(f"http://127.0.0.1:{port}/static/css/app.css", timeout=1)
             return server
@@ -106,47 +141,11 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
     raise SystemExit("the server did not start")
 
 
-async def post(client: httpx.AsyncClient, body: dict, key: str, tally: Tally) -> int | None:
-    start = time.perf_counter()
-    try:
-        response = await client.post("/api/records", json=body,
-                                     headers={"Idempotency-Key": key})
-    except httpx.HTTPError as error:
-        tally.failures[type(error).__name__] += 1
-        return None
-    tally.latencies_ms.append((time.perf_counter() - start) * 1000)
-    if response.status_code not in (200, 201):
-        tally.failures[str(response.status_code)] += 1
-        return None
-    return response.json()["id"]
-
-
-async def client_loop(client: httpx.AsyncClient, hardware: str, run: str, number: int,
-                      deadline: float, tally: Tally) -> None:
-    sent = 0
-    while time.perf_counter() < deadline:
-        marker = f"bench-ingest {run} {number}-{sent}"
-        body = copy.deepcopy(BODY)
-        body["hardware"] = hardware
-        body["notes"] = marker
-        record_id = await post(client, body, marker.replace(" ", "/"), tally)
-        if record_id is not None:
-            tally.acknowledged[marker] = record_id
-            if sent % RETRY_EVERY == 0:
-                tally.retries += 1
-                again = await post(client, body, marker.replace(" ", "/"), tally)
-                tally.retry_mismatches += again != record_id
-        sent += 1
-
-
-async def load(base: str, hardware: str, run: str, clients: int, seconds: float) -> Tally:
-    tally = Tally()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
-        deadline = time.perf_counter() + seconds
-        await asyncio.gather(*(client_loop(client, hardware, run, n, deadline, tally)
-                               for n in range(clients)))
-    return tally
+def warm_up(port: int, body: dict, workers: int) -> None:
+    """A few records first, so every app process has its connections and caches."""
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        for n in range(4 * workers):
+            client.post("/api/records", json={**body, "notes": f"warm-up {n}"}).raise_for_status()
 
 
 def stored_markers(database_url: str, run: str) -> Counter:
@@ -155,11 +154,6 @@ def stored_markers(database_url: str, run: str) -> Counter:
         notes = session.scalars(select(Record.notes).where(
             Record.notes.like(f"bench-ingest {run} %"))).all()
     return Counter(notes)
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
 def cpu_seconds(server: subprocess.Popen) -> float:
@@ -175,67 +169,123 @@ def cpu_seconds(server: subprocess.Popen) -> float:
     return total
 
 
-def report(tally: Tally, stored: Counter, elapsed: float, clients: int, workers: int,
-           server_cpu: float) -> None:
-    lost = sum(1 for marker in tally.acknowledged if marker not in stored)
-    duplicated = sum(count - 1 for count in stored.values() if count > 1)
-    unanswered = sum(1 for marker in stored if marker not in tally.acknowledged)
-    lat = tally.latencies_ms
-    print(f"{clients} clients, {workers} app process(es), {elapsed:.1f} s")
-    stored_count = len(tally.acknowledged)
-    print(f"records stored      {stored_count:8d}  ({stored_count / elapsed:.1f} records/s, "
-          "answered 200/201)")
-    if tally.acknowledged and server_cpu:
-        per_record = server_cpu * 1000 / len(tally.acknowledged)
-        print(f"server CPU          {server_cpu:8.1f} s  ({per_record:.1f} ms per record, so "
-              f"{1000 / per_record:.0f} records/s per fully used core)")
-    print(f"requests            {len(lat):8d}  ({len(lat) / elapsed:.1f} req/s, retries included)")
-    if lat:
-        print(f"latency ms          p50 {statistics.median(lat):.1f}  p90 "
-              f"{percentile(lat, 0.90):.1f}  p99 {percentile(lat, 0.99):.1f}  max {max(lat):.1f}")
-    print(f"retries             {tally.retries:8d}  (answered with another record: "
-          f"{tally.retry_mismatches})")
-    print(f"lost                {lost:8d}  (answered, not in the database)")
-    print(f"duplicated          {duplicated:8d}  (stored more than once)")
-    print(f"stored, unanswered  {unanswered:8d}")
-    failures = ", ".join(f"{code}: {n}" for code, n in tally.failures.items()) or "none"
-    print(f"failed requests     {sum(tally.failures.values()):8d}  ({failures})")
-
-
-def run(database_url: str, seconds: float, clients: int, workers: int) -> None:
-    hardware = prepare_database(database_url)
+def measure(database: str, database_url: str, seconds: float, clients: int,
+            workers: int) -> Result:
+    body = {**BODY, "hardware": prepare_database(database_url)}
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
     server = start_server(database_url, port, workers)
     try:
-        body = {**copy.deepcopy(BODY), "hardware": hardware, "notes": "warm-up"}
-        httpx.post(base + "/api/records", json=body, timeout=30).raise_for_status()
+        warm_up(port, body, workers)
         marker_run = uuid.uuid4().hex[:12]
+        gc.collect()
+        gc.freeze()  # the load generator's own garbage collection is no part of the figure
         start, own_before = time.perf_counter(), time.process_time()
         cpu_before = cpu_seconds(server)
-        tally = asyncio.run(load(base, hardware, marker_run, clients, seconds))
+        tally = run_load(port, body, marker_run, clients, seconds)
         elapsed, server_cpu = time.perf_counter() - start, cpu_seconds(server) - cpu_before
         client_cpu = time.process_time() - own_before
+        gc.unfreeze()
     finally:
         server.terminate()
         server.wait()
-    report(tally, stored_markers(database_url, marker_run), elapsed, clients, workers,
-           server_cpu)
-    print(f"client CPU          {client_cpu:8.1f} s  (the load generator, same machine)")
+    return Result(database, workers, clients, elapsed, tally,
+                  stored_markers(database_url, marker_run), server_cpu, client_cpu)
+
+
+def report(result: Result) -> None:
+    tally, lat = result.tally, result.tally.latencies_ms
+    print(f"--- {result.database}: {result.clients} clients, {result.workers} app process(es), "
+          f"{result.elapsed_s:.1f} s")
+    print(f"records stored      {result.records:8d}  ({result.records / result.elapsed_s:.1f} "
+          "records/s, answered 200/201)")
+    server_ms = result.per_record_ms(result.server_cpu_s)
+    if server_ms:
+        print(f"server CPU          {result.server_cpu_s:8.1f} s  ({server_ms:.2f} ms per record, "
+              f"so {1000 / server_ms:.0f} records/s per fully used core)")
+    print(f"load generator CPU  {result.client_cpu_s:8.1f} s  "
+          f"({result.per_record_ms(result.client_cpu_s):.2f} ms per record, same machine)")
+    print(f"requests            {len(lat):8d}  ({len(lat) / result.elapsed_s:.1f} req/s, "
+          "retries included)")
+    if lat:
+        print(f"latency ms          p50 {result.latency(0.5):.1f}  p90 {result.latency(0.9):.1f}"
+              f"  p99 {result.latency(0.99):.1f}  max {max(lat):.1f}")
+    print(f"retries             {tally.retries:8d}  (answered with another record: "
+          f"{tally.retry_mismatches})")
+    print(f"lost                {result.lost:8d}  (answered, not in the database)")
+    print(f"duplicated          {result.duplicated:8d}  (stored more than once)")
+    print(f"stored, unanswered  {result.unanswered:8d}")
+    failures = ", ".join(f"{code}: {n}" for code, n in tally.failures.items()) or "none"
+    print(f"failed requests     {sum(tally.failures.values()):8d}  ({failures})", flush=True)
+
+
+def side_by_side(results: list[Result]) -> None:
+    rows = [
+        ("app processes", lambda r: f"{r.workers}"),
+        ("records/s", lambda r: f"{r.records / r.elapsed_s:.1f}"),
+        ("latency p50 ms", lambda r: f"{r.latency(0.5):.1f}"),
+        ("latency p99 ms", lambda r: f"{r.latency(0.99):.1f}"),
+        ("latency max ms", lambda r: f"{max(r.tally.latencies_ms, default=0):.1f}"),
+        ("lost", lambda r: f"{r.lost}"),
+        ("duplicated", lambda r: f"{r.duplicated}"),
+        ("failed requests", lambda r: f"{sum(r.tally.failures.values())}"),
+        ("server CPU ms/record", lambda r: f"{r.per_record_ms(r.server_cpu_s):.2f}"),
+        ("load gen. CPU ms/record", lambda r: f"{r.per_record_ms(r.client_cpu_s):.2f}"),
+    ]
+    print(f"\n{'':24}" + "".join(f"{r.database:>14}" for r in results))
+    for label, cell in rows:
+        print(f"{label:24}" + "".join(f"{cell(r):>14}" for r in results))
+
+
+def postgres_available() -> bool:
+    try:
+        return (server_bin_dir() / "initdb").exists()
+    except PostgresUnavailable:
+        return False
+
+
+def run_postgresql(args: argparse.Namespace) -> Result:
+    cluster = PostgresServer.start()
+    try:
+        url = cluster.url(cluster.create_database(name="bench_ingest"))
+        return measure("postgresql", url, args.seconds, args.clients,
+                       args.workers or DEFAULT_WORKERS["postgresql"])
+    finally:
+        cluster.stop()
+
+
+def run_sqlite(args: argparse.Namespace) -> Result:
+    with tempfile.TemporaryDirectory() as folder:
+        return measure("sqlite", f"sqlite:///{folder}/ingest.db", args.seconds, args.clients,
+                       args.workers or DEFAULT_WORKERS["sqlite"])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--database", choices=("sqlite", "postgresql", "both"),
+                        help="default: both when PostgreSQL's server binaries are installed, "
+                        "else sqlite; DATABASE_URL instead runs that one database")
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--workers", type=int, default=None,
-                        help="app processes (default: 1 on SQLite, 2 otherwise)")
+                        help="app processes (default: 1 on SQLite, 2 on PostgreSQL)")
     args = parser.parse_args()
-    database_url = os.environ.get("DATABASE_URL")
-    with tempfile.TemporaryDirectory() as folder:
-        database_url = database_url or f"sqlite:///{folder}/ingest.db"
-        workers = args.workers or (1 if database_url.startswith("sqlite") else 2)
-        run(database_url, args.seconds, args.clients, workers)
+    given = os.environ.get("DATABASE_URL")
+    results = []
+    if given:
+        kind = "sqlite" if given.startswith("sqlite") else "postgresql"
+        results.append(measure(kind, given, args.seconds, args.clients,
+                               args.workers or DEFAULT_WORKERS[kind]))
+        report(results[-1])
+    else:
+        database = args.database or ("both" if postgres_available() else "sqlite")
+        if database in ("sqlite", "both"):
+            results.append(run_sqlite(args))
+            report(results[-1])
+        if database in ("postgresql", "both"):
+            results.append(run_postgresql(args))
+            report(results[-1])
+    if len(results) > 1:
+        side_by_side(results)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,23 @@ class TestApiBeyondLoopback:
         wrong = post_record(shared, valid, Authorization="Bearer sb_not-a-token")
         assert wrong.status_code == 401
 
+    def test_the_caller_is_checked_before_the_body(self, shared: TestClient,
+                                                   tokens: dict[str, str]) -> None:
+        """A stranger learns nothing of how the body would have been read."""
+        for content_type in ("application/json", "text/plain"):
+            response = shared.post("/api/records", content=b"{not json",
+                                   headers={"Content-Type": content_type})
+            assert response.status_code == 401, response.text
+        token = make_token(shared.app.state.settings, "worker", "worker-bob")
+        worker = shared.post("/api/records", content=b"{not json",
+                             headers={"Content-Type": "application/json", **bearer(token)})
+        assert worker.status_code == 403 and "worker token" in worker.json()["detail"]
+        # Known to be allowed, the same body is refused for what it is.
+        submitter = shared.post("/api/records", content=b"{not json", headers={
+            "Content-Type": "application/json", **bearer(tokens["submitter"])})
+        assert submitter.status_code == 422
+        assert submitter.json()["errors"][0]["field"] == "body"
+
     def test_roles(self, shared: TestClient, valid: dict, tokens: dict[str, str]) -> None:
         created = post_record(shared, valid, **bearer(tokens["submitter"]))
         assert created.status_code == 201

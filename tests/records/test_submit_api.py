@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+from fastapi import Request
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.models import Measurement, Record, RecordEvent
 from app.records import service
+from app.records.export import record_url
 from app.records.store import RecordStore
 from tests.conftest import sqlite_settings
 from tests.records.conftest import GLM, GLM_GGUF, GLM_MLX, MAC_512, post_record
@@ -33,14 +35,27 @@ class TestAccepted:
         body = response.json()
         assert set(body) == {"id", "url", "review_state", "flags"}
         assert body["review_state"] == "pending" and body["flags"] == []
-        assert body["url"].endswith(client.app.url_path_for("records:detail",
-                                                            record_id=body["id"]))
+        assert body["url"] == f"http://testserver/records/{body['id']}"
         record = client.get(f"/api/records/{body['id']}").json()
         assert record["provenance"] == "api" and record["submitted_by"] == "local"
         assert [m["context_length"] for m in record["measurements"]] == [4096, 16384]
         assert record["environment"] == valid["environment"]
         assert [e["action"] for e in record["events"]] == ["submitted"]
         assert count(session, Measurement) == 2
+
+    def test_the_url_is_the_record_page_as_url_for_names_it(self, client: TestClient) -> None:
+        """The URL is built without url_for's search through every route, and must say the
+        same for any record, host, scheme and root path."""
+        app = client.app
+        for scheme, host, root_path in (("http", b"testserver", ""),
+                                        ("https", b"servebook.example:8443", "/servebook")):
+            scope = {"type": "http", "app": app, "router": app.router, "scheme": scheme,
+                     "server": ("127.0.0.1", 8000), "path": "/api/records",
+                     "root_path": root_path, "headers": [(b"host", host)], "query_string": b""}
+            request = Request(scope)
+            for record_id in (1, 7, 10, 123456):
+                assert record_url(request, record_id) == str(
+                    request.url_for("records:detail", record_id=record_id))
 
     def test_gpu_count_defaults_to_the_hardware(self, client: TestClient, valid: dict) -> None:
         del valid["gpu_count"]
