@@ -53,6 +53,7 @@ from app.security import (
     load_secret_key,
     register_template_globals,
 )
+from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(AuthRequired, auth_required_response)
     app.add_exception_handler(405, _method_not_allowed)
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
+    app.add_exception_handler(Exception, server_error)  # a 500 carries the security headers too
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
