@@ -45,6 +45,7 @@ from app.security import (
     AuthRequired,
     BodyLimitMiddleware,
     CsrfCookieMiddleware,
+    ForwardedClientMiddleware,
     SecurityHeadersMiddleware,
     allowed_host_names,
     auth_required_response,
@@ -131,6 +132,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # fields only ever carry an allowed name.
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
     app.add_middleware(SecurityHeadersMiddleware)  # every response carries them
+    # The client and scheme a trusted proxy forwarded, before anything reads either.
+    app.add_middleware(ForwardedClientMiddleware, trusted=settings.trusted_proxies)
     # Outermost, so refused hosts and oversize bodies are counted with their status too.
     app.state.request_metrics = RequestMetrics()
     app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)
