@@ -109,7 +109,7 @@ def test_summary_medians_and_ranges_are_those_of_the_rows(
         assert cells[0] == f"{expected['context_length']:,}"
         assert cells[1] == f"{expected['decode_tokens_per_s']['median']:,.1f}"
         assert cells[3] == f"{expected['peak_memory_gb_per_gpu']:,.1f}"
-        assert row.select("td .sub")[0].text == "{low:,.1f} – {high:,.1f}".format(
+        assert row.select("td small")[0].text == "{low:,.1f} – {high:,.1f}".format(
             **expected["decode_tokens_per_s"])
     assert len(section.select("#measured-concurrency tbody tr")) == 2  # 4 and 16 at once
     assert len(section.select("#record-list tbody tr")) == LATEST
