@@ -116,7 +116,9 @@ def detail_page(
             "records": load_detail_evidence(session, recipe, revision),
             "record_prefill": record_prefill(recipe),
             "benchmark_prefill": benchmark_prefill(recipe),
-            "known_good": find_known_good(session, recipe.model, recipe.hardware, recipe.profile),
+            "known_good": find_known_good(
+                session, recipe.model, recipe.hardware, recipe.profile, revision
+            ),
         }
         return render(request, "recipes/detail.html", context)
 
@@ -140,7 +142,7 @@ def detail_api(
 
     def build() -> Response:
         records = load_detail_evidence(session, recipe, revision)
-        good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile)
+        good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile, revision)
         out = detail_out(request, recipe, evidence_out(request, recipe, records))
         return JSONResponse({**out, "known_good": known_good_out(request, good)})
 
