@@ -80,19 +80,20 @@ def fill(path: Path, count: int, seed: int) -> None:
     with session_scope(settings) as session:
         where = target(session, MODEL, artifact, runtime, HARDWARE)
         done = insert_records(session, where, count, accepted_share=0.5, seed=seed)
-        # Each accepted record with its acceptance, as a review leaves it: the known-good
-        # block looks for the configuration's latest.
-        accepted_events = [
-            {
-                "record_id": r["id"],
-                "action": "accepted",
-                "reason": "",
-                "actor": "bench",
-                "created_at": r["created_at"],
-            }
-            for r in done.records
-            if r["review_state"] == "accepted"
-        ]
+    # Each accepted record with its acceptance, as a review leaves it: the known-good
+    # block looks for the configuration's latest.
+    accepted_events = [
+        {
+            "record_id": r["id"],
+            "action": "accepted",
+            "reason": "",
+            "actor": "bench",
+            "created_at": r["created_at"],
+        }
+        for r in done.records
+        if r["review_state"] == "accepted"
+    ]
+    with session_scope(settings) as session:  # insert_records commits its own transaction
         session.execute(insert(RecordEvent), accepted_events)
     accepted = sum(r["review_state"] == "accepted" for r in done.records)
     print(
