@@ -28,7 +28,9 @@ def serve(host: str | None, port: int | None) -> None:
     host = host or settings.host
     if not is_loopback(host):
         require_tokens_to_expose(settings, host)
-    uvicorn.run("app.main:create_app", factory=True, host=host, port=port or settings.port)
+    # The app reads forwarding headers itself, from SERVEBOOK_TRUSTED_PROXIES alone.
+    uvicorn.run("app.main:create_app", factory=True, host=host, port=port or settings.port,
+                proxy_headers=False)
 
 
 @main.group()

@@ -4,7 +4,7 @@ from functools import lru_cache
 from ipaddress import ip_address
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, IPvAnyNetwork
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +32,10 @@ class Settings(BaseSettings):
     # Host names the app answers to beyond loopback (JSON list), e.g. ["servebook.lab"]:
     # a request naming any other host is refused, so links never echo an untrusted Host.
     allowed_hosts: list[str] = []
+    # Reverse proxies whose forwarding headers are believed (JSON list of addresses or
+    # networks), e.g. ["127.0.0.1"] for nginx on this host: their requests are judged by the
+    # client address and scheme they forward (app.security.forwarded).
+    trusted_proxies: list[IPvAnyNetwork] = []
     max_upload_bytes: int = 5_000_000
     # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
     hub_url: str = "https://huggingface.co"

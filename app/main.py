@@ -45,6 +45,7 @@ from app.security import (
     AuthRequired,
     BodyLimitMiddleware,
     CsrfCookieMiddleware,
+    ForwardedClientMiddleware,
     SecurityHeadersMiddleware,
     allowed_host_names,
     auth_required_response,
@@ -53,6 +54,7 @@ from app.security import (
     load_secret_key,
     register_template_globals,
 )
+from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
@@ -117,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(AuthRequired, auth_required_response)
     app.add_exception_handler(405, _method_not_allowed)
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
+    app.add_exception_handler(Exception, server_error)  # a 500 carries the security headers too
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
@@ -129,6 +132,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # fields only ever carry an allowed name.
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
     app.add_middleware(SecurityHeadersMiddleware)  # every response carries them
+    # The client and scheme a trusted proxy forwarded, before anything reads either.
+    app.add_middleware(ForwardedClientMiddleware, trusted=settings.trusted_proxies)
     # Outermost, so refused hosts and oversize bodies are counted with their status too.
     app.state.request_metrics = RequestMetrics()
     app.add_middleware(RequestMetricsMiddleware, metrics=app.state.request_metrics)

@@ -51,11 +51,12 @@ def loopback_socket() -> socket.socket:
     return sock
 
 
-def start_server(app: FastAPI) -> tuple[uvicorn.Server, threading.Thread, int]:
+def start_server(app: FastAPI, **config: Any) -> tuple[uvicorn.Server, threading.Thread, int]:
+    """`config`: more uvicorn.Config options, e.g. proxy_headers=False as `servebook serve`."""
     # Binding the socket here (port 0) means no other process can take the port first.
     sock = loopback_socket()
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT_S

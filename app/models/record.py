@@ -42,6 +42,8 @@ class Record(TimestampMixin, Base):
             "created_at",
             "id",
         ),
+        # The review queue (every pending record, newest first) pages through this one.
+        Index("ix_records_state_created", "review_state", "created_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

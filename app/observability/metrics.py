@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.observability.queries import jobs_by_state, records_by_review_state
-from app.security.exposure import app_is_exposed
+from app.security.exposure import request_is_exposed
 
 log = logging.getLogger("servebook.metrics")
 
@@ -144,7 +144,7 @@ metrics_router = APIRouter(tags=["operations"])
 @metrics_router.get("/metrics", include_in_schema=False)
 def metrics(request: Request) -> Response:
     """The Prometheus text format; beyond loopback only when the settings enable it."""
-    if app_is_exposed(request.app) and not request.state.settings.metrics_beyond_loopback:
+    if request_is_exposed(request) and not request.state.settings.metrics_beyond_loopback:
         return JSONResponse(
             {
                 "detail": "Metrics are off while the app is served beyond loopback; "

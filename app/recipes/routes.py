@@ -113,10 +113,12 @@ def detail_page(
             "smoke_test": smoke_test(recipe),
             "memory_check": memory_check(recipe),
             "exposure_note": exposure_note(recipe),
-            "records": load_detail_evidence(session, recipe),
+            "records": load_detail_evidence(session, recipe, revision),
             "record_prefill": record_prefill(recipe),
             "benchmark_prefill": benchmark_prefill(recipe),
-            "known_good": find_known_good(session, recipe.model, recipe.hardware, recipe.profile),
+            "known_good": find_known_good(
+                session, recipe.model, recipe.hardware, recipe.profile, revision
+            ),
         }
         return render(request, "recipes/detail.html", context)
 
@@ -139,8 +141,8 @@ def detail_api(
     recipe = resolved.recipe(hardware, profile)
 
     def build() -> Response:
-        records = load_detail_evidence(session, recipe)
-        good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile)
+        records = load_detail_evidence(session, recipe, revision)
+        good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile, revision)
         out = detail_out(request, recipe, evidence_out(request, recipe, records))
         return JSONResponse({**out, "known_good": known_good_out(request, good)})
 

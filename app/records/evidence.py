@@ -3,7 +3,8 @@ here, once, so the page and its JSON show the same digits.
 
 Medians and ranges come from the database (`EvidenceQueries`); only the newest few accepted
 records and the last known-good configuration are loaded, and pending records are a count
-with a link to review them. The cost does not grow with the number of records.
+with a link to review them. Counts and medians are kept per catalog revision (`FiguresCache`),
+so the cost of a page does not grow with the number of records.
 """
 
 import threading
@@ -19,7 +20,7 @@ from app.records.evidence_queries import EvidenceQueries, EvidenceScope
 from app.resolve import ResolvedRecipe
 from app.resolve.figures import GB_DIGITS, SPEED_DIGITS
 
-LATEST = 10  # accepted records listed on the page; the rest are one link away
+LATEST = 5  # accepted records listed on the page and its JSON; the rest are one link away
 MEASURED = "measured"
 
 
@@ -127,50 +128,67 @@ def summarise(queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary
     return EvidenceSummary(MEASURED, note, covers, by_context, by_concurrency)
 
 
-class SummaryCache:
-    """Summaries by scope, each kept with the accepted-records stamp it was computed at.
+@dataclass(frozen=True)
+class Figures:
+    """What a detail page counts and summarises, as of one catalog revision."""
 
-    The medians read every accepted measurement of the scope, and only accepting or
-    retracting a record changes them; pending submissions move the catalog revision (the
-    page lists their count) but not the stamp, so the summary is not recomputed for them.
-    Every process checks the stamp against the database on each build, so a review in one
-    process shows in all.
+    counts: dict[str, int]  # records of the model on the hardware, by review state
+    stamp: tuple[int, int, int]  # EvidenceQueries.accepted_stamp
+    summary: EvidenceSummary
+
+
+class FiguresCache:
+    """Counts and summaries by scope, each kept with the catalog revision it was read at.
+
+    Every record and every review moves the revision, so within one revision the counts
+    hold and a page is built without reading the configuration's records at all: its cost
+    does not grow with their number. When the revision moves, the counts and the accepted
+    stamp are read again (two index-only scans); the medians, which read every accepted
+    measurement, are recomputed only when the stamp moved too, since pending submissions
+    move the revision but not the evidence. The revision and the stamp come from the
+    database on each build, so a change made by any process shows in all.
     """
 
     def __init__(self, size: int = 512) -> None:
         self.size = size
-        self._entries: OrderedDict[tuple, tuple[tuple, EvidenceSummary]] = OrderedDict()
+        self._entries: OrderedDict[tuple, tuple[int, Figures]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def summary(self, queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary:
-        stamp = queries.accepted_stamp(scope.model_id, scope.hardware_id)
+    def figures(self, queries: EvidenceQueries, scope: EvidenceScope, revision: int) -> Figures:
         key = (queries.database, scope)
         with self._lock:
             kept = self._entries.get(key)
-        if kept is not None and kept[0] == stamp:
+        if kept is not None and kept[0] == revision:
             return kept[1]
-        summary = summarise(queries, scope)
+        counts = queries.state_counts(scope.model_id, scope.hardware_id)
+        stamp = queries.accepted_stamp(scope.model_id, scope.hardware_id)
+        if kept is not None and kept[1].stamp == stamp:
+            summary = kept[1].summary
+        else:
+            summary = summarise(queries, scope)
+        figures = Figures(counts, stamp, summary)
         with self._lock:
-            self._entries[key] = (stamp, summary)
+            self._entries[key] = (revision, figures)
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
-        return summary
+        return figures
 
 
-SUMMARIES = SummaryCache()
+FIGURES = FiguresCache()
 
 
-def load_detail_evidence(session: Session, recipe: ResolvedRecipe) -> DetailEvidence:
+def load_detail_evidence(session: Session, recipe: ResolvedRecipe, revision: int) -> DetailEvidence:
+    """The evidence section at `revision`, the catalog revision the page is built at."""
     queries = EvidenceQueries(session)
     model_id, hardware_id = recipe.model.id, recipe.hardware.id
-    counts = queries.state_counts(model_id, hardware_id)
+    figures = FIGURES.figures(queries, scope_of(recipe), revision)
     good = queries.last_known_good(model_id, hardware_id, recipe.profile.id)
     return DetailEvidence(
-        summary=SUMMARIES.summary(queries, scope_of(recipe)),
+        summary=figures.summary,
         latest=tuple(queries.latest_accepted(model_id, hardware_id, LATEST)),
-        accepted=counts.get("accepted", 0),
-        pending=counts.get("pending", 0),
+        accepted=figures.counts.get("accepted", 0),
+        pending=figures.counts.get("pending", 0),
         last_known_good=good,
         last_known_good_same_profile=good is not None and good.profile_id == recipe.profile.id,
     )

@@ -3,6 +3,8 @@
 new run with; the record form and the benchmark form can be filled from it."""
 
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -45,15 +47,50 @@ class KnownGood:
         return {**page_query, **self.benchmark_query}
 
 
+class KnownGoodIds:
+    """Which record is known-good, per configuration, kept with the catalog revision it was
+    found at. Only a review changes the answer, and every review moves the revision, so a
+    page built again at the same revision loads the record by its id instead of joining
+    every accepted record of the configuration to its acceptance again."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple, tuple[int, tuple[int, datetime] | None]] = (
+            OrderedDict())
+        self._lock = threading.Lock()
+
+    def find(self, records: RecordRepository, key: tuple[int, int, int | None],
+             revision: int) -> tuple[int, datetime] | None:
+        database = records.session.get_bind().url.render_as_string(hide_password=True)
+        with self._lock:
+            kept = self._entries.get((database, key))
+        if kept is not None and kept[0] == revision:
+            return kept[1]
+        found = records.last_accepted_ok_id(*key)
+        with self._lock:
+            self._entries[(database, key)] = (revision, found)
+            self._entries.move_to_end((database, key))
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return found
+
+
+KNOWN_GOOD_IDS = KnownGoodIds()
+
+
 def find_known_good(
-    session: Session, model: LlmModel, hardware: Hardware, profile: Profile | None
+    session: Session, model: LlmModel, hardware: Hardware, profile: Profile | None,
+    revision: int | None = None,
 ) -> KnownGood | None:
-    found = RecordRepository(session).last_accepted_ok(
-        model.id, hardware.id, profile.id if profile else None
-    )
-    if found is None:
+    """`revision`: the catalog revision the caller reads at, to use the answer kept for it."""
+    records = RecordRepository(session)
+    key = (model.id, hardware.id, profile.id if profile else None)
+    found = records.last_accepted_ok_id(*key) if revision is None else KNOWN_GOOD_IDS.find(
+        records, key, revision)
+    record = records.get(found[0]) if found else None
+    if found is None or record is None:
         return None
-    record, accepted_at = found
+    accepted_at = found[1]
     # SQLite hands back naive datetimes; every stored time is UTC.
     return KnownGood(record, accepted_at.replace(tzinfo=accepted_at.tzinfo or UTC))
 

@@ -112,21 +112,22 @@ class RecordRepository:
         )
         return self.session.scalars(statement).all()
 
-    def last_accepted_ok(self, model_id: int, hardware_id: int,
-                         profile_id: int | None) -> tuple[Record, datetime] | None:
-        """The configuration's working record accepted last, with when: one query through
-        ix_records_configuration, however many records the configuration has."""
+    def last_accepted_ok_id(self, model_id: int, hardware_id: int,
+                            profile_id: int | None) -> tuple[int, datetime] | None:
+        """The configuration's working record accepted last (its id) and when: one query
+        through ix_records_configuration, but it joins every accepted working record of the
+        configuration to its acceptance, so pages keep the answer per catalog revision
+        (app.records.known_good)."""
         profile = Record.profile_id.is_(None) if profile_id is None else (
             Record.profile_id == profile_id)
         accepted = (RecordEvent.record_id == Record.id) & (RecordEvent.action == "accepted")
         statement = (
-            select(Record, RecordEvent.created_at)
+            select(Record.id, RecordEvent.created_at)
             .join(RecordEvent, accepted)
             .where(Record.model_id == model_id, Record.hardware_id == hardware_id, profile,
                    Record.review_state == "accepted", Record.outcome == "ok")
             .order_by(RecordEvent.created_at.desc(), RecordEvent.id.desc())
             .limit(1)
-            .options(*FULL)
         )
         row = self.session.execute(statement).first()
         return None if row is None else (row[0], row[1])

@@ -27,7 +27,9 @@ from app.security.exposure import (
     app_is_exposed,
     check_exposure,
     is_exposed,
+    request_is_exposed,
 )
+from app.security.forwarded import ForwardedClientMiddleware
 from app.security.headers import SecurityHeadersMiddleware
 from app.security.principal import (
     AUTH_COOKIE,
@@ -56,6 +58,7 @@ __all__ = [
     "CsrfFailed",
     "ExposedWithoutTokens",
     "FormDep",
+    "ForwardedClientMiddleware",
     "MaintainerDep",
     "OptionalPrincipal",
     "PayloadTooLarge",
@@ -74,5 +77,6 @@ __all__ = [
     "is_exposed",
     "load_secret_key",
     "register_template_globals",
+    "request_is_exposed",
     "verify_csrf",
 ]

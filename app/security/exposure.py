@@ -7,15 +7,22 @@ addresses its own process listens on, which it reads at the first request (serve
 their sockets after the lifespan has started). So `uvicorn app.main:create_app --factory
 --host 0.0.0.0` is exposed even though the settings say 127.0.0.1: every request then
 needs a token, and without one every write is refused.
+
+Each request is judged too (`request_is_exposed`): behind a reverse proxy on this host the
+app listens on loopback, yet its visitors are not local. A request that a trusted proxy
+forwarded (SERVEBOOK_TRUSTED_PROXIES) is local only when the client it names is; one that
+carries forwarding headers from a peer nobody trusted came through some proxy whose
+visitors cannot be told apart, so it is treated as from beyond: writes need a token.
 """
 
 import logging
 
 import psutil
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from sqlalchemy.orm import Session
 
 from app.config import Settings, is_loopback
+from app.security.forwarded import FORWARDING_STATE
 from app.security.tokens import TokenRepository
 
 log = logging.getLogger("servebook.security")
@@ -75,3 +82,15 @@ def app_is_exposed(app: FastAPI) -> bool:
             )
         app.state.exposed = exposed
     return exposed
+
+
+def request_is_exposed(request: Request) -> bool:
+    """Whether this request may come from beyond loopback: the app is exposed, or the
+    request came through a proxy (app.security.forwarded) for a client that is not local."""
+    if app_is_exposed(request.app):
+        return True
+    forwarding = getattr(request.state, FORWARDING_STATE, None)
+    if forwarding == "untrusted":
+        return True
+    client = request.client.host if request.client else ""
+    return forwarding == "trusted" and not is_loopback(client)

@@ -10,7 +10,11 @@ else stays as strict.
 """
 
 from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.security.http import prefers_json
 
 POLICY = [
     "default-src 'self'",
@@ -65,3 +69,13 @@ class SecurityHeadersMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+async def server_error(request: Request, exc: Exception) -> Response:
+    """The 500 answer to an exception nothing else handled. Starlette sends it from outside
+    every middleware (so a failing middleware is covered too), past SecurityHeadersMiddleware:
+    it carries the headers itself. It says no more than Starlette's own answer would."""
+    headers = dict(SECURITY_HEADERS)
+    if prefers_json(request):
+        return JSONResponse({"detail": "Internal Server Error"}, status_code=500, headers=headers)
+    return PlainTextResponse("Internal Server Error", status_code=500, headers=headers)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.db import SessionDep
 from app.errors import Forbidden, ServebookError
-from app.security.exposure import app_is_exposed
+from app.security.exposure import request_is_exposed
 from app.security.signing import signer
 from app.security.tokens import Role, authenticate
 
@@ -59,7 +59,7 @@ def resolve_principal(request: Request, session: Session) -> Principal | None:
     record = authenticate(session, token) if token else None
     if token and record is None and bearer_token(request):
         raise AuthRequired("The access token is unknown or revoked.")
-    if not app_is_exposed(request.app):
+    if not request_is_exposed(request):
         return Principal(record.name if record else "local", "maintainer", "loopback")
     if record is None:
         return None

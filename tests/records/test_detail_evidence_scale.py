@@ -109,7 +109,7 @@ def test_summary_medians_and_ranges_are_those_of_the_rows(
         assert cells[0] == f"{expected['context_length']:,}"
         assert cells[1] == f"{expected['decode_tokens_per_s']['median']:,.1f}"
         assert cells[3] == f"{expected['peak_memory_gb_per_gpu']:,.1f}"
-        assert row.select("td .sub")[0].text == "{low:,.1f} – {high:,.1f}".format(
+        assert row.select("td small")[0].text == "{low:,.1f} – {high:,.1f}".format(
             **expected["decode_tokens_per_s"])
     assert len(section.select("#measured-concurrency tbody tr")) == 2  # 4 and 16 at once
     assert len(section.select("#record-list tbody tr")) == LATEST
@@ -190,3 +190,52 @@ def test_the_summary_follows_reviews_and_is_kept_through_pending_submissions(
     recomputed, _ = cost(client, session, f"/api{detail_path}")
     assert recomputed == kept + 2  # per context length and per concurrency
     assert at_4096() == {"median": 98.0, "low": 95.0, "high": 101.0}
+
+
+def statements(client: TestClient, url: str) -> list[tuple[str, Any]]:
+    """The SQL a request runs, with its parameters."""
+    seen: list[tuple[str, Any]] = []
+
+    def grab(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> None:
+        seen.append((statement, parameters))
+
+    event.listen(Engine, "before_cursor_execute", grab)
+    try:
+        assert client.get(url).status_code == 200
+    finally:
+        event.remove(Engine, "before_cursor_execute", grab)
+    return seen
+
+
+def test_within_one_revision_a_page_counts_and_joins_no_records_again(
+        client: TestClient, session: Session, detail_path: str, h200: str) -> None:
+    fill(client, session, detail_path, h200, 40, seed=8)
+    url = f"/api{detail_path}"
+    first = [s for s, _ in statements(client, f"{url}?fresh=1")]
+    again = [s for s, _ in statements(client, f"{url}?fresh=2")]  # built afresh, same revision
+    # Counts, medians and the known-good lookup (every acceptance of the configuration).
+    heavy = ("count(", "ranked", "record_events.action")
+    assert all(any(part in s for s in first) for part in heavy)
+    assert not any(part in s for s in again for part in heavy)
+    assert any("ORDER BY records.created_at DESC" in s for s in again)  # the newest, read
+    pending = client.get(f"{url}?fresh=3").json()["records"]["pending"]
+    fill(client, session, detail_path, h200, 1, seed=9, accepted_share=0.0)  # the revision moves
+    assert client.get(f"{url}?fresh=4").json()["records"]["pending"] == pending + 1
+
+
+def test_counts_and_summary_read_through_the_configuration_indexes(
+        client: TestClient, session: Session, detail_path: str, h200: str) -> None:
+    fill(client, session, detail_path, h200, 60, seed=12)
+    plans = {}
+    for statement, parameters in statements(client, f"/api{detail_path}?fresh=plan"):
+        if "records" in statement:
+            rows = session.connection().exec_driver_sql(
+                f"EXPLAIN QUERY PLAN {statement}", parameters).all()
+            plans[statement] = " | ".join(row[-1] for row in rows)
+    assert plans and not [p for p in plans.values() if "SCAN records" in p]
+    counting = [p for s, p in plans.items() if "count(" in s and "ranked" not in s]
+    summary = [p for s, p in plans.items() if "ranked" in s]
+    assert len(counting) == 2 and len(summary) == 2  # one query per table of the summary
+    assert all("COVERING INDEX ix_records_model_hardware_state_created" in p for p in counting)
+    assert all("INDEX ix_records_configuration" in p for p in summary)
+    assert all("INDEX ix_measurements_record_id" in p for p in summary)

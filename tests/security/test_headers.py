@@ -1,7 +1,10 @@
 """Security headers on every kind of response, and a 405 that names every allowed method."""
 
+from fastapi import APIRouter
 from fastapi.testclient import TestClient
 
+from app.config import Settings
+from app.main import create_app
 from app.security.headers import SECURITY_HEADERS
 
 
@@ -59,3 +62,23 @@ def test_405_lists_every_method_of_the_path(client: TestClient) -> None:
     assert set(response.headers["allow"].split(", ")) == {"GET", "POST"}
     review = client.put("/api/records/1/review")
     assert review.status_code == 405 and review.headers["allow"] == "POST"
+
+
+def test_a_route_that_raises_answers_500_with_the_security_headers(settings: Settings) -> None:
+    app = create_app(settings)
+    broken = APIRouter()
+
+    @broken.get("/broken")
+    @broken.get("/api/broken")
+    def raises() -> None:
+        raise RuntimeError("a bug, with a secret inside: hunter2")
+
+    app.include_router(broken)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        page, api = client.get("/broken"), client.get("/api/broken")
+    assert page.status_code == api.status_code == 500
+    assert page.headers["content-type"].startswith("text/plain")
+    assert api.json() == {"detail": "Internal Server Error"}
+    for response in (page, api):
+        assert_secured(response)
+        assert "hunter2" not in response.text
