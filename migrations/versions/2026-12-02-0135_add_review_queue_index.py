@@ -4,7 +4,7 @@ Without it a page of every pending record sorted all of them first; with it each
 reads its own rows only, however long the queue.
 
 Revision ID: 3d5f8a1c7e24
-Revises: 7c2e4a6b8d10
+Revises: 9e4b1c7d2a55
 Create Date: 2026-12-02 01:30:00
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "3d5f8a1c7e24"
-down_revision: str | None = "7c2e4a6b8d10"
+down_revision: str | None = "9e4b1c7d2a55"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
