@@ -9,8 +9,9 @@ from babel.numbers import format_decimal
 from jinja2 import Environment
 from starlette.requests import Request
 
-from app.i18n import LANGUAGE_NAMES, LOCALES, compare_words, current_locale, gettext, ngettext
+from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
+from app.i18n.messages import render as said
 from app.i18n.reasons import reason_text
 
 NONE = "—"
@@ -95,13 +96,6 @@ def register_filters(env: Environment) -> None:
         knob_label=lambda code: label("knob", code),
         knob_value=knob_value,
         reason_text=reason_text,
-        setting_label=compare_words.setting_label,
-        setting_kind=lambda code: compare_words.word(compare_words.SETTING_KINDS, code),
-        effect_label=compare_words.effect_label,
-        effect_point=compare_words.effect_point,
-        effect_verdict=compare_words.verdict_text,
-        unknown_text=compare_words.unknown_text,
-        band_basis=compare_words.band_basis,
-        attribution_text=compare_words.attribution_text,
+        said=said,
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)
