@@ -21,6 +21,7 @@ from app.records.schemas import not_a_bool
 
 # A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
+LABEL_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. gpu-a"
 PLAIN_LABEL = register(
     "job.worker_label",
     _l("a worker label is letters, digits, '.', '_' and '-', starting with a letter or digit, "

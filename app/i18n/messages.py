@@ -77,8 +77,10 @@ def shown(value: Any) -> str:
     return str(value)
 
 
-def render(message: Message) -> str:
-    """The message in the current request's language."""
+def render(message: Message | str) -> str:
+    """The message in the current request's language (text given as text is kept)."""
+    if not isinstance(message, Message):
+        return str(message)
     template = _TEMPLATES.get(message.code)
     if template is None:  # a code from elsewhere (or an old record) is shown as it is
         return message.code
@@ -98,12 +100,12 @@ def english(message: Message) -> str:
 
 
 def json_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in params.items():
-        if isinstance(value, Message):
-            out[name] = value.as_json()
-        elif isinstance(value, tuple):
-            out[name] = list(value)
-        else:
-            out[name] = value
-    return out
+    return {name: json_value(value) for name, value in params.items()}
+
+
+def json_value(value: Any) -> Any:
+    if isinstance(value, Message):
+        return value.as_json()
+    if isinstance(value, list | tuple):
+        return [json_value(item) for item in value]
+    return value
