@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError
 
+from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.messages import Kind, Message, english, is_registered, register
+from app.i18n.messages import Kind, Message, english, is_registered, register, render
 
 PREFIX = "input."
 # pydantic type -> the English words, one parameter per ctx entry they name
@@ -62,6 +63,12 @@ def said_by_pydantic(item: dict[str, Any]) -> Message | None:
     if is_registered(PREFIX + kind):
         return Message(PREFIX + kind, ctx)
     return None
+
+
+def pydantic_text(item: dict[str, Any]) -> str:
+    """One of pydantic's errors in the reader's words; English as pydantic wrote it."""
+    said = said_by_pydantic(item) if current_locale() != DEFAULT_LOCALE else None
+    return render(said) if said else str(item["msg"]).removeprefix("Value error, ")
 
 
 def plain(value: Any) -> Any:

@@ -264,3 +264,21 @@ def test_compare_summary_has_no_english_sentence(
     names = [c.get_text() for c in page.select("#setting-changes td:first-child code")]
     assert "--disable-cuda-graph" in names and "driver" in names
     assert "runtime version" not in names
+
+
+@pytest.mark.parametrize(("query", "field", "words"), [
+    ({"attention": "gqa", "num_layers": "x", "gpu": "RTX 4090", "lang": "ko"},
+     "model.num_layers", "num_layers은(는) 정수여야 합니다"),
+    ({"params_b": "8", "quant": "Q4_K_M", "gpu": "RTX 4090", "context": "many", "lang": "ja"},
+     "context", "整数にしてください。入力を整数として読めません"),
+])
+def test_estimate_form_errors_in_the_readers_language(
+    client: TestClient, query: dict[str, str], field: str, words: str
+) -> None:
+    response = client.get("/estimate", params=query)
+    assert response.status_code == 422
+    page = BeautifulSoup(response.text, "html.parser")
+    error = page.select_one(f'#estimate-errors [data-field="{field}"]')
+    assert error is not None and error.get_text().endswith(f": {words}")
+    name = field.removeprefix("model.")
+    assert page.select_one(f'input[name="{name}"]')["value"] == query[name]  # kept
