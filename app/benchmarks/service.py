@@ -62,7 +62,7 @@ def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[Fi
             try:
                 check_url_allowed(url, hosts_for(data, url, settings))
             except HostNotAllowedError as error:
-                errors.append(FieldError(field=field, message=str(error)))
+                errors.append(FieldError.of(field, error.said))
     if min(data.lengths) <= data.max_tokens:
         errors.append(FieldError.of("lengths", LENGTH_BELOW_OUTPUT(max_tokens=data.max_tokens)))
         return plan, errors
