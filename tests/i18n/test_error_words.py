@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 import app.main  # noqa: F401  (imports every module, so every code is registered)
+from app.i18n import messages
 from app.i18n.catalogs import po_path, reset_locale, set_locale
 from app.i18n.maintenance import TRANSLATED, read_catalog
 from app.i18n.messages import Message, english, register, registered, render
@@ -89,7 +90,11 @@ def test_params_are_shown_the_way_the_language_writes_them() -> None:
     assert render(Message("no.such.code")) == "no.such.code"  # shown, never dropped
 
 
-def test_a_code_cannot_be_registered_twice_with_other_words() -> None:
+def test_a_code_cannot_be_registered_twice_with_other_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A copy of the registry, restored afterwards: no other test sees this code.
+    monkeypatch.setattr(messages, "_TEMPLATES", registered())
     register("test.twice", "same words")
     register("test.twice", "same words")  # the same words again are harmless
     with pytest.raises(ValueError, match="registered twice"):
