@@ -1,14 +1,38 @@
-"""Domain errors carry their HTTP status; one handler renders them as a page or JSON."""
+"""Domain errors carry their HTTP status; one handler renders them as a page or JSON.
 
-from pydantic import BaseModel
+An error a person reads is raised with a Sentence (a code and its params): the page words it
+in the reader's language, JSON carries the code and params beside the English `detail`.
+"""
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from app.i18n.sentences import Sentence, english, render
 
 
 class ServebookError(Exception):
     status_code = 400
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Sentence) -> None:
+        self.said = message if isinstance(message, Sentence) else None
+        text = english(message) if isinstance(message, Sentence) else message
+        super().__init__(text)
+        self.message = text  # English, for JSON's detail and the logs
+
+    @property
+    def code(self) -> str | None:
+        return self.said.code if self.said else None
+
+    def text(self) -> str:
+        """What the page says: the reader's language when the error has a code."""
+        return render(self.said) if self.said else self.message
+
+    def json_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": self.message}
+        if self.said is not None:
+            body.update(self.said.as_json())
+        return body
 
 
 class NotFound(ServebookError):
@@ -31,6 +55,8 @@ class ErrorOut(BaseModel):
     """A refusal with one message (404, 401, 403, 409, 413, 415)."""
 
     detail: str
+    code: str | None = Field(default=None, description="the refusal's stable code")
+    params: dict[str, Any] | None = Field(default=None, description="the figures it names")
 
 
 ERROR_DESCRIPTIONS = {

@@ -161,9 +161,9 @@ class CachedStaticFiles(StaticFiles):
 async def _render_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServebookError)
     if prefers_json(request):
-        return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+        return JSONResponse(exc.json_body(), status_code=exc.status_code)
     return templates.TemplateResponse(
-        request, "error.html", {"message": exc.message}, status_code=exc.status_code
+        request, "error.html", {"message": exc.text()}, status_code=exc.status_code
     )
 
 
@@ -192,7 +192,8 @@ async def _render_request_invalid(request: Request, exc: Exception) -> Response:
     422, each naming its field."""
     assert isinstance(exc, RequestValidationError)
     errors = [field_error(error) for error in exc.errors()]
-    return JSONResponse({"errors": [e.model_dump() for e in errors]}, status_code=422)
+    body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
+    return JSONResponse(body, status_code=422)
 
 
 def field_error(error: dict[str, Any]) -> FieldError:
@@ -219,6 +220,6 @@ async def _render_invalid(request: Request, exc: Exception) -> Response:
     """Every field error at once, as the record API documents it."""
     assert isinstance(exc, RecordInvalid)
     if prefers_json(request):
-        errors = [error.model_dump() for error in exc.errors]
+        errors = [error.model_dump(exclude_none=True) for error in exc.errors]
         return JSONResponse({"errors": errors}, status_code=422)
     return await _render_error(request, exc)

@@ -21,6 +21,8 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from sqlalchemy.sql import Select
 
 from app.errors import ServebookError
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -37,14 +39,17 @@ CursorQuery = Annotated[
 ]
 
 
+BAD_CURSOR = register(
+    "list.bad_cursor",
+    _l("The cursor is not one this list gave out; start again from the first page "
+       "(leave the cursor out)."))
+
+
 class BadCursor(ServebookError):
     status_code = 400
 
     def __init__(self) -> None:
-        super().__init__(
-            "The cursor is not one this list gave out; start again from the first page "
-            "(leave the cursor out)."
-        )
+        super().__init__(BAD_CURSOR())
 
 
 @dataclass(frozen=True)

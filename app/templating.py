@@ -9,10 +9,11 @@ from babel.numbers import format_decimal
 from jinja2 import Environment
 from starlette.requests import Request
 
-from app.i18n import LANGUAGE_NAMES, LOCALES, compare_words, current_locale, gettext, ngettext
+from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
 from app.i18n.messages import message_text, messages_text
 from app.i18n.prose import prose
+from app.i18n.sentences import render as said
 
 NONE = "—"
 
@@ -98,13 +99,6 @@ def register_filters(env: Environment) -> None:
         message_text=message_text,
         messages_text=messages_text,
         prose=prose,
-        setting_label=compare_words.setting_label,
-        setting_kind=lambda code: compare_words.word(compare_words.SETTING_KINDS, code),
-        effect_label=compare_words.effect_label,
-        effect_point=compare_words.effect_point,
-        effect_verdict=compare_words.verdict_text,
-        unknown_text=compare_words.unknown_text,
-        band_basis=compare_words.band_basis,
-        attribution_text=compare_words.attribution_text,
+        said=said,
     )
     env.globals.update(current_locale=current_locale, language_links=language_links)

@@ -10,11 +10,25 @@ import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
+
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+HTTP_ONLY = register("bench.http_only", _l("%(url)s: only http and https URLs are supported"))
+NO_HOST = register("bench.no_host", _l("%(url)s: no host in URL"))
+HOST_REFUSED = register(
+    "bench.host_refused",
+    _l("refusing to benchmark %(host)s: only loopback hosts (127.0.0.0/8, ::1, localhost) "
+       "are allowed unless the host is listed in allowed_hosts"))
 
 
 class HostNotAllowedError(ValueError):
-    """The URL points at a host that the configuration does not allow."""
+    """The URL points at a host that the configuration does not allow (in English as
+    `str(error)`, coded as `said` for a page)."""
+
+    def __init__(self, said: Sentence) -> None:
+        super().__init__(english(said))
+        self.said = said
 
 
 def is_loopback(host: str) -> bool:
@@ -34,16 +48,13 @@ def check_url_allowed(url: str, allowed_hosts: Iterable[str] = ()) -> None:
     """Raise :class:`HostNotAllowedError` unless ``url`` is http(s) on an allowed host."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
-        raise HostNotAllowedError(f"{url!r}: only http and https URLs are supported")
+        raise HostNotAllowedError(HTTP_ONLY(url=repr(url)))
     host = parts.hostname
     if not host:
-        raise HostNotAllowedError(f"{url!r}: no host in URL")
+        raise HostNotAllowedError(NO_HOST(url=repr(url)))
     if is_loopback(host):
         return
     extra = {name.strip("[]").lower().rstrip(".") for name in allowed_hosts}
     if host.lower().rstrip(".") in extra:
         return
-    raise HostNotAllowedError(
-        f"refusing to benchmark {host!r}: only loopback hosts (127.0.0.0/8, ::1, localhost) "
-        "are allowed unless the host is listed in allowed_hosts"
-    )
+    raise HostNotAllowedError(HOST_REFUSED(host=repr(host)))

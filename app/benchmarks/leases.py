@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.bench.result import BenchResult
 from app.benchmarks.repository import JobRepository, claimable
+from app.benchmarks.service import NO_JOB
 from app.benchmarks.to_record import record_from_result
 from app.db import utcnow
 from app.errors import Conflict, NotFound, ServebookError
@@ -138,7 +139,7 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
     repo = JobRepository(session)
     job = repo.get(job_id)
     if job is None:
-        raise NotFound(f"No benchmark job {job_id}.")
+        raise NotFound(NO_JOB(job=str(job_id)))
     if job.status == "succeeded" and job.lease_token == lease_token and job.record_id:
         return Finished(job.record_id, created=False)
     if not (job.status == "running" and job.lease_token == lease_token):

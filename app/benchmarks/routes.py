@@ -102,7 +102,7 @@ async def create(request: Request, session: SessionDep, principal: SubmitterDep)
         data = parse_job(form)
         job = enqueue(session, data, request.state.settings, principal.name)
     except JobInvalid as error:
-        errors = {e.field.split(".")[0]: e.message for e in error.errors}
+        errors = {e.field.split(".")[0]: e.text() for e in error.errors}
         form.pop("api_key", None)
         context = page_context(request, session, form, errors)
         return render(request, "benchmarks/index.html", context, block="job_form")
@@ -144,7 +144,8 @@ def create_api(
         data = parse_job(as_object(body))
         job = enqueue(session, data, request.state.settings, principal.name)
     except JobInvalid as error:
-        return JSONResponse({"errors": [e.model_dump() for e in error.errors]}, status_code=422)
+        body = {"errors": [e.model_dump(exclude_none=True) for e in error.errors]}
+        return JSONResponse(body, status_code=422)
     remember_key(request, job.id, data)
     return JSONResponse(api_job(request, job), status_code=202)
 

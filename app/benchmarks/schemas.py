@@ -14,16 +14,24 @@ from pydantic import (
     field_validator,
 )
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.i18n.validation_words import refusal
 from app.records.schemas import not_a_bool
 
 # A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 LABEL_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. gpu-a"
+PLAIN_LABEL = register(
+    "job.worker_label",
+    _l("a worker label is letters, digits, '.', '_' and '-', starting with a letter or digit, "
+       "e.g. gpu-a (at most 100)"))
+AT_LEAST_ONE = register("job.at_least_one", _l("every value must be at least 1"))
 
 
 def plain_label(value: str) -> str:
     if not re.fullmatch(LABEL_PATTERN, value):
-        raise ValueError(f"a worker label is {LABEL_RULE} (at most 100)")
+        raise refusal(PLAIN_LABEL)
     return value
 
 
@@ -97,7 +105,7 @@ class JobIn(BaseModel):
     @classmethod
     def positive(cls, values: list[int]) -> list[int]:
         if any(v < 1 for v in values):
-            raise ValueError("every value must be at least 1")
+            raise refusal(AT_LEAST_ONE)
         return sorted(set(values))
 
     def plan(self, allowed_hosts: list[str]) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from app.benchmarks.schemas import JobIn
 from app.catalog.repository import CatalogRepository
 from app.config import Settings
 from app.errors import NotFound, ServebookError
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import BenchJob, Task
 from app.pagination import Page
 from app.records.repository import RecordRepository
@@ -28,6 +30,13 @@ PLAN_FIELDS = {
     "max_tokens": "max_tokens",
     "metrics_url": "metrics_url",
 }
+
+
+LENGTH_BELOW_OUTPUT = register(
+    "job.length_below_output",
+    _l("every context length must exceed the output tokens per request (%(max_tokens)s)"))
+NO_TASK = register("job.no_task", _l("no task %(task)s"))
+NO_JOB = register("job.not_found", _l("No benchmark job %(job)s."))
 
 
 class JobInvalid(ServebookError):
@@ -53,22 +62,16 @@ def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[Fi
             try:
                 check_url_allowed(url, hosts_for(data, url, settings))
             except HostNotAllowedError as error:
-                errors.append(FieldError(field=field, message=str(error)))
+                errors.append(FieldError.of(field, error.said))
     if min(data.lengths) <= data.max_tokens:
-        errors.append(
-            FieldError(
-                field="lengths",
-                message="every context length must exceed the "
-                f"output tokens per request ({data.max_tokens})",
-            )
-        )
+        errors.append(FieldError.of("lengths", LENGTH_BELOW_OUTPUT(max_tokens=data.max_tokens)))
         return plan, errors
     try:
         BenchPlan.model_validate(plan)
     except ValidationError as error:
         for item in schema_errors(error):
             field = PLAN_FIELDS.get(item.field.split(".")[0], "plan")
-            errors.append(FieldError(field=field, message=item.message))
+            errors.append(item.model_copy(update={"field": field}))
     return plan, errors
 
 
@@ -97,7 +100,7 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
     if data.task_id is not None:
         task = session.get(Task, data.task_id)
         if task is None:
-            errors.append(FieldError(field="task_id", message=f"no task {data.task_id}"))
+            errors.append(FieldError.of("task_id", NO_TASK(task=str(data.task_id))))
         else:  # the prompts as they are now: the job runs what was asked for
             plan["task"] = task_spec(task).model_dump(mode="json")
     if errors:
@@ -116,7 +119,7 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
 def get_job(session: Session, job_id: int) -> BenchJob:
     job = JobRepository(session).get(job_id)
     if job is None:
-        raise NotFound(f"No benchmark job {job_id}.")
+        raise NotFound(NO_JOB(job=str(job_id)))
     return job
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from app.config import Settings
 from app.errors import NotFound
 from app.estimate import EstimateError
+from app.i18n.validation_words import pydantic_text
 from app.recipes.schemas import (
     EstimateRequest,
     GpuByName,
@@ -59,7 +60,7 @@ def dotted_errors(error: ValidationError) -> dict[str, str]:
         # Union members appear in the path by class name: drop those parts.
         loc = [str(p) for p in item["loc"] if not _is_type_name(str(p))]
         name = ".".join(loc) or "body"
-        errors.setdefault(name, item["msg"].removeprefix("Value error, "))
+        errors.setdefault(name, pydantic_text(item))
     return errors
 
 

@@ -14,7 +14,22 @@ from urllib.parse import urlencode
 from app.estimate import Basis, EstimateError
 from app.estimate.hf_config import ModelShape
 from app.estimate.quants import lookup_quant
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
 from app.resolve.described import ModelDescription
+
+NOT_JSON = register("estimate_form.not_json", _l("the pasted config is not JSON (%(detail)s)"))
+NOT_WHOLE = register("estimate_form.not_whole", _l("%(name)s must be a whole number"))
+SHAPE_NEEDS = register("estimate_form.shape_needs", _l("the shape needs %(names)s"))
+
+
+class FormRefused(EstimateError):
+    """A field of the page's query the page itself refuses, coded for the reader's words."""
+
+    def __init__(self, field: str, said: Sentence) -> None:
+        super().__init__(field, english(said))
+        self.said = said
+
 
 SHAPE_FIELDS = tuple(f.name for f in fields(ModelShape))
 _TEXT_FIELDS = {"model_type", "attention"}
@@ -72,7 +87,7 @@ def _json(text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError as error:
-        raise EstimateError("hf_config", f"the pasted config is not JSON ({error})") from error
+        raise FormRefused("hf_config", NOT_JSON(detail=str(error))) from error
 
 
 def shape_description(q: Mapping[str, str]) -> ModelDescription:
@@ -90,11 +105,11 @@ def shape_description(q: Mapping[str, str]) -> ModelDescription:
             try:
                 values[name] = int(raw)
             except ValueError as error:
-                raise EstimateError(name, f"{name} must be a whole number") from error
+                raise FormRefused(name, NOT_WHOLE(name=name)) from error
     required = ("num_layers", "native_context", "embedding_params", "linear_params")
     missing = [name for name in required if values[name] is None]
     if missing:
-        raise EstimateError(missing[0], f"the shape needs {', '.join(missing)}")
+        raise FormRefused(missing[0], SHAPE_NEEDS(names=missing))
     for name in ("experts", "active_experts", "expert_params", "active_expert_params"):
         values[name] = values[name] or 0
     values["sliding_window_layers"] = values["sliding_window_layers"] or 0

@@ -12,8 +12,9 @@ from app.catalog.schemas import FitFilters
 from app.db import SessionDep
 from app.errors import error_responses
 from app.estimate import EstimateError, Verdict
+from app.i18n.sentences import render as say
 from app.recipes.described_estimate import inline_schema, parse_request, run_estimate
-from app.recipes.estimate_page import page_request, share_query
+from app.recipes.estimate_page import FormRefused, page_request, share_query
 from app.recipes.knobs import knob_rows
 from app.recipes.presenters import (
     benchmark_prefill,
@@ -235,7 +236,8 @@ def estimate_page_answer(
     try:
         body, description = page_request(query)
     except EstimateError as error:
-        return {"errors": {f"model.{error.field}": error.message}}
+        words = say(error.said) if isinstance(error, FormRefused) else error.message
+        return {"errors": {f"model.{error.field}": words}}
     parsed = parse_request(body)
     if isinstance(parsed, dict):
         return {"errors": parsed}

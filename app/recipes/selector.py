@@ -9,6 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.i18n.sentences import render as say
+from app.i18n.validation_words import pydantic_text, refusal
 from app.models import Hardware
 from app.resolve import ModelInputs, ResolvedRecipe, resolve_recipe
 from app.resolve.custom import HardwareDescription, Interconnect, Platform, custom_hardware
@@ -37,6 +41,14 @@ OPTIONAL_FIELDS = frozenset(
         "group",
     }
 )
+MEMORY_NEEDED = register("selector.memory_needed", _l("describe the memory per card (GB)"))
+USABLE_OVER_TOTAL = register("selector.usable_over_total",
+                             _l("more than the %(total)s GB the cards have in all"))
+CHOOSE_ONE = register("selector.choose_one", _l("choose one of: %(choices)s"))
+WRONG_PLATFORM = register("selector.wrong_platform",
+                          _l("%(runtime)s does not run on %(platform)s (runs on %(platforms)s)"))
+CANNOT_LOAD = register("selector.cannot_load",
+                       _l("%(runtime)s cannot load %(format)s files (loads %(formats)s)"))
 
 
 class SelectorInput(BaseModel):
@@ -71,10 +83,10 @@ class SelectorInput(BaseModel):
         if self.hardware != CUSTOM:
             return self
         if self.memory_gb_per_gpu is None:
-            raise ValueError("memory_gb_per_gpu: describe the memory per card (GB)")
+            raise refusal(MEMORY_NEEDED, field="memory_gb_per_gpu")
         total = self.memory_gb_per_gpu * self.gpu_count
         if self.usable_memory_gb is not None and self.usable_memory_gb > total:
-            raise ValueError(f"usable_memory_gb: more than the {total:g} GB the cards have in all")
+            raise refusal(USABLE_OVER_TOTAL, field="usable_memory_gb", total=total)
         return self
 
     def description(self) -> HardwareDescription:
@@ -104,13 +116,12 @@ class SelectorResult:
 
 
 def field_errors(error: ValidationError) -> dict[str, str]:
+    """By field, in the reader's words (a check of the whole machine names its field)."""
     errors: dict[str, str] = {}
     for item in error.errors():
-        name = str(item["loc"][0]) if item["loc"] else ""
-        message = item["msg"].removeprefix("Value error, ")
-        if not name and ":" in message:
-            name, message = (part.strip() for part in message.split(":", 1))
-        errors.setdefault(name or "form", message)
+        named = str((item.get("ctx") or {}).get("field", ""))
+        name = str(item["loc"][0]) if item["loc"] else named
+        errors.setdefault(name or "form", pydantic_text(item))
     return errors
 
 
@@ -135,19 +146,17 @@ def route_errors(inputs: ModelInputs, data: SelectorInput, hardware: Hardware) -
     artifact = artifacts.get(data.artifact) if data.artifact else None
     runtime = runtimes.get(data.runtime) if data.runtime else None
     if data.artifact and artifact is None:
-        errors["artifact"] = f"choose one of: {', '.join(artifacts)}"
+        errors["artifact"] = say(CHOOSE_ONE(choices=list(artifacts)))
     if data.runtime and runtime is None:
-        errors["runtime"] = f"choose one of: {', '.join(runtimes)}"
+        errors["runtime"] = say(CHOOSE_ONE(choices=list(runtimes)))
     if data.profile not in {p.slug for p in inputs.profiles}:
-        errors["profile"] = f"choose one of: {', '.join(p.slug for p in inputs.profiles)}"
+        errors["profile"] = say(CHOOSE_ONE(choices=[p.slug for p in inputs.profiles]))
     if runtime is not None and hardware.platform not in runtime.platforms:
-        errors["runtime"] = (
-            f"{runtime.name} does not run on {hardware.platform} "
-            f"(runs on {', '.join(runtime.platforms)})"
-        )
+        errors["runtime"] = say(WRONG_PLATFORM(runtime=runtime.name, platform=hardware.platform,
+                                               platforms=list(runtime.platforms)))
     elif runtime is not None and artifact is not None and artifact.format not in runtime.formats:
-        loads = ", ".join(runtime.formats)
-        errors["runtime"] = f"{runtime.name} cannot load {artifact.format} files (loads {loads})"
+        errors["runtime"] = say(CANNOT_LOAD(runtime=runtime.name, format=artifact.format,
+                                            formats=list(runtime.formats)))
     return errors
 
 

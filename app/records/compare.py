@@ -6,10 +6,16 @@ from typing import Any
 
 from app.i18n import gettext as _
 from app.i18n import lazy_gettext as _l
+from app.i18n.sentences import Sentence
 from app.models import Measurement, Record
 from app.records.effects import Effect, measurement_effects
 from app.records.schemas import METRICS
-from app.records.setting_changes import SettingChange, attribution, setting_changes
+from app.records.setting_changes import (
+    SettingChange,
+    attribution,
+    attribution_said,
+    setting_changes,
+)
 
 METRIC_LABELS = {
     "ttft_ms": _l("TTFT (ms)"),
@@ -49,6 +55,10 @@ class Comparison:
     @property
     def attribution(self) -> str:
         return attribution(self.settings)
+
+    @property
+    def attribution_said(self) -> Sentence:
+        return attribution_said(self.settings)
 
 
 def setup_rows(a: Record, b: Record) -> list[Row]:

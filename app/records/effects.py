@@ -13,14 +13,41 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
 from app.models import Measurement, Record
 
 # metric -> (label, unit, True when higher is better)
-TRACKED: dict[str, tuple[str, str, bool]] = {
-    "ttft_ms": ("TTFT", "ms", False),
-    "decode_tokens_per_s": ("decode speed", "tok/s", True),
-    "peak_memory_gb_per_gpu": ("peak memory", "GB/GPU", False),
+TRACKED: dict[str, tuple[Sentence, str, bool]] = {
+    "ttft_ms": (register("compare.metric.ttft", _l("TTFT"))(), "ms", False),
+    "decode_tokens_per_s": (register("compare.metric.decode", _l("decode speed"))(), "tok/s",
+                            True),
+    "peak_memory_gb_per_gpu": (register("compare.metric.peak_memory", _l("peak memory"))(),
+                               "GB/GPU", False),
 }
+TASK_PASS_RATE = register("compare.metric.task_pass_rate",
+                          _l("task %(name)s v%(version)s pass rate"))
+POINT = register("compare.point", _l("%(tokens)s tokens x %(concurrency)s"))
+RAMP_POINT = register("compare.point_ramp", _l("%(tokens)s tokens x %(concurrency)s (ramp)"))
+TASK_PROMPTS = register("compare.point_task", _l("task prompts"))
+REPEATS = register("compare.band.repeats", _l("lowest to highest of %(num)s repeats"))
+WILSON = register("compare.band.wilson", _l("95 %% Wilson interval over %(num)s checked answers"))
+ONE_SINGLE = register(
+    "compare.unknown.one",
+    _l("record %(a)s kept a single figure, no repeats: the band is unknown"))
+BOTH_SINGLE = register(
+    "compare.unknown.both",
+    _l("records %(a)s and %(b)s kept a single figure, no repeats: the band is unknown"))
+VERDICTS = {
+    "within noise": register("compare.verdict.within_noise", _l("within noise")),
+    "beyond noise": register("compare.verdict.beyond_noise", _l("beyond noise")),
+    "noise unknown": register("compare.verdict.noise_unknown", _l("noise unknown")),
+}
+DIRECTIONS = {
+    "better": register("compare.direction.better", _l("better")),
+    "worse": register("compare.direction.worse", _l("worse")),
+}
+VERDICT_DIRECTION = register("compare.verdict_direction", _l("%(verdict)s (%(direction)s)"))
 Z_95 = 1.959964  # two-sided 95 % normal quantile
 
 
@@ -28,7 +55,11 @@ Z_95 = 1.959964  # two-sided 95 % normal quantile
 class Band:
     low: float
     high: float
-    basis: str
+    said: Sentence  # what the band spans, e.g. lowest to highest of 3 repeats
+
+    @property
+    def basis(self) -> str:
+        return english(self.said)
 
     def as_json(self) -> dict[str, Any]:
         return {"low": self.low, "high": self.high, "basis": self.basis}
@@ -36,16 +67,38 @@ class Band:
 
 @dataclass(frozen=True)
 class Effect:
+    """A figure's change; its words (label, where, why the band is unknown) are messages, so
+    the page says them in the reader's language and JSON in English."""
+
     metric: str
-    label: str
+    named: Sentence
     unit: str
-    point: str  # where it was measured, e.g. "4,096 tokens x 1"
+    where: Sentence  # where it was measured, e.g. 4,096 tokens x 1
     a: float
     b: float
     band_a: Band | None
     band_b: Band | None
     higher_is_better: bool
-    unknown_because: str = ""
+    unknown: Sentence | None = None
+
+    @property
+    def label(self) -> str:
+        return english(self.named)
+
+    @property
+    def point(self) -> str:
+        return english(self.where)
+
+    @property
+    def unknown_because(self) -> str:
+        return english(self.unknown) if self.unknown else ""
+
+    @property
+    def verdict_said(self) -> Sentence:
+        verdict = VERDICTS[self.verdict]()
+        if self.direction is None:
+            return verdict
+        return VERDICT_DIRECTION(verdict=verdict, direction=DIRECTIONS[self.direction]())
 
     @property
     def change(self) -> float:
@@ -90,7 +143,7 @@ class Effect:
 def sample_band(values: list[float]) -> Band | None:
     if len(values) < 2:
         return None
-    return Band(min(values), max(values), f"lowest to highest of {len(values)} repeats")
+    return Band(min(values), max(values), REPEATS(num=len(values)))
 
 
 def wilson_band(passed: int, total: int) -> Band | None:
@@ -103,7 +156,7 @@ def wilson_band(passed: int, total: int) -> Band | None:
     return Band(
         max(0.0, (centre - spread) / scale),
         min(1.0, (centre + spread) / scale),
-        f"95 % Wilson interval over {total} checked answers",
+        WILSON(num=total),
     )
 
 
@@ -119,12 +172,14 @@ def samples_of(m: Measurement, metric: str) -> list[float]:
     return [v for v in values if isinstance(v, int | float)] if isinstance(values, list) else []
 
 
-def why_unknown(a: Record, b: Record, band_a: Band | None, band_b: Band | None) -> str:
+def why_unknown(a: Record, b: Record, band_a: Band | None,
+                band_b: Band | None) -> Sentence | None:
     single = [str(r.id) for r, band in ((a, band_a), (b, band_b)) if band is None]
     if not single:
-        return ""
-    which = "record " + " and ".join(single)
-    return f"{which} kept a single figure, no repeats: the band is unknown"
+        return None
+    if len(single) == 2:
+        return BOTH_SINGLE(a=single[0], b=single[1])
+    return ONE_SINGLE(a=single[0])
 
 
 def point_effects(a: Record, b: Record) -> list[Effect]:
@@ -134,7 +189,7 @@ def point_effects(a: Record, b: Record) -> list[Effect]:
     for key in sorted(set(points_a) & set(points_b)):
         left, right = points_a[key], points_b[key]
         length, concurrency, kind = key
-        where = f"{length:,} tokens x {concurrency}" + (" (ramp)" if kind == "ramp" else "")
+        where = (RAMP_POINT if kind == "ramp" else POINT)(tokens=length, concurrency=concurrency)
         for metric, (label, unit, higher) in TRACKED.items():
             x, y = getattr(left, metric), getattr(right, metric)
             if x is None or y is None:
@@ -177,12 +232,12 @@ def task_effect(a: Record, b: Record) -> Effect | None:
         return None
     band_a = wilson_band(int(left.get("passed") or 0), int(left.get("total") or 0))
     band_b = wilson_band(int(right.get("passed") or 0), int(right.get("total") or 0))
-    label = f"task {left.get('name')} v{left.get('version')} pass rate"
+    label = TASK_PASS_RATE(name=str(left.get("name")), version=str(left.get("version")))
     return Effect(
         "task_pass_rate",
         label,
         "share",
-        "task prompts",
+        TASK_PROMPTS(),
         float(left["pass_rate"]),
         float(right["pass_rate"]),
         band_a,

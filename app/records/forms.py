@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.i18n import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.records.schemas import FieldError
 from app.security.json_input import JsonRefused, NotJson, loads_strict
 
@@ -31,6 +32,10 @@ ROW_LABELS = {
     "needle_accuracy": _l("Needle accuracy (0–1)"),
     "repetitions": _l("Repetitions"),
 }
+GIVE_AN_OBJECT = register("form.give_an_object", _l("give a JSON object"))
+WRITE_AS_ASSIGNMENT = register("form.write_as_assignment",
+                               _l("line %(line)s: write it as name = value"))
+ON_LINE = register("form.on_line", _l("line %(line)s: %(problem)s"))
 DEFAULT_ROWS = 3
 MAX_ROWS = 200
 ROW_NAME = re.compile(r"^measurements\.(\d+)\.(\w+)$")
@@ -81,22 +86,21 @@ def parse_applied_values(text: str) -> tuple[dict[str, Any], list[FieldError]]:
         try:
             value = loads_strict(text)
         except JsonRefused as error:
-            return {}, [FieldError(field="applied_values", message=str(error))]
+            return {}, [FieldError.of("applied_values", error.said)]
         if isinstance(value, dict):
             return value, []
-        return {}, [FieldError(field="applied_values", message="give a JSON object")]
+        return {}, [FieldError.of("applied_values", GIVE_AN_OBJECT())]
     values: dict[str, Any] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         match = ASSIGNMENT.match(line)
         if match is None:
-            return {}, [FieldError(field="applied_values",
-                                   message=f"line {number}: write it as name = value")]
+            return {}, [FieldError.of("applied_values", WRITE_AS_ASSIGNMENT(line=number))]
         try:
             values[match[1]] = scalar(match[2].strip())
         except JsonRefused as error:
-            return {}, [FieldError(field="applied_values", message=f"line {number}: {error}")]
+            return {}, [FieldError.of("applied_values", ON_LINE(line=number, problem=error.said))]
     return values, []
 
 
@@ -134,9 +138,9 @@ def show_errors(parsed: ParsedForm, errors: list[FieldError]) -> FormState:
     for error in errors:
         name = form_name(error.field, parsed.row_of)
         if name is None:
-            state.general.append(f"{error.field}: {error.message}")
+            state.general.append(f"{error.field}: {error.text()}")
         else:
-            state.errors.setdefault(name, error.message)
+            state.errors.setdefault(name, error.text())
     return state
 
 

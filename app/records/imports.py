@@ -55,7 +55,7 @@ def import_record(
     try:
         run = read_result(content, fmt)
     except ImportFormatError as error:
-        errors.append(FieldError(field="file", message=str(error)))
+        errors.append(FieldError.of("file", error.said))
     detail = provenance(run, content, filename, source) if run else {}
     return submit_record(session, merged(meta, run), provenance="import", submitted_by=submitted_by,
                          idempotency_key=idempotency_key, provenance_detail=detail,

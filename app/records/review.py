@@ -11,6 +11,9 @@ from sqlalchemy.orm.attributes import set_committed_value
 from app.catalog.revision import bump_revision
 from app.db import utcnow
 from app.errors import Conflict
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.labels import REVIEW_ACTIONS, REVIEW_STATES
+from app.i18n.sentences import register
 from app.models import Record, RecordEvent
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, ReviewIn
@@ -24,6 +27,32 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     ("accepted", "retract"): "retracted",
 }
 REASON_REQUIRED = frozenset({"reject", "retract"})
+
+# The states and actions a sentence names, in the words the pages use for them.
+STATE_WORDS = {state: register(f"review.state.{state}", words)
+               for state, words in REVIEW_STATES.items()}
+ACTION_WORDS = {action: register(f"review.action.{action}", words)
+                for action, words in REVIEW_ACTIONS.items()}
+SAY_WHY = {
+    "accept": register("review.say_why.accept", _l("say why you accept this record")),
+    "reject": register("review.say_why.reject", _l("say why you reject this record")),
+    "retract": register("review.say_why.retract", _l("say why you retract this record")),
+}
+CONFIRM_FLAGS = register(
+    "review.confirm_flags",
+    _l("the record is flagged (%(codes)s); confirm that you checked the flags to accept it "
+       "anyway"))
+SAY_WHY_FLAGGED = register("review.say_why_flagged", _l("say why you accept a flagged record"))
+NOT_ALLOWED = register(
+    "review.not_allowed",
+    _l("Record %(record)s is %(state)s; it cannot be %(action)sed. Allowed: %(allowed)s."))
+NO_FURTHER_REVIEW = register(
+    "review.no_further_review",
+    _l("Record %(record)s is %(state)s; it cannot be %(action)sed. "
+       "No further review is possible."))
+REVIEWED_MEANWHILE = register(
+    "review.reviewed_meanwhile",
+    _l("Record %(record)s was reviewed by someone else just now; reload it."))
 
 
 def allowed_actions(state: str) -> list[str]:
@@ -39,8 +68,7 @@ def parse_review(raw: Mapping[str, Any] | ReviewIn) -> ReviewIn:
         except ValidationError as error:
             raise RecordInvalid(schema_errors(error)) from error
     if review.action in REASON_REQUIRED and not review.reason.strip():
-        raise RecordInvalid([FieldError(field="reason",
-                                        message=f"say why you {review.action} this record")])
+        raise RecordInvalid([FieldError.of("reason", SAY_WHY[review.action]())])
     return review
 
 
@@ -55,12 +83,9 @@ def check_flags_confirmed(record: Record, review: ReviewIn) -> None:
     errors = []
     if not review.confirm_flags:
         codes = ", ".join(sorted({flag["code"] for flag in record.flags}))
-        errors.append(FieldError(field="confirm_flags",
-                                 message=f"the record is flagged ({codes}); confirm that you "
-                                         "checked the flags to accept it anyway"))
+        errors.append(FieldError.of("confirm_flags", CONFIRM_FLAGS(codes=codes)))
     if not review.reason.strip():
-        errors.append(FieldError(field="reason",
-                                 message="say why you accept a flagged record"))
+        errors.append(FieldError.of("reason", SAY_WHY_FLAGGED()))
     if errors:
         raise RecordInvalid(errors)
 
@@ -84,9 +109,10 @@ def prepare_review(session: Session, record_id: int,
     target = TRANSITIONS.get((source, review.action))
     if target is None:
         allowed = allowed_actions(source)
-        raise Conflict(f"Record {record_id} is {source}; it cannot be {review.action}ed. "
-                       + (f"Allowed: {', '.join(allowed)}." if allowed else
-                          "No further review is possible."))
+        said = NOT_ALLOWED if allowed else NO_FURTHER_REVIEW
+        raise Conflict(said(record=str(record_id), state=STATE_WORDS[source](),
+                            action=ACTION_WORDS[review.action](),
+                            allowed=[ACTION_WORDS[action]() for action in allowed]))
     if review.action == "accept" and needs_confirmation(record):
         check_flags_confirmed(record, review)
     return PendingReview(record, review, source, target)
@@ -97,7 +123,7 @@ def apply_review(session: Session, pending: PendingReview, actor: str) -> None:
     the new state and history as written, without being read again."""
     record = pending.record
     if not RecordRepository(session).move_state(record.id, pending.source, pending.target):
-        raise Conflict(f"Record {record.id} was reviewed by someone else just now; reload it.")
+        raise Conflict(REVIEWED_MEANWHILE(record=str(record.id)))
     event = {"record_id": record.id, "action": pending.target,
              "reason": pending.review.reason.strip(), "actor": actor, "created_at": utcnow()}
     RecordStore(session).insert_event(event)

@@ -88,7 +88,8 @@ FiltersDep = Annotated[RecordFilters, Query()]
 
 
 def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONResponse:
-    return JSONResponse({"errors": [e.model_dump() for e in errors]}, status_code=status_code)
+    body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
+    return JSONResponse(body, status_code=status_code)
 
 
 # ---------------------------------------------------------------- pages
@@ -147,7 +148,7 @@ def create(request: Request, session: SessionDep, principal: SubmitterDep,
         state = show_errors(parsed, invalid.errors)
         return form_response(request, session, state, principal)
     except IdempotencyConflict as conflict:
-        parsed.state.general.append(conflict.message)
+        parsed.state.general.append(conflict.text())
         return form_response(request, session, parsed.state, principal, status_code=409)
     url = str(request.url_for("records:detail", record_id=submission.record.id))
     return redirect(request, url)
@@ -242,7 +243,7 @@ def review(request: Request, record_id: RowIdPath, session: SessionDep, principa
         review_record(session, record_id, raw, principal.name)
     except RecordInvalid as invalid:
         record = get_record(session, record_id)
-        errors = {e.field: e.message for e in invalid.errors}
+        errors = {e.field: e.text() for e in invalid.errors}
         context = detail_context(session, record, principal, errors, raw)
         status = 200 if is_htmx(request) else 422
         return render(request, "records/detail.html", context, block="review", status_code=status)

@@ -8,6 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
+from app.i18n.validation_words import refusal
 from app.security.json_input import check_free_form
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
@@ -30,10 +34,15 @@ FINITE: dict[str, bool] = {"allow_inf_nan": False}
 MAX_SAMPLES = 10_000  # per metric: the benchmark client's largest ramp sends far fewer
 
 
+NOT_A_BOOL = register("input.not_a_bool", _l("give a number, not true or false"))
+NO_VALUE = register("record.no_measured_value",
+                    _l("give at least one measured value for this point"))
+
+
 def not_a_bool(value: Any) -> Any:
     """JSON `true` is not the number 1: numbers must be numbers (or, from a form, digits)."""
     if isinstance(value, bool):
-        raise ValueError("give a number, not true or false")
+        raise refusal(NOT_A_BOOL)
     return value
 
 
@@ -88,7 +97,7 @@ class MeasurementIn(BaseModel):
     @model_validator(mode="after")
     def needs_a_value(self) -> "MeasurementIn":
         if all(getattr(self, name) is None for name in METRICS):
-            raise ValueError("give at least one measured value for this point")
+            raise refusal(NO_VALUE)
         return self
 
 
@@ -132,8 +141,24 @@ class RecordIn(BaseModel):
 
 
 class FieldError(BaseModel):
+    """One problem with one field. `message` is English; `code` and `params`, when given,
+    let a page word it in the reader's language."""
+
     field: str
     message: str
+    code: str | None = None
+    params: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, field: str, said: Sentence) -> "FieldError":
+        return cls(field=field, message=english(said), code=said.code,
+                   params=json_params(said.params))
+
+    def text(self) -> str:
+        """The message in the reader's language (English as given when it has no code)."""
+        if current_locale() == DEFAULT_LOCALE or not is_registered(self.code):
+            return self.message
+        return render(Sentence(str(self.code), self.params or {}))
 
 
 class ErrorsOut(BaseModel):

@@ -21,6 +21,8 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.revision import bump_revision
 from app.db import utcnow
 from app.errors import Conflict, NotFound
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import Record
 from app.records.plausibility import plausibility_flags
 from app.records.repository import RecordRepository
@@ -31,10 +33,20 @@ from app.records.validation import Resolved, validate_record
 Provenance = Literal["form", "api", "import", "bench"]
 
 
+KEY_REUSED = register(
+    "record.key_reused",
+    _l("This idempotency key was already used for record %(record)s with different content. "
+       "Use a new key for a new record."))
+KEY_TOO_LONG = register("record.key_too_long",
+                        _l("at most %(most)s characters (this one has %(length)s)"))
+KEY_NOT_ASCII = register("record.key_not_ascii",
+                         _l("use visible ASCII characters only, without spaces"))
+NO_RECORD = register("record.not_found", _l("No record %(record)s."))
+
+
 class IdempotencyConflict(Conflict):
     def __init__(self, record_id: int) -> None:
-        super().__init__(f"This idempotency key was already used for record {record_id} with "
-                         "different content. Use a new key for a new record.")
+        super().__init__(KEY_REUSED(record=str(record_id)))
         self.record_id = record_id
 
 
@@ -63,12 +75,12 @@ def key_errors(key: str | None) -> list[FieldError]:
     if key is None:
         return []
     if len(key) > MAX_KEY_LENGTH:
-        message = f"at most {MAX_KEY_LENGTH} characters (this one has {len(key)})"
+        said = KEY_TOO_LONG(most=MAX_KEY_LENGTH, length=len(key))
     elif not KEY_PATTERN.match(key):
-        message = "use visible ASCII characters only, without spaces"
+        said = KEY_NOT_ASCII()
     else:
         return []
-    return [FieldError(field="idempotency_key", message=message)]
+    return [FieldError.of("idempotency_key", said)]
 
 
 def scoped_key(submitted_by: str, key: str) -> str:
@@ -210,5 +222,5 @@ def measurement_row(point: MeasurementIn) -> dict[str, Any]:
 def get_record(session: Session, record_id: int) -> Record:
     record = RecordRepository(session).get(record_id)
     if record is None:
-        raise NotFound(f"No record {record_id}.")
+        raise NotFound(NO_RECORD(record=str(record_id)))
     return record

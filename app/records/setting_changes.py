@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
 from app.models import Record
 from app.records.command_diff import KNOB_FLAGS, FlagChange, diff_commands, parse_command
 from app.records.command_diff import show_value as show_flag
@@ -23,6 +25,30 @@ SETUP: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("GPUs", lambda r: r.gpu_count),
     ("profile", lambda r: r.profile.slug if r.profile else None),
 )
+
+
+# The setup's settings and the kinds of setting, as a page names them.
+SETUP_WORDS = {
+    "model": register("compare.setup.model", _l("model")),
+    "model file": register("compare.setup.model_file", _l("model file")),
+    "runtime": register("compare.setup.runtime", _l("runtime")),
+    "runtime version": register("compare.setup.runtime_version", _l("runtime version")),
+    "hardware": register("compare.setup.hardware", _l("hardware")),
+    "GPUs": register("compare.setup.gpus", _l("GPUs")),
+    "profile": register("compare.setup.profile", _l("profile")),
+}
+KIND_WORDS = {
+    "setup": register("compare.kind.setup", _l("setup")),
+    "command": register("compare.kind.command", _l("command")),
+    "applied value": register("compare.kind.applied_value", _l("applied value")),
+    "environment": register("compare.kind.environment", _l("environment")),
+}
+NOTHING_CHANGED = register(
+    "compare.nothing_changed",
+    _l("No setting changed: any difference in the figures is run-to-run noise"))
+ONE_CHANGED = register("compare.one_changed", _l("1 setting changed: %(setting)s"))
+SEVERAL_CHANGED = register(
+    "compare.several_changed", _l("%(num)s settings changed: the effect cannot be attributed"))
 
 
 @dataclass(frozen=True)
@@ -40,6 +66,18 @@ class SettingChange:
             return f"{' '.join(self.flags)} ({self.name})"
         return self.name
 
+    @property
+    def named(self) -> Sentence | str:
+        """A setup setting by its name in the reader's words; a flag, value or variable as
+        it is spelled."""
+        if self.kind == "setup" and self.name in SETUP_WORDS:
+            return SETUP_WORDS[self.name]()
+        return self.label
+
+    @property
+    def kind_named(self) -> Sentence:
+        return KIND_WORDS[self.kind]()
+
     def as_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
@@ -51,13 +89,18 @@ class SettingChange:
         }
 
 
-def attribution(changes: list[SettingChange]) -> str:
+def attribution_said(changes: list[SettingChange]) -> Sentence:
     """The one line that says whether an effect can be put down to a setting."""
     if not changes:
-        return "No setting changed: any difference in the figures is run-to-run noise"
+        return NOTHING_CHANGED()
     if len(changes) == 1:
-        return f"1 setting changed: {changes[0].label}"
-    return f"{len(changes)} settings changed: the effect cannot be attributed"
+        return ONE_CHANGED(setting=changes[0].named)
+    return SEVERAL_CHANGED(num=len(changes))
+
+
+def attribution(changes: list[SettingChange]) -> str:
+    """The line in English, as JSON gives it."""
+    return english(attribution_said(changes))
 
 
 def setup_changes(a: Record, b: Record) -> list[SettingChange]:

@@ -8,6 +8,9 @@ from pydantic import ValidationError
 
 from app.catalog.repository import CatalogRepository
 from app.errors import ServebookError
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, json_params, register
+from app.i18n.validation_words import said_by_pydantic
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, RecordIn
@@ -35,16 +38,47 @@ class Resolved:
 
 
 def schema_errors(error: ValidationError) -> list[FieldError]:
-    """Pydantic errors as dotted field paths, e.g. measurements.0.ttft_ms."""
-    return [
-        FieldError(field=".".join(str(part) for part in item["loc"]) or "record",
-                   message=item["msg"].removeprefix("Value error, "))
-        for item in error.errors()
-    ]
+    """Pydantic errors as dotted field paths, e.g. measurements.0.ttft_ms, each with its
+    code and limits so a page can word it in the reader's language."""
+    return [schema_error(item) for item in error.errors()]
 
 
-def choices(slugs: list[str]) -> str:
-    return ", ".join(slugs) if slugs else "none in the catalog"
+def schema_error(item: Any) -> FieldError:
+    said = said_by_pydantic(item)
+    return FieldError(field=".".join(str(part) for part in item["loc"]) or "record",
+                      message=item["msg"].removeprefix("Value error, "),
+                      code=said.code if said else None,
+                      params=json_params(said.params) if said else None)
+
+
+NONE_IN_CATALOG = register("record.none_in_catalog", _l("none in the catalog"))
+UNKNOWN_MODEL = register("record.unknown_model",
+                         _l("unknown model '%(slug)s'; choose one of: %(choices)s"))
+UNKNOWN_ARTIFACT = register("record.unknown_artifact", _l("unknown artifact '%(slug)s'"))
+UNKNOWN_ARTIFACT_OF = register(
+    "record.unknown_artifact_of",
+    _l("unknown artifact '%(slug)s' for %(model)s; choose one of: %(choices)s"))
+FOREIGN_ARTIFACT = register(
+    "record.foreign_artifact",
+    _l("artifact '%(slug)s' is a file of %(owner)s, not of %(model)s; "
+       "choose one of: %(choices)s"))
+UNKNOWN_RUNTIME = register("record.unknown_runtime",
+                           _l("unknown runtime '%(slug)s'; choose one of: %(choices)s"))
+RUNTIME_FORMAT = register(
+    "record.runtime_format",
+    _l("%(runtime)s loads %(formats)s, not %(format)s (%(artifact)s); runtimes that load "
+       "%(format)s: %(choices)s"))
+UNKNOWN_HARDWARE = register("record.unknown_hardware",
+                            _l("unknown hardware '%(slug)s'; choose one of: %(choices)s"))
+UNKNOWN_PROFILE = register("record.unknown_profile",
+                           _l("unknown profile '%(slug)s'; choose one of: %(choices)s"))
+GPU_COUNT = register("record.gpu_count",
+                     _l("must be between 1 and %(most)s, the GPUs of %(hardware)s"))
+INCOMPLETE = register("record.incomplete", _l("incomplete record"))
+
+
+def choices(slugs: list[str]) -> list[str] | Sentence:
+    return slugs if slugs else NONE_IN_CATALOG()
 
 
 def text(raw: Mapping[str, Any], name: str) -> str | None:
@@ -63,8 +97,8 @@ class ReferenceCheck:
         self.found = found
         self.errors: list[FieldError] = []
 
-    def fail(self, field: str, message: str) -> None:
-        self.errors.append(FieldError(field=field, message=message))
+    def fail(self, field: str, said: Sentence) -> None:
+        self.errors.append(FieldError.of(field, said))
 
     def model(self, slug: str | None) -> LlmModel | None:
         if slug is None:
@@ -74,7 +108,7 @@ class ReferenceCheck:
         model = self.catalog.get_model(slug)
         if model is None:
             known = [m.slug for m in self.catalog.list_models()]
-            self.fail("model", f"unknown model '{slug}'; choose one of: {choices(known)}")
+            self.fail("model", UNKNOWN_MODEL(slug=slug, choices=choices(known)))
         return model
 
     def artifact(self, slug: str | None, model: LlmModel | None) -> Artifact | None:
@@ -89,16 +123,16 @@ class ReferenceCheck:
             return found
         artifact = self.records.artifact_owner(slug)
         if artifact is None:
-            self.fail("artifact", f"unknown artifact '{slug}'")
+            self.fail("artifact", UNKNOWN_ARTIFACT(slug=slug))
         return artifact
 
-    def foreign_artifact_message(self, slug: str, model: LlmModel) -> str:
+    def foreign_artifact_message(self, slug: str, model: LlmModel) -> Sentence:
         owner = self.records.artifact_owner(slug)
         valid = choices([a.slug for a in model.artifacts])
         if owner is not None:
-            return (f"artifact '{slug}' is a file of {owner.model.slug}, not of {model.slug}; "
-                    f"choose one of: {valid}")
-        return f"unknown artifact '{slug}' for {model.slug}; choose one of: {valid}"
+            return FOREIGN_ARTIFACT(slug=slug, owner=owner.model.slug, model=model.slug,
+                                    choices=valid)
+        return UNKNOWN_ARTIFACT_OF(slug=slug, model=model.slug, choices=valid)
 
     def runtime(self, slug: str | None, artifact: Artifact | None) -> Runtime | None:
         if slug is None:
@@ -106,13 +140,13 @@ class ReferenceCheck:
         runtime = self.found.runtime if self.found else self.catalog.find_by(Runtime, slug=slug)
         if runtime is None:
             known = [r.slug for r in self.catalog.list_runtimes()]
-            self.fail("runtime", f"unknown runtime '{slug}'; choose one of: {choices(known)}")
+            self.fail("runtime", UNKNOWN_RUNTIME(slug=slug, choices=choices(known)))
         elif artifact is not None and artifact.format not in runtime.formats:
             runtimes = self.catalog.list_runtimes()
             loaders = [r.slug for r in runtimes if artifact.format in r.formats]
-            self.fail("runtime", f"{runtime.name} loads {', '.join(runtime.formats)}, not "
-                                 f"{artifact.format} ({artifact.slug}); runtimes that load "
-                                 f"{artifact.format}: {choices(loaders)}")
+            self.fail("runtime", RUNTIME_FORMAT(runtime=runtime.name, formats=list(runtime.formats),
+                                                format=artifact.format, artifact=artifact.slug,
+                                                choices=choices(loaders)))
         return runtime
 
     def hardware(self, slug: str | None) -> Hardware | None:
@@ -121,7 +155,7 @@ class ReferenceCheck:
         hardware = self.found.hardware if self.found else self.catalog.get_hardware(slug)
         if hardware is None:
             known = [h.slug for h in self.catalog.list_hardware()]
-            self.fail("hardware", f"unknown hardware '{slug}'; choose one of: {choices(known)}")
+            self.fail("hardware", UNKNOWN_HARDWARE(slug=slug, choices=choices(known)))
         return hardware
 
     def profile(self, slug: str | None) -> Profile | None:
@@ -130,7 +164,7 @@ class ReferenceCheck:
         profile = self.found.profile if self.found else self.catalog.get_profile(slug)
         if profile is None:
             known = [p.slug for p in self.catalog.list_profiles()]
-            self.fail("profile", f"unknown profile '{slug}'; choose one of: {choices(known)}")
+            self.fail("profile", UNKNOWN_PROFILE(slug=slug, choices=choices(known)))
         return profile
 
     def gpu_count(self, value: Any, hardware: Hardware | None) -> int | None:
@@ -143,8 +177,7 @@ class ReferenceCheck:
         if isinstance(value, bool):
             return None  # the schema says why
         if isinstance(value, int) and not 1 <= value <= hardware.gpu_count:
-            self.fail("gpu_count", f"must be between 1 and {hardware.gpu_count}, the GPUs of "
-                                   f"{hardware.name}")
+            self.fail("gpu_count", GPU_COUNT(most=hardware.gpu_count, hardware=hardware.name))
         return value if isinstance(value, int) else None
 
 
@@ -193,5 +226,5 @@ def validate_record(catalog: CatalogRepository, records: RecordRepository,
     resolved, reference_errors = check_references(catalog, records, lookup)
     errors += reference_errors
     if errors or data is None or resolved is None:
-        raise RecordInvalid(errors or [FieldError(field="record", message="incomplete record")])
+        raise RecordInvalid(errors or [FieldError.of("record", INCOMPLETE())])
     return data, resolved

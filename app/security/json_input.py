@@ -22,6 +22,9 @@ from typing import Any
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
+
 # SQLite stores integers as signed 64-bit; JSON numbers beyond that cannot round-trip.
 INT_MIN = -(2**63)
 INT_MAX = 2**63 - 1
@@ -40,7 +43,26 @@ _JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
 
 
 class JsonRefused(ValueError):
-    """A document this app will not read; the message says why, for a 422."""
+    """A document this app will not read; the message says why, for a 422 (in English as
+    `str(error)`, coded as `said` for a page)."""
+
+    def __init__(self, said: Sentence) -> None:
+        super().__init__(english(said))
+        self.said = said
+
+
+NOT_A_JSON_NUMBER = register(
+    "json.not_a_number",
+    _l("%(name)s is not a number JSON can carry; send a finite number or null"))
+INT_OUT_OF_RANGE = register("json.int_out_of_range",
+                            _l("the integer %(digits)s is outside the range -2^63..2^63-1"))
+NUMBER_TOO_LARGE = register("json.number_too_large",
+                            _l("the number %(digits)s is too large to store"))
+TOO_DEEP = register("json.too_deep",
+                    _l("nested %(depth)s levels deep; at most %(most)s are accepted"))
+NUL_TEXT = register("json.nul", _l("text may not contain the NUL character (U+0000)"))
+INVALID_JSON = register("json.invalid", _l("invalid JSON: %(detail)s"))
+NESTED_TOO_DEEP = register("json.nested_too_deep", _l("nested too deep"))
 
 
 class NotJson(JsonRefused):
@@ -55,7 +77,7 @@ def nesting_depth(text: str) -> int:
 
 
 def _refuse_constant(name: str) -> Any:
-    raise JsonRefused(f"{name} is not a number JSON can carry; send a finite number or null")
+    raise JsonRefused(NOT_A_JSON_NUMBER(name=name))
 
 
 def _none_for_constant(_name: str) -> None:
@@ -65,14 +87,14 @@ def _none_for_constant(_name: str) -> None:
 def _bounded_int(digits: str) -> int:
     if len(digits.lstrip("-")) > MAX_INT_DIGITS or not INT_MIN <= int(digits) <= INT_MAX:
         shown = digits if len(digits) <= 30 else f"{digits[:20]}... ({len(digits)} digits)"
-        raise JsonRefused(f"the integer {shown} is outside the range -2^63..2^63-1")
+        raise JsonRefused(INT_OUT_OF_RANGE(digits=shown))
     return int(digits)
 
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise JsonRefused(f"the number {text[:30]} is too large to store")
+        raise JsonRefused(NUMBER_TOO_LARGE(digits=text[:30]))
     return value
 
 
@@ -86,18 +108,18 @@ def loads_strict(
         text = text.decode("utf-8")
     depth = nesting_depth(text)
     if depth > max_depth:
-        raise JsonRefused(f"nested {depth} levels deep; at most {max_depth} are accepted")
+        raise JsonRefused(TOO_DEEP(depth=depth, most=max_depth))
     if _JSON_NUL.search(text):  # PostgreSQL text cannot hold it; refused on every database
-        raise JsonRefused("text may not contain the NUL character (U+0000)")
+        raise JsonRefused(NUL_TEXT())
     constant: Callable[[str], Any] = _none_for_constant if nan_as_null else _refuse_constant
     try:
         return json.loads(
             text, parse_constant=constant, parse_int=_bounded_int, parse_float=_finite_float
         )
     except json.JSONDecodeError as error:
-        raise NotJson(f"invalid JSON: {error}") from error
+        raise NotJson(INVALID_JSON(detail=str(error))) from error
     except RecursionError as error:  # the depth check should make this unreachable
-        raise JsonRefused("nested too deep") from error
+        raise JsonRefused(NESTED_TOO_DEEP()) from error
 
 
 def check_free_form(

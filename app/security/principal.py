@@ -10,6 +10,8 @@ from sqlalchemy.orm import Session
 
 from app.db import SessionDep
 from app.errors import Forbidden, ServebookError
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.security.exposure import request_is_exposed
 from app.security.signing import signer
 from app.security.tokens import Role, authenticate
@@ -58,12 +60,31 @@ def resolve_principal(request: Request, session: Session) -> Principal | None:
     token = bearer_token(request) or from_cookie
     record = authenticate(session, token) if token else None
     if token and record is None and bearer_token(request):
-        raise AuthRequired("The access token is unknown or revoked.")
+        raise AuthRequired(TOKEN_UNKNOWN())
     if not request_is_exposed(request):
         return Principal(record.name if record else "local", "maintainer", "loopback")
     if record is None:
         return None
     return Principal(record.name, record.role, "token")  # type: ignore[arg-type]
+
+
+TOKEN_UNKNOWN = register("auth.token_unknown", _l("The access token is unknown or revoked."))
+SUBMIT_NEEDS_TOKEN = register("auth.submit_needs_token",
+                              _l("Submitting needs a submitter or maintainer access token."))
+WORKER_CANNOT_SUBMIT = register(
+    "auth.worker_cannot_submit",
+    _l("'%(name)s' is a worker token; submitting needs a submitter or maintainer."))
+REVIEW_NEEDS_TOKEN = register("auth.review_needs_token",
+                              _l("Reviewing needs a maintainer access token."))
+REVIEW_NEEDS_MAINTAINER = register(
+    "auth.review_needs_maintainer",
+    _l("'%(name)s' is a %(role)s; reviewing needs a maintainer."))
+RUN_NEEDS_TOKEN = register("auth.run_needs_token",
+                           _l("Running benchmark jobs needs a worker access token."))
+RUN_NEEDS_WORKER = register(
+    "auth.run_needs_worker",
+    _l("'%(name)s' is a %(role)s; running benchmark jobs needs a worker token "
+       "(`servebook token create --role worker`)."))
 
 
 def optional_principal(request: Request, session: SessionDep) -> Principal | None:
@@ -76,20 +97,18 @@ def optional_principal(request: Request, session: SessionDep) -> Principal | Non
 def require_submitter(request: Request, session: SessionDep) -> Principal:
     principal = resolve_principal(request, session)
     if principal is None:
-        raise AuthRequired("Submitting needs a submitter or maintainer access token.")
+        raise AuthRequired(SUBMIT_NEEDS_TOKEN())
     if principal.role == "worker":
-        raise Forbidden(
-            f"'{principal.name}' is a worker token; submitting needs a submitter or maintainer."
-        )
+        raise Forbidden(WORKER_CANNOT_SUBMIT(name=principal.name))
     return principal
 
 
 def require_maintainer(request: Request, session: SessionDep) -> Principal:
     principal = resolve_principal(request, session)
     if principal is None:
-        raise AuthRequired("Reviewing needs a maintainer access token.")
+        raise AuthRequired(REVIEW_NEEDS_TOKEN())
     if not principal.is_maintainer:
-        raise Forbidden(f"'{principal.name}' is a {principal.role}; reviewing needs a maintainer.")
+        raise Forbidden(REVIEW_NEEDS_MAINTAINER(name=principal.name, role=principal.role))
     return principal
 
 
@@ -97,12 +116,9 @@ def require_worker(request: Request, session: SessionDep) -> Principal:
     """Benchmark workers: a worker token, or anyone on a dashboard served on loopback."""
     principal = resolve_principal(request, session)
     if principal is None:
-        raise AuthRequired("Running benchmark jobs needs a worker access token.")
+        raise AuthRequired(RUN_NEEDS_TOKEN())
     if principal.via == "token" and principal.role != "worker":
-        raise Forbidden(
-            f"'{principal.name}' is a {principal.role}; running benchmark jobs needs a worker "
-            "token (`servebook token create --role worker`)."
-        )
+        raise Forbidden(RUN_NEEDS_WORKER(name=principal.name, role=principal.role))
     return principal
 
 

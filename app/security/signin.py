@@ -71,7 +71,7 @@ def auth_required_response(request: Request, exc: Exception) -> Response:
     """JSON asks for a Bearer token; a page goes to the sign-in form and comes back."""
     assert isinstance(exc, ServebookError)
     if prefers_json(request):
-        return JSONResponse({"detail": exc.message}, status_code=401,
+        return JSONResponse(exc.json_body(), status_code=401,
                             headers={"WWW-Authenticate": "Bearer"})
     back = URL(request.headers.get("referer", "")) if request.method not in SAFE_METHODS \
         else request.url

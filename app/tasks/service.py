@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session
 from app.bench.task_spec import TaskPrompt as PromptSpec
 from app.bench.task_spec import TaskSpec
 from app.errors import Conflict, NotFound
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import Task, TaskPrompt
 from app.records.validation import RecordInvalid, schema_errors
 from app.tasks.schemas import TaskIn
@@ -18,6 +20,12 @@ from app.tasks.schemas import TaskIn
 
 class TaskInvalid(RecordInvalid):
     """422 with every field error of a task at once."""
+
+
+VERSION_TAKEN = register(
+    "task.version_taken",
+    _l("task '%(name)s' version %(version)s is stored with other prompts; give a new version"))
+NO_TASK = register("task.not_found", _l("No task %(task)s."))
 
 
 def parse_task(raw: Any) -> TaskIn:
@@ -40,10 +48,7 @@ def save_task(session: Session, data: TaskIn, created_by: str = "local") -> tupl
         if stored is not None:
             if stored in same:
                 return stored, False
-            raise Conflict(
-                f"task {data.name!r} version {data.version} is stored with other prompts; "
-                "give a new version"
-            )
+            raise Conflict(VERSION_TAKEN(name=data.name, version=str(data.version)))
         version = data.version
     else:
         if same:
@@ -86,7 +91,7 @@ def prompt_spec(prompt: TaskPrompt) -> PromptSpec:
 def get_task(session: Session, task_id: int) -> Task:
     task = session.get(Task, task_id)
     if task is None:
-        raise NotFound(f"No task {task_id}.")
+        raise NotFound(NO_TASK(task=str(task_id)))
     return task
 
 

@@ -1,4 +1,5 @@
-// Copy buttons: put the command on the clipboard and say so on the button.
+// Copy buttons: put the command on the clipboard and say so on the button, in the page's
+// language: the button carries its words (data-copied), rendered by the server.
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-copy]");
   if (!button) return;
@@ -13,6 +14,7 @@ document.addEventListener("click", async (event) => {
     document.execCommand("copy");
     area.remove();
   }
-  button.textContent = "Copied";
-  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+  if (!button.dataset.label) button.dataset.label = button.textContent;
+  button.textContent = button.dataset.copied || button.dataset.label;
+  setTimeout(() => { button.textContent = button.dataset.label; }, 1500);
 });

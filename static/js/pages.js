@@ -15,18 +15,15 @@ document.addEventListener("htmx:configRequest", (event) => {
   event.detail.parameters.index = document.querySelectorAll("#measurement-rows tr.measurement-row").length;
 });
 
-// Record form: say why a submission was not taken (htmx does not swap error responses).
-const SUBMIT_ERRORS = {
-  413: "The upload is larger than this server accepts; nothing was saved.",
-  403: "The form expired or you may not submit; reload the page and try again.",
-};
+// Record form: say why a submission was not taken (htmx does not swap error responses), in
+// the words the page carries for each status (data-error-413, ...), in its language.
 document.addEventListener("htmx:responseError", (event) => {
   const form = event.detail.elt.closest && event.detail.elt.closest("#record-form");
   const slot = form && form.querySelector("#request-error");
   if (!slot) return;
   const status = event.detail.xhr.status;
-  slot.textContent = SUBMIT_ERRORS[status]
-    || `The server could not take this submission (HTTP ${status}); nothing was saved.`;
+  const words = slot.dataset[`error${status}`] || slot.dataset.errorOther || "";
+  slot.textContent = words.replace("{status}", String(status));
 });
 
 // Device selector: typing or changing a figure asks for a new answer; picking hardware

@@ -29,3 +29,19 @@ def test_switching_language_from_the_header(page, live_server: LiveServer) -> No
     expect(page.locator("html")).to_have_attribute("lang", "ko")
     expect(page.locator("h1")).to_have_text("재현 기록")
     assert {c["name"]: c["value"] for c in page.context.cookies()}.get("lang") == "ko"
+
+
+def test_copy_button_speaks_the_page_language(page, live_server: LiveServer) -> None:  # noqa: ANN001
+    """copy.js takes its words from the button (rendered through the catalogs)."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    url = live_server.url("recipes:detail", model="glm-5.3-flash", hardware="8x-h200-141gb",
+                          profile="balanced")
+    page.goto(f"{url}?lang=ko")
+    block = page.locator('.command-block[data-runtime="sglang"]')
+    button = block.get_by_role("button", name="복사")
+    command = block.locator("code").inner_text()
+    button.click()
+    expect(button).to_have_text("복사됨")
+    assert page.evaluate("() => navigator.clipboard.readText()") == command
+    expect(block.locator("button")).to_have_text("복사")  # back to its own label
+    assert page.js_errors == []

@@ -8,6 +8,7 @@ import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
+from app.i18n.sentences import Sentence
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, Runtime
 from app.records.effects import measurement_effects, sample_band, wilson_band
 from app.records.setting_changes import attribution, setting_changes
@@ -163,7 +164,8 @@ class TestEffects:
         [effect] = measurement_effects(a, b)
         assert effect.band_a is None and effect.band_b is None
         assert effect.verdict == "noise unknown" and effect.direction is None
-        assert "record 1 and 2 kept a single figure" in effect.unknown_because
+        assert "records 1 and 2 kept a single figure" in effect.unknown_because
+        assert effect.unknown == Sentence("compare.unknown.both", {"a": "1", "b": "2"})
         assert sample_band([5.0]) is None
 
     def test_only_points_both_measured_are_compared(self) -> None:

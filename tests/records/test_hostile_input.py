@@ -118,7 +118,7 @@ def test_a_body_nested_100k_levels_is_refused_before_parsing(client: TestClient,
     body = "[" * 100_000 + "]" * 100_000
     response = raw_post(client, url, '{"applied_values": ' + body + "}")
     assert response.status_code == 422, response.text[:300]
-    assert "nested 100001 levels deep" in response.text
+    assert "nested 100,001 levels deep" in response.text
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_form_applied_values_nested_1000_levels_is_an_inline_error(
     before = records(session)
     text = "x = " + "[" * 1000 + "]" * 1000
     response = submit(client, form_fields(h200, applied_values=text))
-    assert response.status_code == 422 and "nested 1000 levels deep" in response.text
+    assert response.status_code == 422 and "nested 1,000 levels deep" in response.text
     as_json = '{"x": ' + "[" * 1000 + "]" * 1000 + "}"
     response = submit(client, form_fields(h200, applied_values=as_json))
     assert response.status_code == 422 and records(session) == before

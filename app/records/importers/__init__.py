@@ -5,7 +5,16 @@ from collections.abc import Callable
 from typing import Any
 
 from app.records.importers import guidellm, llama_bench, vllm
-from app.records.importers.base import ImportedRun, ImportFormatError
+from app.records.importers.base import (
+    EMPTY,
+    NOT_JSON,
+    NOT_UTF8,
+    UNKNOWN_FORMAT,
+    UNREADABLE,
+    UNRECOGNISED,
+    ImportedRun,
+    ImportFormatError,
+)
 from app.security.json_input import JsonRefused, NotJson, loads_strict
 
 FORMATS: dict[str, tuple[Callable[[Any], bool], Callable[[Any], ImportedRun]]] = {
@@ -32,7 +41,7 @@ def load_json(content: bytes) -> Any:
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise ImportFormatError("the file is not UTF-8 text") from error
+        raise ImportFormatError(NOT_UTF8()) from error
     # Tools write NaN for a statistic they could not compute: read as missing, not refused.
     try:
         return loads_strict(text, nan_as_null=True)
@@ -43,25 +52,24 @@ def load_json(content: bytes) -> Any:
                 return [loads_strict(line, nan_as_null=True) for line in lines]
             except JsonRefused:
                 pass
-        raise ImportFormatError(f"the file is not JSON ({whole})") from whole
+        raise ImportFormatError(NOT_JSON(detail=str(whole))) from whole
     except JsonRefused as refused:
-        raise ImportFormatError(f"the file cannot be read: {refused}") from refused
+        raise ImportFormatError(UNREADABLE(problem=refused.said)) from refused
 
 
 def detect(document: Any) -> str:
     for name, (looks_like, _parse) in FORMATS.items():
         if looks_like(document):
             return name
-    raise ImportFormatError("unrecognised result file; supported: " + "; ".join(
-        FORMAT_LABELS.values()))
+    raise ImportFormatError(UNRECOGNISED(formats="; ".join(FORMAT_LABELS.values())))
 
 
 def read_result(content: bytes, fmt: str | None = None) -> ImportedRun:
     """Parse a result file, detecting its format unless one is named."""
     if not content.strip():
-        raise ImportFormatError("the file is empty")
+        raise ImportFormatError(EMPTY())
     document = load_json(content)
     name = fmt or detect(document)
     if name not in FORMATS:
-        raise ImportFormatError(f"unknown format '{name}'; choose one of: {', '.join(FORMATS)}")
+        raise ImportFormatError(UNKNOWN_FORMAT(name=name, formats=list(FORMATS)))
     return FORMATS[name][1](document)

@@ -7,6 +7,8 @@ latency; decode speed is 1000 / median ITL (GuideLLM's ITL excludes the first to
 from typing import Any
 
 from app.records.importers.base import (
+    GUIDELLM_NO_SUCCESS,
+    NOT_GUIDELLM,
     ImportedRun,
     ImportFormatError,
     compact,
@@ -25,8 +27,7 @@ def looks_like(document: Any) -> bool:
 
 def parse(document: Any) -> ImportedRun:
     if not looks_like(document):
-        raise ImportFormatError("not a GuideLLM report: expected 'benchmarks' whose 'metrics' "
-                                "hold 'time_to_first_token_ms'")
+        raise ImportFormatError(NOT_GUIDELLM())
     benchmarks = document["benchmarks"]
     metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
     return ImportedRun(
@@ -56,7 +57,7 @@ def measurement(benchmark: dict[str, Any], index: int) -> dict[str, Any]:
     metrics = benchmark["metrics"]
     completed = completed_requests(metrics)
     if completed < 1:
-        raise ImportFormatError(f"benchmark {index}: no successful request to measure")
+        raise ImportFormatError(GUIDELLM_NO_SUCCESS(benchmark=str(index)))
     prompt = stat(metrics, "prompt_token_count")
     itl = stat(metrics, "inter_token_latency_ms")
     latency_s = stat(metrics, "request_latency")

@@ -8,7 +8,15 @@ prompt and generation.
 
 from typing import Any
 
-from app.records.importers.base import ImportedRun, ImportFormatError, compact, number, rounded
+from app.records.importers.base import (
+    LLAMA_BENCH_ROW,
+    NOT_LLAMA_BENCH,
+    ImportedRun,
+    ImportFormatError,
+    compact,
+    number,
+    rounded,
+)
 
 SIGNATURE = ("n_prompt", "n_gen", "avg_ts")
 SETTINGS = ("model_filename", "model_type", "model_size", "model_n_params", "n_batch",
@@ -23,8 +31,7 @@ def looks_like(document: Any) -> bool:
 
 def parse(document: Any) -> ImportedRun:
     if not looks_like(document):
-        raise ImportFormatError("not llama-bench JSON: expected a list of rows with 'n_prompt', "
-                                "'n_gen' and 'avg_ts'")
+        raise ImportFormatError(NOT_LLAMA_BENCH())
     first = document[0]
     build = first.get("build_number")
     return ImportedRun(
@@ -45,7 +52,7 @@ def measurement(row: dict[str, Any], index: int) -> dict[str, Any]:
     depth = int(number(row.get("n_depth")) or 0)
     speed = number(row.get("avg_ts"))
     if speed is None or speed <= 0 or prompt + generated < 1:
-        raise ImportFormatError(f"row {index}: needs n_prompt or n_gen and a positive avg_ts")
+        raise ImportFormatError(LLAMA_BENCH_ROW(row=str(index)))
     samples = [v for v in row.get("samples_ts") or [] if number(v) is not None]
     values: dict[str, Any] = {
         "context_length": depth + prompt + generated,

@@ -7,6 +7,8 @@ which excludes the first token as vLLM defines TPOT.
 from typing import Any
 
 from app.records.importers.base import (
+    NOT_VLLM,
+    VLLM_NOTHING_COMPLETED,
     ImportedRun,
     ImportFormatError,
     compact,
@@ -34,8 +36,7 @@ def looks_like(document: Any) -> bool:
 def parse(document: Any) -> ImportedRun:
     results = document if isinstance(document, list) else [document]
     if not looks_like(results):
-        raise ImportFormatError("not a vLLM bench result: expected 'completed', "
-                                "'total_input_tokens' and latency keys such as 'median_ttft_ms'")
+        raise ImportFormatError(NOT_VLLM())
     measurements = [measurement(result, index) for index, result in enumerate(results)]
     first = results[0]
     return ImportedRun(
@@ -50,8 +51,7 @@ def parse(document: Any) -> ImportedRun:
 def measurement(result: dict[str, Any], index: int) -> dict[str, Any]:
     completed = int(number(result.get("completed")) or 0)
     if completed < 1:
-        raise ImportFormatError(f"result {index}: no request completed, so there is nothing "
-                                "to measure")
+        raise ImportFormatError(VLLM_NOTHING_COMPLETED(result=str(index)))
     return compact({
         "context_length": max(1, round((number(result.get("total_input_tokens")) or 0)
                                        / completed)),
