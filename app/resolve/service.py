@@ -13,6 +13,7 @@ from app.catalog.revision import current_revision
 from app.catalog.schemas import FitFilters
 from app.errors import NotFound
 from app.models import Hardware, Runtime
+from app.resolve.collector import collector_paused
 from app.resolve.inputs import ModelInputs, load_model_inputs
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
 
@@ -49,7 +50,8 @@ class ResolvedModel:
 
     def __init__(self, inputs: ModelInputs, hardware: Sequence[Hardware]) -> None:
         self.inputs = inputs
-        self.rows = [fit_row(inputs, machine) for machine in hardware]
+        with collector_paused():
+            self.rows = [fit_row(inputs, machine) for machine in hardware]
         self.by_hardware = {row.hardware.slug: row for row in self.rows}
 
     @property
