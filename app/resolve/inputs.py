@@ -175,6 +175,25 @@ class ModelInputs:
             and p.runtime_id == route.runtime.id
         ]
 
+    def with_evidence_of(self, fresh: "ModelInputs") -> "ModelInputs":
+        """These inputs with the accepted evidence of `fresh` (the same model loaded again
+        after records were reviewed), keeping every piece of work that reads no evidence:
+        the specs, the estimates, the balanced values, and, when no pair's verified status
+        changed, the routes and their assessments."""
+        found = replace(self, measured=fresh.measured, verified=fresh.verified)
+        same_routes = _verified_routes(fresh) == _verified_routes(self)
+        kept = ["hardware_specs", "estimates", "shared", "balanced_by_route", "transient"]
+        cached = ["spec", "balanced"]
+        if same_routes:
+            kept.append("assessments")
+            cached += ["routes", "route_by_key"]
+        for name in kept:
+            object.__setattr__(found, name, getattr(self, name))
+        for name in cached:
+            if name in self.__dict__:
+                found.__dict__[name] = self.__dict__[name]
+        return found
+
     def with_accepted(self, record: Record) -> "ModelInputs":
         """These inputs as they would be once `record` is accepted (nothing is written)."""
         if record.outcome != "ok":
@@ -245,6 +264,10 @@ def load_catalog_inputs(session: Session) -> list[ModelInputs]:
         )
         for model in models
     ]
+
+
+def _verified_routes(inputs: ModelInputs) -> list[tuple[tuple[str, str], bool]]:
+    return [(choice.key, choice.verified) for choice, _ in inputs.routes]
 
 
 def _reported(model: LlmModel) -> dict[int, ReportedFigure]:

@@ -56,24 +56,11 @@ BODY = {
     "environment": {"driver": "580.95.05", "os": "Ubuntu 24.04", "runtime_build": "abc1234"},
     "outcome": "ok",
     "measurements": [
-        {
-            "context_length": 4096,
-            "concurrency": 1,
-            "repetitions": 3,
-            "ttft_ms": 250.0,
-            "decode_tokens_per_s": 95.0,
-            "itl_ms": 10.5,
-            "e2e_latency_ms": 1600.0,
-            "peak_memory_gb_per_gpu": 120.0,
-        },
-        {
-            "context_length": 16384,
-            "concurrency": 1,
-            "repetitions": 3,
-            "ttft_ms": 900.0,
-            "decode_tokens_per_s": 88.0,
-            "peak_memory_gb_per_gpu": 124.0,
-        },
+        {"context_length": 4096, "concurrency": 1, "repetitions": 3, "ttft_ms": 250.0,
+         "decode_tokens_per_s": 95.0, "itl_ms": 10.5, "e2e_latency_ms": 1600.0,
+         "peak_memory_gb_per_gpu": 120.0},
+        {"context_length": 16384, "concurrency": 1, "repetitions": 3, "ttft_ms": 900.0,
+         "decode_tokens_per_s": 88.0, "peak_memory_gb_per_gpu": 124.0},
     ],
 }
 
@@ -105,22 +92,10 @@ def prepare_database(database_url: str) -> str:
 
 def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database_url, "SERVEBOOK_RUN_WORKER": "false"}
-    command = [
-        str(BIN / "uvicorn"),
-        "app.main:create_app",
-        "--factory",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--log-level",
-        "warning",
-    ]
-    server = subprocess.Popen(
-        command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    command = [str(BIN / "uvicorn"), "app.main:create_app", "--factory", "--host", "127.0.0.1",
+               "--port", str(port), "--workers", str(workers), "--log-level", "warning"]
+    server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     for _ in range(200):
         try:
             httpx.get(f"http://127.0.0.1:{port}/static/css/app.css", timeout=1)
@@ -134,7 +109,8 @@ def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen
 async def post(client: httpx.AsyncClient, body: dict, key: str, tally: Tally) -> int | None:
     start = time.perf_counter()
     try:
-        response = await client.post("/api/records", json=body, headers={"Idempotency-Key": key})
+        response = await client.post("/api/records", json=body,
+                                     headers={"Idempotency-Key": key})
     except httpx.HTTPError as error:
         tally.failures[type(error).__name__] += 1
         return None
@@ -145,9 +121,8 @@ async def post(client: httpx.AsyncClient, body: dict, key: str, tally: Tally) ->
     return response.json()["id"]
 
 
-async def client_loop(
-    client: httpx.AsyncClient, hardware: str, run: str, number: int, deadline: float, tally: Tally
-) -> None:
+async def client_loop(client: httpx.AsyncClient, hardware: str, run: str, number: int,
+                      deadline: float, tally: Tally) -> None:
     sent = 0
     while time.perf_counter() < deadline:
         marker = f"bench-ingest {run} {number}-{sent}"
@@ -169,18 +144,16 @@ async def load(base: str, hardware: str, run: str, clients: int, seconds: float)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
         deadline = time.perf_counter() + seconds
-        await asyncio.gather(
-            *(client_loop(client, hardware, run, n, deadline, tally) for n in range(clients))
-        )
+        await asyncio.gather(*(client_loop(client, hardware, run, n, deadline, tally)
+                               for n in range(clients)))
     return tally
 
 
 def stored_markers(database_url: str, run: str) -> Counter:
     settings = Settings(database_url=database_url, run_worker=False)
     with session_scope(settings) as session:
-        notes = session.scalars(
-            select(Record.notes).where(Record.notes.like(f"bench-ingest {run} %"))
-        ).all()
+        notes = session.scalars(select(Record.notes).where(
+            Record.notes.like(f"bench-ingest {run} %"))).all()
     return Counter(notes)
 
 
@@ -202,35 +175,26 @@ def cpu_seconds(server: subprocess.Popen) -> float:
     return total
 
 
-def report(
-    tally: Tally, stored: Counter, elapsed: float, clients: int, workers: int, server_cpu: float
-) -> None:
+def report(tally: Tally, stored: Counter, elapsed: float, clients: int, workers: int,
+           server_cpu: float) -> None:
     lost = sum(1 for marker in tally.acknowledged if marker not in stored)
     duplicated = sum(count - 1 for count in stored.values() if count > 1)
     unanswered = sum(1 for marker in stored if marker not in tally.acknowledged)
     lat = tally.latencies_ms
     print(f"{clients} clients, {workers} app process(es), {elapsed:.1f} s")
     stored_count = len(tally.acknowledged)
-    print(
-        f"records stored      {stored_count:8d}  ({stored_count / elapsed:.1f} records/s, "
-        "answered 200/201)"
-    )
+    print(f"records stored      {stored_count:8d}  ({stored_count / elapsed:.1f} records/s, "
+          "answered 200/201)")
     if tally.acknowledged and server_cpu:
         per_record = server_cpu * 1000 / len(tally.acknowledged)
-        print(
-            f"server CPU          {server_cpu:8.1f} s  ({per_record:.1f} ms per record, so "
-            f"{1000 / per_record:.0f} records/s per fully used core)"
-        )
+        print(f"server CPU          {server_cpu:8.1f} s  ({per_record:.1f} ms per record, so "
+              f"{1000 / per_record:.0f} records/s per fully used core)")
     print(f"requests            {len(lat):8d}  ({len(lat) / elapsed:.1f} req/s, retries included)")
     if lat:
-        print(
-            f"latency ms          p50 {statistics.median(lat):.1f}  p90 "
-            f"{percentile(lat, 0.90):.1f}  p99 {percentile(lat, 0.99):.1f}  max {max(lat):.1f}"
-        )
-    print(
-        f"retries             {tally.retries:8d}  (answered with another record: "
-        f"{tally.retry_mismatches})"
-    )
+        print(f"latency ms          p50 {statistics.median(lat):.1f}  p90 "
+              f"{percentile(lat, 0.90):.1f}  p99 {percentile(lat, 0.99):.1f}  max {max(lat):.1f}")
+    print(f"retries             {tally.retries:8d}  (answered with another record: "
+          f"{tally.retry_mismatches})")
     print(f"lost                {lost:8d}  (answered, not in the database)")
     print(f"duplicated          {duplicated:8d}  (stored more than once)")
     print(f"stored, unanswered  {unanswered:8d}")
@@ -255,7 +219,8 @@ def run(database_url: str, seconds: float, clients: int, workers: int) -> None:
     finally:
         server.terminate()
         server.wait()
-    report(tally, stored_markers(database_url, marker_run), elapsed, clients, workers, server_cpu)
+    report(tally, stored_markers(database_url, marker_run), elapsed, clients, workers,
+           server_cpu)
     print(f"client CPU          {client_cpu:8.1f} s  (the load generator, same machine)")
 
 
@@ -263,12 +228,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="app processes (default: 1 on SQLite, 2 otherwise)",
-    )
+    parser.add_argument("--workers", type=int, default=None,
+                        help="app processes (default: 1 on SQLite, 2 otherwise)")
     args = parser.parse_args()
     database_url = os.environ.get("DATABASE_URL")
     with tempfile.TemporaryDirectory() as folder:
