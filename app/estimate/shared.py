@@ -131,11 +131,11 @@ class SharedEstimates:
                     model, artifact, runtime, hardware, plan
                 )
             except EstimateError as error:
-                prepared = error
+                prepared = error.with_traceback(None)
             found = self._jobs[key] = (prepared, {})
         job, largest_by_concurrency = found
         if isinstance(job, EstimateError):
-            raise job.with_traceback(None)
+            raise _again(job)
         if not with_largest:
             return job, None
         concurrency = plan.concurrency
@@ -174,11 +174,20 @@ class SharedEstimates:
             try:
                 found = work()
             except EstimateError as error:
-                found = error
+                found = error.with_traceback(None)
             self._parts[key] = found
         if isinstance(found, EstimateError):
-            raise found.with_traceback(None)
+            raise _again(found)
         return found
+
+
+def _again(error: EstimateError) -> EstimateError:
+    """A remembered refusal, to raise once more. A new error each time: raising the kept
+    one would hang this raise's frames (and through them this instance) on it, a cycle
+    that only the collector's full pass could free."""
+    again = BaseException.__new__(type(error), *error.args)  # its kind kept, not re-made
+    again.__dict__.update(error.__dict__)
+    return again
 
 
 def _checked(check: Callable[[T], None], spec: T, part: Callable[[T], object]):
