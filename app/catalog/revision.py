@@ -1,20 +1,43 @@
 """The catalog revision: one integer that every change to a recipe page's inputs bumps.
 
 Writers bump it inside their own transaction (services never commit), so a cache sees the
-new revision exactly when the change it stands for is committed.
+new revision exactly when the change it stands for is committed. Each bump also writes
+what it touched (`CatalogChange`), so a cache a few revisions behind rebuilds only that.
 """
 
-from sqlalchemy import select, update
+from dataclasses import dataclass
+
+from sqlalchemy import and_, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.models import CatalogState
+from app.models import CatalogChange, CatalogState
 
 REVISION = select(CatalogState.revision).where(CatalogState.id == 1)
 # Built once, on the table: every record and review runs it inside its write transaction,
 # and no session holds a CatalogState object that the ORM would have to update.
 STATE = CatalogState.__table__
-BUMP = update(STATE).where(STATE.c.id == 1).values(revision=STATE.c.revision + 1)
+CHANGES = CatalogChange.__table__
+SCOPE = (CHANGES.c.model_id, CHANGES.c.hardware_id, CHANGES.c.profile_id, CHANGES.c.evidence)
+BUMP = (
+    update(STATE)
+    .where(STATE.c.id == 1)
+    .values(revision=STATE.c.revision + 1)
+    .returning(STATE.c.revision)
+)
+# A cache further behind than this many revisions starts again rather than read them all.
+MOST_CHANGES_READ = 64
+
+
+@dataclass(frozen=True)
+class Touched:
+    """What a write changes: a model's records on one hardware configuration and profile;
+    `evidence` when it changes the accepted ones, which the figures are made of."""
+
+    model_id: int
+    hardware_id: int
+    profile_id: int | None
+    evidence: bool
 
 
 def current_revision(session: Session) -> int:
@@ -26,6 +49,50 @@ def current_revision_on(connection: Connection) -> int:
     return connection.scalar(REVISION) or 0
 
 
-def bump_revision(session: Session) -> None:
-    """One atomic increment; concurrent writers on PostgreSQL each get their own step."""
-    session.execute(BUMP)
+def bump_revision(session: Session, touched: Touched | None = None) -> None:
+    """One atomic increment; concurrent writers on PostgreSQL each get their own step (the
+    update holds the row until commit), and the change row takes the revision it made.
+    Without `touched`, anything in the catalog may have changed."""
+    revision = session.execute(BUMP).scalar_one()
+    scope = (
+        {
+            "model_id": touched.model_id,
+            "hardware_id": touched.hardware_id,
+            "profile_id": touched.profile_id,
+            "evidence": touched.evidence,
+        }
+        if touched
+        else {"model_id": None, "hardware_id": None, "profile_id": None, "evidence": True}
+    )
+    session.execute(insert(CHANGES).values(revision=revision, **scope))
+
+
+def changes_since(session: Session, revision: int) -> tuple[int, list[Touched] | None]:
+    """The current revision and what every revision after `revision` touched, in one query;
+    None when that cannot be told (a change of the whole catalog, a revision with no row,
+    or too many to read): then everything may have changed."""
+    if revision < 0:
+        return current_revision(session), None
+    rows = session.execute(
+        select(STATE.c.revision.label("current"), CHANGES.c.revision.label("changed"), *SCOPE)
+        .select_from(STATE)
+        .outerjoin(
+            CHANGES,
+            and_(
+                CHANGES.c.revision > revision,
+                CHANGES.c.revision <= STATE.c.revision,
+                STATE.c.revision - revision <= MOST_CHANGES_READ,
+            ),
+        )
+        .where(STATE.c.id == 1)
+        .order_by(CHANGES.c.revision)
+    ).all()
+    current = (rows[0].current if rows else 0) or 0
+    found = [row for row in rows if row.changed is not None]
+    if current == revision:
+        return current, []
+    if len(found) != current - revision or any(row.model_id is None for row in found):
+        return current, None
+    return current, [
+        Touched(row.model_id, row.hardware_id, row.profile_id, row.evidence) for row in found
+    ]

@@ -39,8 +39,13 @@ class MemoryBreakdown:
     @property
     def required(self) -> float:
         """GB per GPU the setup needs."""
-        parts = (self.weights, self.kv_cache, self.prefill_workspace, self.runtime_reserve)
-        return sum(part.value for part in parts)
+        # Added left to right, as `sum` would: read for every route of every assessment.
+        return (
+            self.weights.value
+            + self.kv_cache.value
+            + self.prefill_workspace.value
+            + self.runtime_reserve.value
+        )
 
     @property
     def headroom(self) -> float:
@@ -164,8 +169,18 @@ def offload(
 ) -> OffloadPlan | None:
     """The split of the weights between GPU and system memory that lets the plan run when it
     does not fit on the GPU; None when it fits, or when offloading cannot help."""
-    job = _prepare(model, artifact, runtime, hardware, plan)
-    setup = job.setup
+    return _offload(_prepare(model, artifact, runtime, hardware, plan))
+
+
+def _offload(job: _Job) -> OffloadPlan | None:
+    """`offload` of a prepared job."""
+    model, artifact, runtime, hardware, setup = (
+        job.model,
+        job.artifact,
+        job.runtime,
+        job.hardware,
+        job.setup,
+    )
     kv_bytes = _kv_bytes_per_gpu(job, setup.context)
     room = job.usable.value - bytes_to_gb(kv_bytes) - job.prefill.value - job.reserve.value
     inputs = OffloadInputs(
@@ -228,11 +243,11 @@ def _job_for(
     )
 
 
-def _memory_at(job: _Job, context: int) -> MemoryBreakdown:
-    """Memory per GPU at a context length and the plan's concurrency."""
+def _memory_at(job: _Job, context: int, concurrency: int | None = None) -> MemoryBreakdown:
+    """Memory per GPU at a context length and the plan's (or another) concurrency."""
     return MemoryBreakdown(
         weights=job.weights_per_gpu,
-        kv_cache=_kv_per_gpu(job, context),
+        kv_cache=_kv_per_gpu(job, context, concurrency or job.setup.concurrency),
         prefill_workspace=job.prefill,
         runtime_reserve=job.reserve,
         usable=job.usable,
@@ -246,18 +261,19 @@ def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
     return Quantity(value, weights.basis, weights.note + split)
 
 
-def _kv_bytes_per_gpu(job: _Job, context: int) -> int:
-    """KV cache bytes on one GPU for all concurrent sequences."""
-    return job.kv.bytes_at(context) * job.setup.concurrency
+def _kv_bytes_per_gpu(job: _Job, context: int, concurrency: int | None = None) -> int:
+    """KV cache bytes on one GPU for all concurrent sequences (the plan's, or as many as
+    given: a job serves every concurrency of its plan)."""
+    return job.kv.bytes_at(context) * (concurrency or job.setup.concurrency)
 
 
-def _kv_per_gpu(job: _Job, context: int) -> Quantity:
+def _kv_per_gpu(job: _Job, context: int, concurrency: int) -> Quantity:
     """The KV cache of each GPU, in GB."""
-    setup = job.setup
-    note = f"{setup.concurrency} x {context} tokens at {setup.kv_dtype}"
+    note = f"{concurrency} x {context} tokens at {job.setup.kv_dtype}"
     if kv_unknown(job.model):  # weights-only mode: no architecture, so no KV size to add
         note = f"unknown: no architecture given, not counted ({note})"
-    return Quantity(bytes_to_gb(_kv_bytes_per_gpu(job, context)), job.kv_basis, note)
+    gb = bytes_to_gb(_kv_bytes_per_gpu(job, context, concurrency))
+    return Quantity(gb, job.kv_basis, note)
 
 
 def _kv_growth(job: _Job, tensor_parallel: int) -> int:
@@ -274,16 +290,16 @@ def _usable(hardware: HardwareSpec) -> Quantity:
     return Quantity(hardware.usable_gb_per_gpu, hardware.basis_of("usable_gb_per_gpu"), note)
 
 
-def _fits_at(job: _Job, context: int) -> bool:
+def _fits_at(job: _Job, context: int, concurrency: int | None = None) -> bool:
     """Whether the plan fits at a context length: the same sum as `MemoryBreakdown.fits`,
     without building the breakdown."""
-    kv_gb = bytes_to_gb(_kv_bytes_per_gpu(job, context))
+    kv_gb = bytes_to_gb(_kv_bytes_per_gpu(job, context, concurrency))
     # Summed in the breakdown's order, so a boundary case falls the same way.
     required = job.weights_per_gpu.value + kv_gb + job.prefill.value + job.reserve.value
     return required <= job.usable.value
 
 
-def _largest_fitting_context(job: _Job) -> int | None:
+def _largest_fitting_context(job: _Job, concurrency: int | None = None) -> int | None:
     """The largest multiple of 256 (up to native) that fits; None when 256 does not.
 
     The KV cache is the only part that grows with context, and it grows linearly (with one
@@ -291,19 +307,20 @@ def _largest_fitting_context(job: _Job) -> int | None:
     confirmed against the same memory sum every other figure uses.
     """
     steps = job.model.native_context // CONTEXT_STEP
-    if steps < 1 or not _fits_at(job, CONTEXT_STEP):
+    concurrency = concurrency or job.setup.concurrency
+    if steps < 1 or not _fits_at(job, CONTEXT_STEP, concurrency):
         return None
     setup = job.setup
-    per_sequence = (job.usable.value - job.fixed_gb) * GB / setup.concurrency
+    per_sequence = (job.usable.value - job.fixed_gb) * GB / concurrency
     solved = checked_largest_context_within(
         job.model, per_sequence, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
     )
     # `solved` is infinite when the cache stops growing (capped windows only).
     step = steps if solved >= steps * CONTEXT_STEP else max(int(solved // CONTEXT_STEP), 1)
     # Float rounding may put the solved boundary a step off the summed one: walk to it.
-    while step < steps and _fits_at(job, (step + 1) * CONTEXT_STEP):
+    while step < steps and _fits_at(job, (step + 1) * CONTEXT_STEP, concurrency):
         step += 1
-    while step > 1 and not _fits_at(job, step * CONTEXT_STEP):
+    while step > 1 and not _fits_at(job, step * CONTEXT_STEP, concurrency):
         step -= 1
     return step * CONTEXT_STEP
 

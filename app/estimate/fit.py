@@ -228,10 +228,9 @@ def _choose_offload(
         for result in ordered:
             plan = _plan_for(result.route.runtime, request, context)
             route = result.route
+            work = offload if request.shared is None else request.shared.offload
             try:
-                split = offload(
-                    request.model, route.artifact, route.runtime, request.hardware, plan
-                )
+                split = work(request.model, route.artifact, route.runtime, request.hardware, plan)
             except EstimateError:
                 continue
             if split is not None:

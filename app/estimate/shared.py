@@ -15,10 +15,12 @@ from app.estimate.estimator import (
     _job_for,
     _largest_fitting_context,
     _memory_at,
+    _offload,
     _prepare,
     _usable,
 )
 from app.estimate.kv import kv_basis
+from app.estimate.offload import OffloadPlan
 from app.estimate.setup import Setup, check_hardware, check_model, resolve_checked_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 from app.estimate.weights import weights_bytes
@@ -32,8 +34,10 @@ class SharedEstimates:
     and the largest fitting context at each concurrency (it does not depend on the context
     asked). A plan the checks refuse is refused again without checking.
 
-    Each answer equals the plain function's; one instance serves one pass over a catalog
-    and remembers the shared parts by their inputs, so it never outlives the specs it saw.
+    Each answer equals the plain function's; one instance serves one pass over a catalog.
+    Specs are told apart by identity (hashing a spec hashes every field, for every call):
+    the caller builds each spec once, and this instance keeps every spec it saw alive, so
+    an identity is never reused while it is remembered.
     """
 
     def __init__(self) -> None:
@@ -42,6 +46,7 @@ class SharedEstimates:
         self._jobs: dict[tuple, tuple[_Job | EstimateError, dict[int, int | None]]] = {}
         # What depends on the model, the hardware or the model file alone, or the refusal.
         self._parts: dict[tuple, object] = {}
+        self._specs: dict[int, object] = {}  # every spec seen, by identity, kept alive
 
     def estimate(
         self,
@@ -51,7 +56,8 @@ class SharedEstimates:
         hardware: HardwareSpec,
         plan: Plan,
     ) -> Estimate:
-        return _estimate(*self._job(model, artifact, runtime, hardware, plan, True))
+        job, largest = self._job(model, artifact, runtime, hardware, plan, True)
+        return _estimate(_at(job, plan.context, plan.concurrency), largest)
 
     def size(
         self,
@@ -62,7 +68,7 @@ class SharedEstimates:
         plan: Plan,
     ) -> Sizing:
         job, largest = self._job(model, artifact, runtime, hardware, plan, True)
-        return Sizing(_memory_at(job, job.setup.context), largest)
+        return Sizing(_memory_at(job, plan.context, plan.concurrency), largest)
 
     def fits(
         self,
@@ -74,7 +80,19 @@ class SharedEstimates:
     ) -> bool:
         """`size(...).memory.fits`, without the largest context or the breakdown."""
         job, _ = self._job(model, artifact, runtime, hardware, plan, False)
-        return _fits_at(job, job.setup.context)
+        return _fits_at(job, plan.context, plan.concurrency)
+
+    def offload(
+        self,
+        model: ModelSpec,
+        artifact: ArtifactSpec,
+        runtime: RuntimeSpec,
+        hardware: HardwareSpec,
+        plan: Plan,
+    ) -> OffloadPlan | None:
+        """The estimator's `offload`, from the shared job."""
+        job, _ = self._job(model, artifact, runtime, hardware, plan, False)
+        return _offload(_at(job, plan.context, plan.concurrency))
 
     def _job(
         self,
@@ -85,16 +103,18 @@ class SharedEstimates:
         plan: Plan,
         with_largest: bool,
     ) -> tuple[_Job, int | None]:
+        """The job of the plan at its first context and concurrency (the callers work out
+        the plan's own from it), and the largest fitting context at the plan's concurrency."""
         if plan.context < 1 or plan.concurrency < 1:
             # Refused by the checks, in their order (a bad model is named before the
             # context), so never shared.
             job = _prepare(model, artifact, runtime, hardware, plan)
             return job, _largest_fitting_context(job)
         key = (
-            model,
-            artifact,
-            runtime,
-            hardware,
+            id(model),
+            id(artifact),
+            id(runtime),
+            id(hardware),
             plan.kv_dtype,
             plan.prefill_tokens,
             plan.tensor_parallel,
@@ -103,6 +123,7 @@ class SharedEstimates:
         )
         found = self._jobs.get(key)
         if found is None:
+            self._keep(model, artifact, runtime, hardware)
             # Every check but the context's and the concurrency's reads only what the key
             # holds: a plan that fails them fails at every context and concurrency.
             try:
@@ -110,20 +131,22 @@ class SharedEstimates:
                     model, artifact, runtime, hardware, plan
                 )
             except EstimateError as error:
-                prepared = error
+                prepared = error.with_traceback(None)
             found = self._jobs[key] = (prepared, {})
         job, largest_by_concurrency = found
         if isinstance(job, EstimateError):
-            raise job.with_traceback(None)
-        setup = job.setup
-        if setup.context != plan.context or setup.concurrency != plan.concurrency:
-            job = _at(job, plan.context, plan.concurrency)
+            raise _again(job)
         if not with_largest:
             return job, None
-        if plan.concurrency in largest_by_concurrency:
-            return job, largest_by_concurrency[plan.concurrency]
-        largest = largest_by_concurrency[plan.concurrency] = _largest_fitting_context(job)
+        concurrency = plan.concurrency
+        if concurrency in largest_by_concurrency:
+            return job, largest_by_concurrency[concurrency]
+        largest = largest_by_concurrency[concurrency] = _largest_fitting_context(job, concurrency)
         return job, largest
+
+    def _keep(self, *specs: object) -> None:
+        for spec in specs:
+            self._specs[id(spec)] = spec
 
     def _prepare(
         self,
@@ -135,12 +158,14 @@ class SharedEstimates:
     ) -> _Job:
         """The estimator's `_prepare`, in the same order, with the parts of one model, one
         hardware configuration or one model file worked out once."""
-        kv = self._part(("model", model), lambda: _checked(check_model, model, kv_basis))
+        kv = self._part(("model", id(model)), lambda: _checked(check_model, model, kv_basis))
         usable = self._part(
-            ("hardware", hardware), lambda: _checked(check_hardware, hardware, _usable)
+            ("hardware", id(hardware)), lambda: _checked(check_hardware, hardware, _usable)
         )
         setup = resolve_checked_setup(model, artifact, runtime, hardware, plan)
-        weights = self._part(("weights", model, artifact), lambda: weights_bytes(model, artifact))
+        weights = self._part(
+            ("weights", id(model), id(artifact)), lambda: weights_bytes(model, artifact)
+        )
         return _job_for(model, artifact, runtime, hardware, setup, weights, kv, usable)
 
     def _part(self, key: tuple, work: Callable[[], T]) -> T:
@@ -149,11 +174,20 @@ class SharedEstimates:
             try:
                 found = work()
             except EstimateError as error:
-                found = error
+                found = error.with_traceback(None)
             self._parts[key] = found
         if isinstance(found, EstimateError):
-            raise found.with_traceback(None)
+            raise _again(found)
         return found
+
+
+def _again(error: EstimateError) -> EstimateError:
+    """A remembered refusal, to raise once more. A new error each time: raising the kept
+    one would hang this raise's frames (and through them this instance) on it, a cycle
+    that only the collector's full pass could free."""
+    again = BaseException.__new__(type(error), *error.args)  # its kind kept, not re-made
+    again.__dict__.update(error.__dict__)
+    return again
 
 
 def _checked(check: Callable[[T], None], spec: T, part: Callable[[T], object]):
@@ -165,6 +199,8 @@ def _at(job: _Job, context: int, concurrency: int) -> _Job:
     """The same job at another context and concurrency: nothing else in it depends on them.
     (Built field by field: `dataclasses.replace` costs more than the estimate's arithmetic.)"""
     s = job.setup
+    if s.context == context and s.concurrency == concurrency:
+        return job
     setup = Setup(
         context,
         concurrency,

@@ -3,7 +3,7 @@
 from app.models.api_token import ApiToken
 from app.models.artifact import Artifact
 from app.models.bench_job import BenchJob
-from app.models.catalog_state import CatalogState
+from app.models.catalog_state import CatalogChange, CatalogState
 from app.models.hardware import Hardware
 from app.models.llm_model import LlmModel
 from app.models.measurement import Measurement
@@ -18,6 +18,7 @@ __all__ = [
     "ApiToken",
     "Artifact",
     "BenchJob",
+    "CatalogChange",
     "CatalogState",
     "Hardware",
     "LlmModel",

@@ -14,3 +14,20 @@ class CatalogState(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     revision: Mapped[int] = mapped_column(BigInteger, default=1)
+
+
+class CatalogChange(Base):
+    """What one revision touched, written in the same transaction as the bump: a cache that
+    is a few revisions behind rebuilds only the recipes these rows name.
+
+    No model: anything in the catalog may have changed (a seed). A model without
+    `evidence`: only its list of records changed (a submission, a rejection), no figure.
+    With `evidence`: the accepted records of that model, hardware and profile changed."""
+
+    __tablename__ = "catalog_changes"
+
+    revision: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    model_id: Mapped[int | None]
+    hardware_id: Mapped[int | None]
+    profile_id: Mapped[int | None]
+    evidence: Mapped[bool]

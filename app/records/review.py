@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from app.catalog.revision import bump_revision
+from app.catalog.revision import Touched, bump_revision
 from app.db import utcnow
 from app.errors import Conflict
 from app.i18n.catalogs import lazy_gettext as _l
@@ -127,7 +127,10 @@ def apply_review(session: Session, pending: PendingReview, actor: str) -> None:
     event = {"record_id": record.id, "action": pending.target,
              "reason": pending.review.reason.strip(), "actor": actor, "created_at": utcnow()}
     RecordStore(session).insert_event(event)
-    bump_revision(session)  # accepted evidence changes figures; any review changes the list
+    # Accepted evidence changes figures (accepting, retracting); any review changes the list.
+    evidence = "accepted" in (pending.source, pending.target)
+    bump_revision(session, Touched(record.model_id, record.hardware_id, record.profile_id,
+                                   evidence))
     set_committed_value(record, "review_state", pending.target)
     set_committed_value(record, "events", [*record.events, RecordEvent(**event)])
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
-from app.catalog.revision import bump_revision
+from app.catalog.revision import Touched, bump_revision
 from app.db import utcnow
 from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
@@ -139,7 +139,10 @@ def store_submission(session: Session, prepared: Prepared) -> Submission:
                                for point in prepared.measurements])
     store.insert_event({"record_id": record_id, "action": "submitted", "reason": "",
                         "actor": prepared.actor, "created_at": now})
-    bump_revision(session)  # the record is listed on its recipe page
+    # The record is listed on its recipe page; no accepted figure changes yet.
+    record = prepared.record
+    bump_revision(session, Touched(record["model_id"], record["hardware_id"],
+                                   record["profile_id"], evidence=False))
     return Submission(Record(id=record_id, **row), created=True)
 
 

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from weakref import WeakKeyDictionary
 
 from sqlalchemy.orm import Session
 
@@ -36,6 +37,15 @@ class RouteChoice:
         return self.artifact.slug, self.runtime.slug
 
 
+@dataclass
+class Described:
+    """What the recipes of one hardware described by numbers share, like a catalog row's."""
+
+    spec: HardwareSpec
+    shared: SharedEstimates = field(default_factory=SharedEstimates)
+    estimates: dict[tuple, dict] = field(default_factory=dict)  # by (artifact, runtime)
+
+
 @dataclass(frozen=True)
 class ModelInputs:
     """One model with the catalog rows and accepted evidence its recipes depend on."""
@@ -54,6 +64,11 @@ class ModelInputs:
     # `Specs`): catalog hardware only, so custom hardware asked on demand adds nothing.
     estimates: dict[tuple, dict] = field(init=False, default_factory=dict, repr=False)
     shared: SharedEstimates = field(init=False, default_factory=SharedEstimates, repr=False)
+    # The same for hardware described by numbers, while its request holds it: a custom
+    # estimate shares the work of its own routes and nothing outlives it.
+    transient: WeakKeyDictionary[Hardware, "Described"] = field(
+        init=False, default_factory=WeakKeyDictionary, repr=False
+    )
     # The balanced profile's requested values by (artifact, runtime, hardware): every other
     # profile's command departs from them.
     balanced_by_route: dict[tuple, AppliedValues] = field(
@@ -111,7 +126,7 @@ class ModelInputs:
     def hardware_spec(self, hardware: Hardware) -> HardwareSpec:
         """The estimator's view of a hardware configuration, built once per catalog row."""
         if hardware.id is None:
-            return hardware_spec(hardware)
+            return self.described(hardware).spec
         machine = self.hardware_specs.get(hardware.id)
         if machine is None:
             machine = self.hardware_specs[hardware.id] = hardware_spec(hardware)
@@ -122,11 +137,20 @@ class ModelInputs:
         route = self.route_by_key[choice.key]
         prebuilt = (self.spec, route.artifact, route.runtime, self.hardware_spec(hardware))
         if hardware.id is None:
-            return Specs(self.model, choice.artifact, choice.runtime, hardware, prebuilt)
-        memo = self.estimates.setdefault((*choice.key, hardware.id), {})
-        return Specs(
-            self.model, choice.artifact, choice.runtime, hardware, prebuilt, memo, self.shared
-        )
+            described = self.described(hardware)
+            shared, memo = described.shared, described.estimates.setdefault(choice.key, {})
+        else:
+            shared = self.shared
+            memo = self.estimates.setdefault((*choice.key, hardware.id), {})
+        return Specs(self.model, choice.artifact, choice.runtime, hardware, prebuilt, memo, shared)
+
+    def described(self, hardware: Hardware) -> "Described":
+        """The estimator's view and shared work of hardware described by numbers (not a
+        catalog row), kept while the hardware object lives."""
+        found = self.transient.get(hardware)
+        if found is None:
+            found = self.transient[hardware] = Described(hardware_spec(hardware))
+        return found
 
     def balanced_values(
         self, choice: RouteChoice, hardware: Hardware, specs: Specs
@@ -150,6 +174,25 @@ class ModelInputs:
             and p.artifact_id == route.artifact.id
             and p.runtime_id == route.runtime.id
         ]
+
+    def with_evidence_of(self, fresh: "ModelInputs") -> "ModelInputs":
+        """These inputs with the accepted evidence of `fresh` (the same model loaded again
+        after records were reviewed), keeping every piece of work that reads no evidence:
+        the specs, the estimates, the balanced values, and, when no pair's verified status
+        changed, the routes and their assessments."""
+        found = replace(self, measured=fresh.measured, verified=fresh.verified)
+        same_routes = _verified_routes(fresh) == _verified_routes(self)
+        kept = ["hardware_specs", "estimates", "shared", "balanced_by_route", "transient"]
+        cached = ["spec", "balanced"]
+        if same_routes:
+            kept.append("assessments")
+            cached += ["routes", "route_by_key"]
+        for name in kept:
+            object.__setattr__(found, name, getattr(self, name))
+        for name in cached:
+            if name in self.__dict__:
+                found.__dict__[name] = self.__dict__[name]
+        return found
 
     def with_accepted(self, record: Record) -> "ModelInputs":
         """These inputs as they would be once `record` is accepted (nothing is written)."""
@@ -221,6 +264,10 @@ def load_catalog_inputs(session: Session) -> list[ModelInputs]:
         )
         for model in models
     ]
+
+
+def _verified_routes(inputs: ModelInputs) -> list[tuple[tuple[str, str], bool]]:
+    return [(choice.key, choice.verified) for choice, _ in inputs.routes]
 
 
 def _reported(model: LlmModel) -> dict[int, ReportedFigure]:

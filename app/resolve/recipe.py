@@ -124,7 +124,7 @@ def _assess(
         [r for _, r in pairs],
         requested,
         min_context=minimum,
-        shared=inputs.shared if hardware.id is not None else None,
+        shared=inputs.shared if hardware.id is not None else inputs.described(hardware).shared,
     )
     if hardware.id is not None:
         inputs.assessments[key] = found

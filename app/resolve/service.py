@@ -1,8 +1,8 @@
 """Resolved recipes for the pages, the API and the CLI: every recipe of a model is resolved
 together (once per catalog revision when a cache is given) and read from there."""
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 from math import ceil
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from app.catalog.revision import current_revision
 from app.catalog.schemas import FitFilters
 from app.errors import NotFound
 from app.models import Hardware, Runtime
+from app.resolve.collector import collector_paused
 from app.resolve.inputs import ModelInputs, load_model_inputs
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
 
@@ -47,10 +48,42 @@ class FitPage:
 class ResolvedModel:
     """One model's inputs and every fit-table row (each profile's recipe), in catalog order."""
 
-    def __init__(self, inputs: ModelInputs, hardware: Sequence[Hardware]) -> None:
+    def __init__(
+        self, inputs: ModelInputs, hardware: Sequence[Hardware], rows: list[FitRow] | None = None
+    ) -> None:
         self.inputs = inputs
-        self.rows = [fit_row(inputs, machine) for machine in hardware]
+        if rows is None:
+            with collector_paused():
+                rows = [fit_row(inputs, machine) for machine in hardware]
+        self.rows = rows
         self.by_hardware = {row.hardware.slug: row for row in self.rows}
+
+    def refreshed(self, fresh: ModelInputs, touched: Collection[tuple]) -> "ResolvedModel":
+        """These recipes once accepted records changed: `fresh` is the model loaded again,
+        `touched` the (hardware id, profile id) pairs whose accepted records changed.
+
+        Only those recipes are resolved again (with the estimator's work kept); every
+        other recipe is kept, with its pair's evidence (the records that verify it) read
+        from `fresh`. A pair whose verified status changed can change the route of any
+        recipe of the model: then every one is resolved again.
+        """
+        inputs = self.inputs.with_evidence_of(fresh)
+        if inputs.routes is not self.inputs.routes:
+            return ResolvedModel(inputs, [row.hardware for row in self.rows])
+        with collector_paused():
+            rows = [
+                FitRow(
+                    row.hardware,
+                    tuple(
+                        resolve_recipe(inputs, row.hardware, recipe.profile)
+                        if (row.hardware.id, recipe.profile.id) in touched
+                        else with_pair_evidence(recipe, inputs)
+                        for recipe in row.recipes
+                    ),
+                )
+                for row in self.rows
+            ]
+        return ResolvedModel(inputs, (), rows)
 
     @property
     def runs_on(self) -> int:
@@ -146,6 +179,15 @@ def fit_row(inputs: ModelInputs, hardware: Hardware) -> FitRow:
     """Balanced first: the row shows it, and links every profile with its own status."""
     profiles = [inputs.balanced, *(p for p in inputs.profiles if p is not inputs.balanced)]
     return FitRow(hardware, tuple(resolve_recipe(inputs, hardware, p) for p in profiles))
+
+
+def with_pair_evidence(recipe: ResolvedRecipe, inputs: ModelInputs) -> ResolvedRecipe:
+    """The recipe with its route's evidence as `inputs` have it."""
+    if recipe.pair is None or recipe.route is None:
+        return recipe
+    route = recipe.route
+    pair = inputs.verified.evidence(route.artifact.id, route.runtime.id)
+    return recipe if pair == recipe.pair else replace(recipe, pair=pair)
 
 
 def passes_hardware_filters(hardware: Hardware, filters: FitFilters) -> bool:

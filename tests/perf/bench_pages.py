@@ -2,8 +2,10 @@
 
 Each endpoint runs alone at 1 and at 32 concurrent users (closed loop) against a uvicorn
 server on 127.0.0.1 with a seeded SQLite database and no worker, after one warm-up request.
-Prints p50, p99, requests per second and the ratio to the static file; then the time to
-resolve the whole catalog and the time of one custom estimate. Asserts nothing.
+Prints the time of one `POST /api/estimate` over HTTP, then p50, p99, requests per second
+and the ratio to the static file; then the catalog recompute and the custom estimate's own
+work, as bench_catalog_recompute prints them (tests/perf/resolve_figures.py). Asserts
+nothing.
 
     .venv/bin/python tests/perf/bench_pages.py [--seconds 8]
 """
@@ -24,14 +26,16 @@ import httpx
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from app.catalog.repository import CatalogRepository  # noqa: E402
 from app.catalog.seed import seed_catalog  # noqa: E402
 from app.catalog.seed_schema import load_catalog  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database  # noqa: E402
-from app.recipes.selector import run_selector  # noqa: E402
-from app.resolve import RecipeService, load_model_inputs  # noqa: E402
-from app.resolve.service import ResolvedModel  # noqa: E402
+from tests.perf.resolve_figures import (  # noqa: E402
+    CUSTOM_REQUEST,
+    CUSTOM_TARGET_MS,
+    catalog_recompute,
+    custom_estimate,
+)
 
 BIN = Path(sys.executable).parent
 ENDPOINTS = [
@@ -121,6 +125,7 @@ def serve_figures(database_url: str, seconds: int) -> None:
         etag = httpx.get(base + "/models/glm-5.3-flash").headers["etag"]
         for _, path, _ in ENDPOINTS:
             httpx.get(base + path)  # warm: resolve and render once
+        estimate_over_http(base)
         print(
             f"{'endpoint':42} {'users':>5} {'p50 ms':>7} {'p99 ms':>7} {'req/s':>8} "
             f"{'x static':>8} {'fail':>5}"
@@ -142,43 +147,29 @@ def serve_figures(database_url: str, seconds: int) -> None:
 
 
 def resolve_figures(settings: Settings) -> None:
+    """The catalog recompute and the custom estimate, as bench_catalog_recompute prints them."""
     engine = make_engine(settings)
     sessions = make_sessionmaker(engine)
     with sessions() as session:
-        repo = CatalogRepository(session)
-        slugs = [m.slug for m in repo.list_models()]
-        hardware = list(repo.list_hardware())
-        runs = []
-        for _ in range(5):
-            start = time.perf_counter()
-            for slug in slugs:
-                ResolvedModel(load_model_inputs(session, slug), hardware)
-            runs.append(time.perf_counter() - start)
-            session.expire_all()
-        recipes = len(slugs) * len(hardware) * 3
-        print(
-            f"\nwhole catalog resolved ({recipes} recipes, every route assessed): "
-            f"median {statistics.median(runs):.3f} s, best {min(runs):.3f} s of 5"
-        )
-        service = RecipeService(session)
-        inputs = service.inputs("glm-5.3-flash")
-        custom = {
-            "hardware": "custom",
-            "memory_gb_per_gpu": 96,
-            "bandwidth_gb_s_per_gpu": 1792,
-            "gpu_count": 4,
-            "platform": "cuda",
-        }
-        times = []
-        for _ in range(50):
-            start = time.perf_counter()
-            assert run_selector(service, inputs, custom).ok
-            times.append((time.perf_counter() - start) * 1000)
-        print(
-            f"custom estimate (4x 96 GB, glm-5.3-flash, balanced): "
-            f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms of 50"
-        )
+        print("\n" + catalog_recompute(session, 5))
+    print(custom_estimate(sessions, settings, 50))
     engine.dispose()
+
+
+def estimate_over_http(base: str, runs: int = 50) -> None:
+    """`POST /api/estimate` itself, one request at a time, through the server."""
+    with httpx.Client(base_url=base) as client:
+        assert client.post("/api/estimate", json=CUSTOM_REQUEST).status_code == 200
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            assert client.post("/api/estimate", json=CUSTOM_REQUEST).status_code == 200
+            times.append((time.perf_counter() - start) * 1000)
+    print(
+        f"POST /api/estimate over HTTP (4x 96 GB, glm-5.3-flash), {runs} runs: "
+        f"median {statistics.median(times):.2f} ms, max {max(times):.2f} ms wall "
+        f"(target {CUSTOM_TARGET_MS:g} ms for the estimate's own work)"
+    )
 
 
 def main() -> None:

@@ -1,21 +1,34 @@
 """Resolve once, serve many: the catalog revision, ETags and 304s, a cache that every app
-process drops on a change, pagination and a query count that does not grow with the rows."""
+process brings up to date on a change (resolving again only what a review touched),
+pagination and a query count that does not grow with the rows."""
 
 import copy
 from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event
+from sqlalchemy import event, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import bump_revision, current_revision
+from app.catalog.repository import CatalogRepository
+from app.catalog.revision import (
+    MOST_CHANGES_READ,
+    Touched,
+    bump_revision,
+    changes_since,
+    current_revision,
+)
 from app.catalog.seed import seed_catalog
 from app.catalog.seed_schema import load_catalog
 from app.config import PROJECT_ROOT, Settings
+from app.db import make_engine, make_sessionmaker
 from app.main import create_app
-from app.models import Hardware
+from app.models import CatalogState, Hardware
+from app.recipes.presenters import recipe_out
+from app.resolve import ResolvedRecipe, load_model_inputs
+from app.resolve.cache import RecipeCache
+from app.resolve.service import ResolvedModel
 from tests.recipes.test_consistency import RECORD
 
 GLM = "glm-5.3-flash"
@@ -85,6 +98,7 @@ def second_process(settings: Settings) -> Iterator[TestClient]:
         yield other
 
 
+@pytest.mark.postgresql
 def test_a_change_in_one_process_shows_in_another(
     client: TestClient, second_process: TestClient
 ) -> None:
@@ -97,6 +111,90 @@ def test_a_change_in_one_process_shows_in_another(
     client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
     assert balanced_speed(second_process) == balanced_speed(client)
     assert balanced_speed(second_process)["basis"] == "measured"
+
+
+def shown(resolved: ResolvedModel) -> dict[tuple[str, str], dict]:
+    """Every figure each recipe of the model shows, by (hardware, profile)."""
+    return {
+        (recipe.hardware.slug, recipe.profile.slug): recipe_out(recipe)
+        for row in resolved.rows
+        for recipe in row.recipes
+    }
+
+
+def recipes_of(resolved: ResolvedModel) -> dict[tuple[str, str], ResolvedRecipe]:
+    return {(r.hardware.slug, r.profile.slug): r for row in resolved.rows for r in row.recipes}
+
+
+@pytest.mark.postgresql
+def test_a_review_resolves_again_only_the_recipes_its_record_belongs_to(
+    client: TestClient, settings: Settings
+) -> None:
+    engine = make_engine(settings)
+    sessions = make_sessionmaker(engine)
+    cache = RecipeCache(sessions)
+
+    def cached() -> tuple[int, ResolvedModel]:
+        with sessions() as session:
+            return cache.model(session, GLM)
+
+    first_revision, before = cached()
+    record_id = post_record(client)  # pending: listed on its page, no figure changes
+    pending_revision, unchanged = cached()
+    assert pending_revision == first_revision + 1 and unchanged is before
+
+    client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
+    _, after = cached()
+    with sessions() as session:  # the same model resolved from scratch
+        scratch = ResolvedModel(
+            load_model_inputs(session, GLM), list(CatalogRepository(session).list_hardware())
+        )
+    assert shown(after) == shown(scratch)
+    touched = (RECORD["hardware"], RECORD["profile"])
+    assert shown(after)[touched]["token_generation"]["basis"] == "measured"
+    assert shown(before)[touched] != shown(after)[touched]
+    old, new = recipes_of(before), recipes_of(after)
+    pair = (RECORD["artifact"], RECORD["runtime"])
+    for key, recipe in old.items():
+        if key != touched and (recipe.route is None or recipe.route.key != pair):
+            assert new[key] is recipe, key  # kept, not resolved again
+    # The record's pair lists the new record on every recipe that uses it.
+    users = [r for key, r in new.items() if r.pair is not None and r.route.key == pair]
+    assert users and all(record_id in r.pair.record_ids for r in users)
+
+    with sessions() as session:  # anything in the catalog may change: resolved again
+        bump_revision(session)
+        session.commit()
+    _, rebuilt = cached()
+    assert all(recipes_of(rebuilt)[key] is not recipe for key, recipe in new.items())
+    assert shown(rebuilt) == shown(after)
+    engine.dispose()
+
+
+def test_a_cache_far_behind_or_missing_a_change_row_starts_again(session: Session) -> None:
+    start = current_revision(session)
+    assert changes_since(session, start) == (start, [])
+    touched = Touched(1, 2, 3, evidence=True)
+    bump_revision(session, touched)
+    bump_revision(session, Touched(1, 2, None, evidence=False))
+    session.commit()
+    assert changes_since(session, start) == (
+        start + 2,
+        [touched, Touched(1, 2, None, evidence=False)],
+    )
+    bump_revision(session)  # the whole catalog
+    session.commit()
+    assert changes_since(session, start) == (start + 3, None)
+    assert changes_since(session, start + 3) == (start + 3, [])
+    session.execute(update(CatalogState).values(revision=CatalogState.revision + 1))
+    session.commit()  # a revision without its change row: nothing can be told
+    assert changes_since(session, start + 3) == (start + 4, None)
+    for _ in range(MOST_CHANGES_READ + 1):
+        bump_revision(session, touched)
+    session.commit()
+    assert changes_since(session, start + 4) == (start + 5 + MOST_CHANGES_READ, None)
+    assert changes_since(session, start + 5)[1] == [touched] * MOST_CHANGES_READ
+    assert changes_since(session, -1) == (start + 5 + MOST_CHANGES_READ, None)
 
 
 class QueryCounter:
