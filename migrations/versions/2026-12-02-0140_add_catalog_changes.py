@@ -1,7 +1,7 @@
 """add catalog_changes: what each catalog revision touched, so caches rebuild only that
 
 Revision ID: 3f8b1d7e5a20
-Revises: 7c2e4a6b8d10
+Revises: 3d5f8a1c7e24
 Create Date: 2026-12-02 01:40:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "3f8b1d7e5a20"
-down_revision: str | None = "7c2e4a6b8d10"
+down_revision: str | None = "3d5f8a1c7e24"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
