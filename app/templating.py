@@ -2,16 +2,18 @@
 (Babel), gettext for the words, and the words for the codes pages show."""
 
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from babel.dates import format_datetime
-from babel.numbers import format_decimal
-from jinja2 import Environment
+from jinja2 import Environment, pass_context
+from starlette.datastructures import URL, URLPath
 from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.labels import LABELS, label
 from app.i18n.messages import message_text, messages_text
+from app.i18n.numbers import decimal
 from app.i18n.prose import prose
 from app.i18n.sentences import render as said
 
@@ -25,7 +27,7 @@ def decimal_pattern(digits: int) -> str:
 def thousands(value: float | int | None) -> str:
     if value is None:
         return NONE
-    return format_decimal(value, format=decimal_pattern(0), locale=current_locale())
+    return decimal(value, decimal_pattern(0))
 
 
 def gb(value: float | None, digits: int = 1) -> str:
@@ -37,7 +39,7 @@ def gb(value: float | None, digits: int = 1) -> str:
 def number(value: float | None, digits: int = 1) -> str:
     if value is None:
         return NONE
-    return format_decimal(value, format=decimal_pattern(digits), locale=current_locale())
+    return decimal(value, decimal_pattern(digits))
 
 
 def datetime_text(value: datetime | None, form: str = "medium") -> str:
@@ -58,6 +60,24 @@ def knob_value(row: Any, applied: Any) -> str:
     if row.name == "context":
         return gettext("%(tokens)s tokens", tokens=thousands(applied.context))
     return str(LABELS["knob_value"].get(row.value, row.value))
+
+
+@lru_cache(maxsize=4096)
+def _path_for(router: Any, name: str, params: tuple[tuple[str, Any], ...]) -> URLPath:
+    return router.url_path_for(name, **dict(params))
+
+
+@pass_context
+def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> URL:
+    """Starlette's `url_for` with each route's path kept: finding a route by name walks every
+    router in turn, and a page names dozens of routes (the same ones on every request)."""
+    request: Request = context["request"]
+    router = request.scope.get("router") or request.scope.get("app")
+    try:
+        path = _path_for(router, name, tuple(sorted(path_params.items())))
+    except TypeError:  # a parameter that cannot be a key: look the route up as Starlette does
+        return request.url_for(name, **path_params)
+    return path.make_absolute_url(base_url=request.base_url)
 
 
 def language_links(request: Request) -> list[dict[str, Any]]:
@@ -101,4 +121,5 @@ def register_filters(env: Environment) -> None:
         prose=prose,
         said=said,
     )
-    env.globals.update(current_locale=current_locale, language_links=language_links)
+    env.globals.update(current_locale=current_locale, language_links=language_links,
+                       url_for=url_for)

@@ -11,12 +11,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from babel.lists import format_list
-from babel.numbers import format_decimal
 
 from app.estimate.messages import Code, Message
 from app.i18n.catalogs import current_locale, reset_locale, set_locale
 from app.i18n.catalogs import gettext as _
 from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.numbers import decimal
 
 TEMPLATES: Mapping[Code, Any] = {
     Code.FITS_WITH_SPARE: _l("fits %(tokens)s tokens with %(spare)s GB per GPU to spare"),
@@ -146,9 +146,9 @@ def _param_text(value: Any) -> str:
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
-        return format_decimal(value, format="#,##0", locale=locale)
+        return decimal(value, "#,##0", locale)
     if isinstance(value, float):
-        return format_decimal(value, format="#,##0.0##", locale=locale)
+        return decimal(value, "#,##0.0##", locale)
     if isinstance(value, tuple | list):
         return format_list([_param_text(v) for v in value], style="or", locale=locale)
     return str(value)

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from numbers import Number
 from typing import Any
 
-from babel.numbers import format_decimal
-
-from app.i18n.catalogs import DEFAULT_LOCALE, current_locale, reset_locale, set_locale
+from app.i18n.catalogs import DEFAULT_LOCALE, reset_locale, set_locale
+from app.i18n.numbers import decimal
 
 _TEMPLATES: dict[str, Any] = {}  # code -> lazy English template
 
@@ -75,7 +74,7 @@ def shown(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, Number):
-        return format_decimal(value, locale=current_locale())  # type: ignore[arg-type]
+        return decimal(value)  # type: ignore[arg-type]
     if isinstance(value, list | tuple):
         return ", ".join(shown(item) for item in value)
     return str(value)

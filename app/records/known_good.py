@@ -87,7 +87,7 @@ def find_known_good(
     key = (model.id, hardware.id, profile.id if profile else None)
     found = records.last_accepted_ok_id(*key) if revision is None else KNOWN_GOOD_IDS.find(
         records, key, revision)
-    record = records.get(found[0]) if found else None
+    record = records.get_configuration(found[0]) if found else None
     if found is None or record is None:
         return None
     accepted_at = found[1]

@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import event, inspect, select, update
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, joinedload, selectinload
 from sqlalchemy.sql import Select
 
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, RecordEvent
@@ -29,6 +29,14 @@ class RecordRepository:
     def get(self, record_id: int) -> Record | None:
         statement = select(Record).where(Record.id == record_id).options(*FULL)
         return self.session.scalars(statement).one_or_none()
+
+    def get_configuration(self, record_id: int) -> Record | None:
+        """A record with its catalog rows only (one joined query), for blocks that show what
+        was run rather than what was measured; its measurements and events stay unloaded."""
+        statement = select(Record).where(Record.id == record_id).options(
+            joinedload(Record.model), joinedload(Record.artifact), joinedload(Record.runtime),
+            joinedload(Record.hardware), joinedload(Record.profile))
+        return self.session.scalars(statement).unique().one_or_none()
 
     def get_many(self, record_ids: Sequence[int]) -> dict[int, Record]:
         statement = select(Record).where(Record.id.in_(list(record_ids))).options(*FULL)
