@@ -103,15 +103,29 @@ def artifact_ref(artifact: Artifact, model: ModelName) -> ArtifactRef:
 
 
 def runtime_ref(runtime: Runtime) -> RuntimeRef:
-    return RuntimeRef(runtime.id, runtime.slug, runtime.name, tuple(runtime.formats),
-                      tuple(runtime.platforms), runtime.tensor_parallel, runtime.min_version)
+    return RuntimeRef(
+        runtime.id,
+        runtime.slug,
+        runtime.name,
+        tuple(runtime.formats),
+        tuple(runtime.platforms),
+        runtime.tensor_parallel,
+        runtime.min_version,
+    )
 
 
 def hardware_ref(hardware: Hardware) -> HardwareRef:
     basis = hardware.basis.get("bandwidth_gb_s_per_gpu", {}).get("basis", "published")
-    return HardwareRef(hardware.id, hardware.slug, hardware.name, hardware.platform,
-                       hardware.gpu_count, hardware.memory_gb_per_gpu,
-                       hardware.bandwidth_gb_s_per_gpu, basis)
+    return HardwareRef(
+        hardware.id,
+        hardware.slug,
+        hardware.name,
+        hardware.platform,
+        hardware.gpu_count,
+        hardware.memory_gb_per_gpu,
+        hardware.bandwidth_gb_s_per_gpu,
+        basis,
+    )
 
 
 def profile_ref(profile: Profile) -> ProfileRef:

@@ -99,14 +99,33 @@ def free_port() -> int:
 def other_process(settings: Settings, tmp_path: Path) -> Iterator[OtherProcess]:
     """The app in a process of its own (its own snapshot), on the test's database."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": settings.database_url, "SERVEBOOK_RUN_WORKER": "false",
-           "SERVEBOOK_SECRET_KEY": TEST_SECRET_KEY}
+    env = {
+        **os.environ,
+        "DATABASE_URL": settings.database_url,
+        "SERVEBOOK_RUN_WORKER": "false",
+        "SERVEBOOK_SECRET_KEY": TEST_SECRET_KEY,
+    }
     log = tmp_path / "uvicorn.log"
     with log.open("wb") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory", "--host",
-             "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-            cwd=PROJECT_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "app.main:create_app",
+                "--factory",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         other = OtherProcess(f"http://127.0.0.1:{port}")
         deadline = time.monotonic() + START_S
@@ -128,22 +147,28 @@ def other_process(settings: Settings, tmp_path: Path) -> Iterator[OtherProcess]:
 
 class TestAnotherProcess:
     def test_a_reseed_here_is_seen_by_the_other_process_at_its_next_submission(
-            self, other_process: OtherProcess, settings: Settings, valid: dict) -> None:
+        self, other_process: OtherProcess, settings: Settings, valid: dict
+    ) -> None:
         assert other_process.submit(valid).status_code == 201  # its snapshot is loaded
         assert f"unknown artifact '{ADDED}'" in refused_artifact(
-            other_process.submit(naming(valid, ADDED)))
+            other_process.submit(naming(valid, ADDED))
+        )
         reseed(settings, ADDED, DROPPED)
         created = other_process.submit(naming(valid, ADDED))
         assert created.status_code == 201, created.text
-        assert other_process.http.get(f"/api/records/{created.json()['id']}").json()[
-            "artifact"] == ADDED
+        assert (
+            other_process.http.get(f"/api/records/{created.json()['id']}").json()["artifact"]
+            == ADDED
+        )
 
     def test_a_file_removed_here_is_refused_by_the_other_process(
-            self, other_process: OtherProcess, settings: Settings, valid: dict) -> None:
+        self, other_process: OtherProcess, settings: Settings, valid: dict
+    ) -> None:
         reseed(settings, ADDED, DROPPED)
         # The other process's snapshot now holds the file: only the GPU count is wrong.
-        assert list(refused_fields(other_process.submit(known_but_invalid(valid, DROPPED)))) \
-            == ["gpu_count"]
+        assert list(refused_fields(other_process.submit(known_but_invalid(valid, DROPPED)))) == [
+            "gpu_count"
+        ]
         remove_file(settings, DROPPED)
         message = refused_artifact(other_process.submit(naming(valid, DROPPED)))
         assert message.startswith(f"unknown artifact '{DROPPED}' for {GLM}; choose one of: ")
@@ -152,17 +177,20 @@ class TestAnotherProcess:
 
 class TestThisProcess:
     def test_a_file_added_by_a_reseed_is_accepted_right_after_it(
-            self, client: TestClient, settings: Settings, valid: dict) -> None:
+        self, client: TestClient, settings: Settings, valid: dict
+    ) -> None:
         refused_artifact(post_record(client, naming(valid, ADDED)))
         reseed(settings, ADDED)
         response = post_record(client, naming(valid, ADDED))
         assert response.status_code == 201, response.text
 
     def test_a_file_removed_by_an_edit_is_refused_right_after_it(
-            self, client: TestClient, settings: Settings, valid: dict) -> None:
+        self, client: TestClient, settings: Settings, valid: dict
+    ) -> None:
         reseed(settings, DROPPED)
-        assert list(refused_fields(post_record(client, known_but_invalid(valid, DROPPED)))) \
-            == ["gpu_count"]
+        assert list(refused_fields(post_record(client, known_but_invalid(valid, DROPPED)))) == [
+            "gpu_count"
+        ]
         remove_file(settings, DROPPED)
         message = refused_artifact(post_record(client, naming(valid, DROPPED)))
         assert message.startswith(f"unknown artifact '{DROPPED}' for {GLM}")
@@ -170,8 +198,8 @@ class TestThisProcess:
 
 class TestTheSnapshot:
     def test_records_leave_it_in_place_and_a_seed_replaces_it(
-            self, client: TestClient, session: Session, settings: Settings,
-            valid: dict) -> None:
+        self, client: TestClient, session: Session, settings: Settings, valid: dict
+    ) -> None:
         assert post_record(client, valid).status_code == 201
         first = catalog_references(session)
         session.rollback()
@@ -184,7 +212,8 @@ class TestTheSnapshot:
         assert ADDED in fresh.artifacts and ADDED not in first.artifacts
 
     def test_a_seed_that_changes_nothing_keeps_the_definition(
-            self, session: Session, settings: Settings) -> None:
+        self, session: Session, settings: Settings
+    ) -> None:
         before = current_definition(session)
         session.rollback()
         with session_scope(settings) as seeding:
