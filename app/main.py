@@ -98,6 +98,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                   redoc_url=None)
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
+    # Routes are tried in order: the record API, the busiest (clients submitting results),
+    # comes first. Its paths all start /api/records, which no other router serves, so it
+    # shadows nothing.
+    app.include_router(records_api)
     app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
     app.include_router(home_page)
     app.include_router(catalog_pages)
@@ -105,7 +109,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(recipes_pages)
     app.include_router(recipes_api)
     app.include_router(records_pages)
-    app.include_router(records_api)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
     app.include_router(worker_api)

@@ -10,14 +10,12 @@ from app.bench.hosts import HostNotAllowedError, check_url_allowed
 from app.bench.result import BenchPlan
 from app.benchmarks.repository import JobRepository
 from app.benchmarks.schemas import JobIn
-from app.catalog.repository import CatalogRepository
 from app.config import Settings
 from app.errors import NotFound, ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import BenchJob, Task
 from app.pagination import Page
-from app.records.repository import RecordRepository
 from app.records.schemas import FieldError
 from app.records.validation import RecordInvalid, schema_errors, validate_record
 from app.tasks.service import task_spec
@@ -87,7 +85,7 @@ def check_target(session: Session, data: JobIn) -> list[FieldError]:
     """The record the job will produce must name real catalog rows."""
     probe = {**data.target(), "outcome": "ok", "measurements": []}
     try:
-        validate_record(CatalogRepository(session), RecordRepository(session), probe)
+        validate_record(session, probe)
     except RecordInvalid as error:
         return error.errors
     return []

@@ -1,10 +1,13 @@
-"""The catalog revision: one integer that every change to a recipe page's inputs bumps.
+"""The catalog revision: one integer that every change to a recipe page's inputs bumps; and
+the catalog definition: one that moves only when the catalog itself changes (a seed, an
+edit of its rows), not with records and reviews.
 
-Writers bump it inside their own transaction (services never commit), so a cache sees the
-new revision exactly when the change it stands for is committed. Each bump also writes
-what it touched (`CatalogChange`), so a cache a few revisions behind rebuilds only that.
+Writers bump them inside their own transaction (services never commit), so a cache sees
+the new number exactly when the change it stands for is committed. Each revision bump also
+writes what it touched (`CatalogChange`), so a cache a few revisions behind rebuilds only that.
 """
 
+import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import and_, insert, select, update
@@ -38,6 +41,8 @@ class Touched:
     hardware_id: int
     profile_id: int | None
     evidence: bool
+DEFINITION = select(STATE.c.definition).where(STATE.c.id == 1)
+NEW_DEFINITION = update(STATE).where(STATE.c.id == 1)
 
 
 def current_revision(session: Session) -> int:
@@ -96,3 +101,21 @@ def changes_since(session: Session, revision: int) -> tuple[int, list[Touched] |
     return current, [
         Touched(row.model_id, row.hardware_id, row.profile_id, row.evidence) for row in found
     ]
+
+
+def current_definition(session: Session) -> int:
+    """One scalar read on the session's connection, in its transaction."""
+    return session.connection().scalar(DEFINITION) or 0
+
+
+def new_definition() -> int:
+    # A fresh random number, not a count: two databases (a copy, a fresh file) that reach
+    # the same count by different edits never share one, so a cache of the catalog keyed
+    # on it alone cannot serve one database's rows for another's.
+    return secrets.randbits(62) + 1
+
+
+def bump_definition(session: Session) -> None:
+    """Mark the catalog's rows as changed (and the recipe pages with them)."""
+    session.execute(NEW_DEFINITION.values(definition=new_definition()))
+    bump_revision(session)

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
-from app.catalog.revision import bump_revision
+from app.catalog.revision import bump_definition
 from app.catalog.seed_schema import Prose, SeedCatalog, Sourced
 from app.models import (
     Artifact,
@@ -130,7 +130,7 @@ class CatalogSeeder:
             self.seed_profile(seed_profile)
         self.seed_pairings(catalog, artifacts, runtimes)
         if self.report.changed:
-            bump_revision(self.session)
+            bump_definition(self.session)  # the revision too
         return self.report
 
     def seed_model(self, seed: Any) -> LlmModel:

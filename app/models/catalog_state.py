@@ -14,6 +14,9 @@ class CatalogState(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     revision: Mapped[int] = mapped_column(BigInteger, default=1)
+    # Moves only when the catalog's own rows change (a seed, an edit): the reference data a
+    # submission is checked against is cached per process under it (app.catalog.references).
+    definition: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class CatalogChange(Base):

@@ -3,7 +3,6 @@ a real result can beat a model (speculative decoding beats the bandwidth rooflin
 
 import re
 
-from app.catalog.specs import artifact_spec, model_spec
 from app.estimate.weights import active_weight_bytes, weights_bytes
 from app.records.schemas import Flag, MeasurementIn, RecordIn
 from app.records.validation import Resolved
@@ -34,14 +33,14 @@ def decode_roofline(data: RecordIn, refs: Resolved) -> float | None:
     bandwidth = refs.hardware.bandwidth_gb_s_per_gpu
     if not bandwidth:
         return None
-    model, artifact = model_spec(refs.model), artifact_spec(refs.artifact)
+    model, artifact = refs.model.spec, refs.artifact.spec
     active = active_weight_bytes(model, artifact, weights_bytes(model, artifact))
     return bandwidth * 1e9 * tensor_parallel(data, refs) / active
 
 
 def bandwidth_note(refs: Resolved) -> str:
-    basis = refs.hardware.basis.get("bandwidth_gb_s_per_gpu", {}).get("basis", "published")
-    return " (the catalog's bandwidth figure is assumed)" if basis == "assumed" else ""
+    assumed = refs.hardware.bandwidth_basis == "assumed"
+    return " (the catalog's bandwidth figure is assumed)" if assumed else ""
 
 
 def point_flags(field: str, point: MeasurementIn, data: RecordIn, refs: Resolved,

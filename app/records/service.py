@@ -17,7 +17,6 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.catalog.repository import CatalogRepository
 from app.catalog.revision import Touched, bump_revision
 from app.db import utcnow
 from app.errors import Conflict, NotFound
@@ -112,9 +111,8 @@ def prepare_submission(
 ) -> Prepared | Submission:
     """Everything that reads: validation, every catalog row, the flags, and whether the key
     was seen before (then the first record, as a Submission). Writes nothing."""
-    records = RecordRepository(session)
     errors = [*(extra_errors or []), *key_errors(idempotency_key)]
-    data, refs = validate_record(CatalogRepository(session), records, raw, errors)
+    data, refs = validate_record(session, raw, errors)
     detail = dict(provenance_detail or {})
     print_ = fingerprint(data, provenance, detail)
     key = scoped_key(submitted_by, idempotency_key) if idempotency_key else None

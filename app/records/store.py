@@ -1,5 +1,5 @@
-"""The statements of the write path: the catalog rows a submission names, found in one query,
-and a record written in as few statements as there are tables.
+"""The statements of the write path: a record written in as few statements as there are
+tables, and the earlier record a retry is answered with.
 
 Records are written with Core inserts, not through the ORM unit of work: the answer is
 built from the values written, so nothing is flushed, tracked or loaded back while the
@@ -15,30 +15,9 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.models import (
-    Artifact,
-    Hardware,
-    LlmModel,
-    Measurement,
-    Profile,
-    Record,
-    RecordEvent,
-    Runtime,
-)
+from app.models import Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
-
-
-@dataclass(frozen=True)
-class Found:
-    """The rows a submission's slugs name, when every slug names one (and the file is the
-    model's); anything less is resolved slug by slug, for the error messages."""
-
-    model: LlmModel
-    artifact: Artifact
-    runtime: Runtime
-    hardware: Hardware
-    profile: Profile | None
 
 
 @dataclass(frozen=True)
@@ -51,23 +30,6 @@ class Earlier:
     fingerprint: str | None
 
 
-def _find_statement(with_profile: bool) -> Any:
-    # Built once: a statement made per call costs more Python than the query itself.
-    statement = (
-        select(LlmModel, Artifact, Runtime, Hardware, *([Profile] if with_profile else []))
-        .select_from(Artifact)
-        .join(LlmModel, (LlmModel.id == Artifact.model_id)
-              & (LlmModel.slug == bindparam("model")))
-        .join(Runtime, Runtime.slug == bindparam("runtime"))
-        .join(Hardware, Hardware.slug == bindparam("hardware"))
-        .where(Artifact.slug == bindparam("artifact"))
-    )
-    if with_profile:
-        statement = statement.join(Profile, Profile.slug == bindparam("profile"))
-    return statement
-
-
-FIND = {False: _find_statement(False), True: _find_statement(True)}
 EARLIER = select(Record.id, Record.review_state, Record.flags, Record.provenance_detail).where(
     Record.idempotency_key == bindparam("key"))
 INSERT_RECORD = insert(RECORDS)
@@ -81,17 +43,6 @@ class RecordStore:
 
     def connection(self) -> Connection:
         return self.session.connection()
-
-    def find(self, model: str, artifact: str, runtime: str, hardware: str,
-             profile: str | None) -> Found | None:
-        """One query for the usual, valid submission."""
-        names = {"model": model, "artifact": artifact, "runtime": runtime, "hardware": hardware}
-        if profile:
-            names["profile"] = profile
-        row = self.session.execute(FIND[bool(profile)], names).one_or_none()
-        if row is None:
-            return None
-        return Found(row[0], row[1], row[2], row[3], row[4] if profile else None)
 
     def earlier(self, key: str) -> Earlier | None:
         row = self.connection().execute(EARLIER, {"key": key}).one_or_none()

@@ -5,16 +5,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
-from app.catalog.repository import CatalogRepository
+from app.catalog.references import (
+    ArtifactRef,
+    CatalogReferences,
+    HardwareRef,
+    ModelRef,
+    ProfileRef,
+    RuntimeRef,
+    catalog_references,
+)
 from app.errors import ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, json_params, register
 from app.i18n.validation_words import said_by_pydantic
-from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
-from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, RecordIn
-from app.records.store import Found, RecordStore
 
 
 class RecordInvalid(ServebookError):
@@ -27,13 +33,13 @@ class RecordInvalid(ServebookError):
 
 @dataclass(frozen=True)
 class Resolved:
-    """The catalog rows a valid record points at."""
+    """The catalog entries a valid record points at."""
 
-    model: LlmModel
-    artifact: Artifact
-    runtime: Runtime
-    hardware: Hardware
-    profile: Profile | None
+    model: ModelRef
+    artifact: ArtifactRef
+    runtime: RuntimeRef
+    hardware: HardwareRef
+    profile: ProfileRef | None
     gpu_count: int
 
 
@@ -87,87 +93,81 @@ def text(raw: Mapping[str, Any], name: str) -> str | None:
 
 
 class ReferenceCheck:
-    """Looks up the slugs a submission names and says what is wrong with each; rows already
-    `found` together are taken as they are, so a valid submission costs one query."""
+    """Looks up the slugs a submission names in the catalog's reference data (a snapshot
+    kept per process, so a submission costs no catalog query) and says what is wrong with
+    each."""
 
-    def __init__(self, catalog: CatalogRepository, records: RecordRepository,
-                 found: Found | None = None) -> None:
+    def __init__(self, catalog: CatalogReferences) -> None:
         self.catalog = catalog
-        self.records = records
-        self.found = found
         self.errors: list[FieldError] = []
 
     def fail(self, field: str, said: Sentence) -> None:
         self.errors.append(FieldError.of(field, said))
 
-    def model(self, slug: str | None) -> LlmModel | None:
+    def model(self, slug: str | None) -> ModelRef | None:
         if slug is None:
             return None
-        if self.found is not None:
-            return self.found.model
-        model = self.catalog.get_model(slug)
+        model = self.catalog.models.get(slug)
         if model is None:
-            known = [m.slug for m in self.catalog.list_models()]
+            known = list(self.catalog.models)
             self.fail("model", UNKNOWN_MODEL(slug=slug, choices=choices(known)))
         return model
 
-    def artifact(self, slug: str | None, model: LlmModel | None) -> Artifact | None:
+    def artifact(self, slug: str | None, model: ModelRef | None) -> ArtifactRef | None:
         if slug is None:
             return None
-        if self.found is not None:
-            return self.found.artifact
         if model is not None:
             found = next((a for a in model.artifacts if a.slug == slug), None)
             if found is None:
                 self.fail("artifact", self.foreign_artifact_message(slug, model))
             return found
-        artifact = self.records.artifact_owner(slug)
+        artifact = self.catalog.artifacts.get(slug)
         if artifact is None:
             self.fail("artifact", UNKNOWN_ARTIFACT(slug=slug))
         return artifact
 
-    def foreign_artifact_message(self, slug: str, model: LlmModel) -> Sentence:
-        owner = self.records.artifact_owner(slug)
+    def foreign_artifact_message(self, slug: str, model: ModelRef) -> Sentence:
+        owner = self.catalog.artifacts.get(slug)
         valid = choices([a.slug for a in model.artifacts])
         if owner is not None:
             return FOREIGN_ARTIFACT(slug=slug, owner=owner.model.slug, model=model.slug,
                                     choices=valid)
         return UNKNOWN_ARTIFACT_OF(slug=slug, model=model.slug, choices=valid)
 
-    def runtime(self, slug: str | None, artifact: Artifact | None) -> Runtime | None:
+    def runtime(self, slug: str | None, artifact: ArtifactRef | None) -> RuntimeRef | None:
         if slug is None:
             return None
-        runtime = self.found.runtime if self.found else self.catalog.find_by(Runtime, slug=slug)
+        runtime = self.catalog.runtimes.get(slug)
         if runtime is None:
-            known = [r.slug for r in self.catalog.list_runtimes()]
+            known = list(self.catalog.runtimes)
             self.fail("runtime", UNKNOWN_RUNTIME(slug=slug, choices=choices(known)))
         elif artifact is not None and artifact.format not in runtime.formats:
-            runtimes = self.catalog.list_runtimes()
+            runtimes = self.catalog.runtimes.values()
             loaders = [r.slug for r in runtimes if artifact.format in r.formats]
             self.fail("runtime", RUNTIME_FORMAT(runtime=runtime.name, formats=list(runtime.formats),
                                                 format=artifact.format, artifact=artifact.slug,
                                                 choices=choices(loaders)))
         return runtime
 
-    def hardware(self, slug: str | None) -> Hardware | None:
+    def hardware(self, slug: str | None) -> HardwareRef | None:
         if slug is None:
             return None
-        hardware = self.found.hardware if self.found else self.catalog.get_hardware(slug)
+        hardware = self.catalog.hardware.get(slug)
         if hardware is None:
-            known = [h.slug for h in self.catalog.list_hardware()]
+            known = list(self.catalog.hardware)
             self.fail("hardware", UNKNOWN_HARDWARE(slug=slug, choices=choices(known)))
         return hardware
 
-    def profile(self, slug: str | None) -> Profile | None:
+    def profile(self, slug: str | None) -> ProfileRef | None:
         if slug is None:
             return None
-        profile = self.found.profile if self.found else self.catalog.get_profile(slug)
+        profile = self.catalog.profiles.get(slug)
         if profile is None:
-            known = [p.slug for p in self.catalog.list_profiles()]
+            known = list(self.catalog.profiles)
             self.fail("profile", UNKNOWN_PROFILE(slug=slug, choices=choices(known)))
         return profile
 
-    def gpu_count(self, value: Any, hardware: Hardware | None) -> int | None:
+    def gpu_count(self, value: Any, hardware: HardwareRef | None) -> int | None:
         if hardware is None:
             return None
         if value is None:
@@ -181,10 +181,10 @@ class ReferenceCheck:
         return value if isinstance(value, int) else None
 
 
-def check_references(catalog: CatalogRepository, records: RecordRepository,
+def check_references(catalog: CatalogReferences,
                      raw: Mapping[str, Any]) -> tuple[Resolved | None, list[FieldError]]:
     """Resolve every slug that was given; a bad one is reported with the valid choices."""
-    check = ReferenceCheck(catalog, records, find_together(records, raw))
+    check = ReferenceCheck(catalog)
     model = check.model(text(raw, "model"))
     artifact = check.artifact(text(raw, "artifact"), model)
     runtime = check.runtime(text(raw, "runtime"), artifact)
@@ -198,20 +198,10 @@ def check_references(catalog: CatalogRepository, records: RecordRepository,
     return Resolved(model, artifact, runtime, hardware, profile, gpu_count), []
 
 
-def find_together(records: RecordRepository, raw: Mapping[str, Any]) -> Found | None:
-    names = [text(raw, name) for name in ("model", "artifact", "runtime", "hardware")]
-    if not all(names):
-        return None
-    model, artifact, runtime, hardware = (str(name) for name in names)
-    return RecordStore(records.session).find(model, artifact, runtime, hardware,
-                                             text(raw, "profile"))
-
-
 REFERENCE_FIELDS = ("model", "artifact", "runtime", "hardware", "profile", "gpu_count")
 
 
-def validate_record(catalog: CatalogRepository, records: RecordRepository,
-                    raw: Mapping[str, Any] | RecordIn,
+def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
                     extra_errors: list[FieldError] | None = None) -> tuple[RecordIn, Resolved]:
     """The record and its catalog rows, or RecordInvalid listing every problem found."""
     errors = list(extra_errors or [])
@@ -223,7 +213,7 @@ def validate_record(catalog: CatalogRepository, records: RecordRepository,
             errors += schema_errors(error)
     # The references only: dumping the whole record (its measurements too) costs more.
     lookup = {name: getattr(data, name) for name in REFERENCE_FIELDS} if data is not None else raw
-    resolved, reference_errors = check_references(catalog, records, lookup)
+    resolved, reference_errors = check_references(catalog_references(session), lookup)
     errors += reference_errors
     if errors or data is None or resolved is None:
         raise RecordInvalid(errors or [FieldError.of("record", INCOMPLETE())])
