@@ -119,6 +119,22 @@ class Code(StrEnum):
     ESTIMATED_ON_GPU = "estimated_on_gpu"
     SPECULATIVE_NOT_MODELLED = "speculative_not_modelled"
     REPORTED = "reported"
+    # Why a runtime's command leaves a knob alone (the knobs table's notes).
+    KNOB_SPLITS_BY_LAYER = "knob_splits_by_layer"
+    KNOB_FIXED_MARGIN = "knob_fixed_margin"
+    KNOB_NEEDS_DRAFT = "knob_needs_draft"
+    KNOB_OWN_CUDA_GRAPHS = "knob_own_cuda_graphs"
+    KNOB_ONE_APPLE_GPU = "knob_one_apple_gpu"
+    KNOB_NO_CONTEXT_FLAG = "knob_no_context_flag"
+    KNOB_KV_AT_MODEL_PRECISION = "knob_kv_at_model_precision"
+    KNOB_NO_PREFILL_FLAG = "knob_no_prefill_flag"
+    KNOB_NO_CONCURRENCY_FLAG = "knob_no_concurrency_flag"
+    KNOB_UNIFIED_SHARE = "knob_unified_share"
+    KNOB_NOT_CUDA = "knob_not_cuda"
+    KNOB_BATCH_PER_MODEL = "knob_batch_per_model"
+    KNOB_NO_SPECULATIVE = "knob_no_speculative"
+    KNOB_MODEL_PRECISION = "knob_model_precision"
+    KNOB_ON_BY_DEFAULT = "knob_on_by_default"
 
 
 @dataclass(frozen=True)

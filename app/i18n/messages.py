@@ -170,6 +170,29 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.ESTIMATED_ASSUMED: _l("estimated; basis assumed"),
     Code.ESTIMATED_ON_GPU: _l("estimated on the GPU; %(gb)s GB of weights in system memory"),
     Code.REPORTED: _l("as reported: %(note)s"),
+    Code.KNOB_SPLITS_BY_LAYER: _l("%(runtime)s splits a model across cards by layers"),
+    Code.KNOB_FIXED_MARGIN: _l("%(runtime)s keeps a fixed margin free instead of a fraction"),
+    Code.KNOB_NEEDS_DRAFT: _l(
+        "%(runtime)s needs a separate draft model (%(flag)s); none is listed"
+    ),
+    Code.KNOB_OWN_CUDA_GRAPHS: _l("%(runtime)s manages CUDA graphs itself"),
+    Code.KNOB_ONE_APPLE_GPU: _l("%(runtime)s serves from one Apple-silicon GPU"),
+    Code.KNOB_NO_CONTEXT_FLAG: _l(
+        "%(server)s has no context limit flag; its cache grows per request"
+    ),
+    Code.KNOB_KV_AT_MODEL_PRECISION: _l("%(server)s keeps the KV cache at the model's precision"),
+    Code.KNOB_NO_PREFILL_FLAG: _l("%(server)s has no prefill chunk flag"),
+    Code.KNOB_NO_CONCURRENCY_FLAG: _l("%(server)s has no flag for concurrent requests"),
+    Code.KNOB_UNIFIED_SHARE: _l(
+        "%(runtime)s uses the GPU share of unified memory; no fraction flag"
+    ),
+    Code.KNOB_NOT_CUDA: _l("not a CUDA runtime"),
+    Code.KNOB_BATCH_PER_MODEL: _l(
+        "%(runtime)s sets the batch per model (num_batch), not per server"
+    ),
+    Code.KNOB_NO_SPECULATIVE: _l("%(runtime)s has no speculative decoding"),
+    Code.KNOB_MODEL_PRECISION: _l("the model's own precision"),
+    Code.KNOB_ON_BY_DEFAULT: _l("on by default"),
     Code.SPECULATIVE_NOT_MODELLED: _l("speculative decoding is not modelled and can raise this"),
 }
 

@@ -129,7 +129,22 @@ SAMPLES: dict[Code, dict] = {
     Code.ESTIMATED_ASSUMED: {},
     Code.ESTIMATED_ON_GPU: {"gb": 43.8},
     Code.SPECULATIVE_NOT_MODELLED: {},
-    Code.REPORTED: {"note": "llama-bench"},  # the catalog's own note, as it is
+    Code.REPORTED: {"note": "llama-bench"},
+    Code.KNOB_SPLITS_BY_LAYER: {"runtime": "Ollama"},
+    Code.KNOB_FIXED_MARGIN: {"runtime": "llama.cpp"},
+    Code.KNOB_NEEDS_DRAFT: {"runtime": "MLX-LM", "flag": "--draft-model"},
+    Code.KNOB_OWN_CUDA_GRAPHS: {"runtime": "llama.cpp"},
+    Code.KNOB_ONE_APPLE_GPU: {"runtime": "MLX-LM"},
+    Code.KNOB_NO_CONTEXT_FLAG: {"server": "mlx_lm.server"},
+    Code.KNOB_KV_AT_MODEL_PRECISION: {"server": "mlx_lm.server"},
+    Code.KNOB_NO_PREFILL_FLAG: {"server": "mlx_lm.server"},
+    Code.KNOB_NO_CONCURRENCY_FLAG: {"server": "mlx_lm.server"},
+    Code.KNOB_UNIFIED_SHARE: {"runtime": "MLX"},
+    Code.KNOB_NOT_CUDA: {},
+    Code.KNOB_BATCH_PER_MODEL: {"runtime": "Ollama"},
+    Code.KNOB_NO_SPECULATIVE: {"runtime": "Ollama"},
+    Code.KNOB_MODEL_PRECISION: {},
+    Code.KNOB_ON_BY_DEFAULT: {},  # the catalog's own note, as it is
 }
 
 
