@@ -8,6 +8,8 @@ import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
+from app.i18n.messages import as_message, english
+
 ENGLISH_PHRASE = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,})+")
 DETAIL = "/models/{model}/hardware/{hardware}/profiles/balanced"
 # A model far too big for one card, and one that runs there with its experts offloaded.
@@ -132,6 +134,8 @@ def test_an_estimate_that_cannot_be_made_says_why_in_the_readers_language(
 # A model the catalog sizes from its parameters, so every breakdown note is the estimator's.
 ESTIMATED = ("llama-3.1-8b-instruct", "rtx-4090-24gb")
 PROFILE_NAMES = ("Balanced", "Speed", "Long context")
+# A verified pair, so the page shows its command and the knobs it leaves at their defaults.
+VERIFIED = ("glm-5.3-flash", "8x-h200-141gb")
 
 
 def without_catalog_notes(found: list[str], data: dict) -> list[str]:
@@ -199,3 +203,19 @@ def test_an_estimates_notes_are_in_the_readers_language(client: TestClient, lang
     assert fraction["code"] == "reserve_gpu_memory_utilization"
     assert reserve["note"].startswith(f"gpu_memory_utilization {fraction['params']['fraction']} ")
     assert data["decode_tokens_per_s"]["note_messages"][-1]["code"] == "decode_range_covers"
+
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_the_knobs_notes_are_in_the_readers_language(client: TestClient, lang: str) -> None:
+    soup = page(client, DETAIL.format(model=VERIFIED[0], hardware=VERIFIED[1]), lang)
+    for flag in soup.select(".knob-default code"):
+        flag.decompose()  # a flag is the runtime's own word
+    shown = texts(soup, ".knob-default")
+    assert english_phrases(shown) == []
+    knobs = detail_json(client, *VERIFIED)["knobs"]
+    noted = [k for k in knobs if k["note_message"]]
+    assert noted
+    for knob in noted:
+        assert knob["note_message"]["code"].startswith("knob_")
+        assert knob["note"] == english(as_message(knob["note_message"]))
