@@ -241,10 +241,10 @@ def _memory_at(job: _Job, context: int) -> MemoryBreakdown:
 
 def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
     """The weights' share of each GPU under tensor parallelism."""
-    split = message(Code.WEIGHTS_SPLIT_OVER, count=tensor_parallel)
-    split_note = (split,) if tensor_parallel > 1 else ()
+    across = tensor_parallel > 1
+    split = (message(Code.WEIGHTS_SPLIT_OVER, count=tensor_parallel),) if across else ()
     value = bytes_to_gb(weights.value) / tensor_parallel
-    return Quantity(value, weights.basis, weights.note + split_note)
+    return Quantity(value, weights.basis, weights.note + split)
 
 
 def _kv_bytes_per_gpu(job: _Job, context: int) -> int:
