@@ -158,12 +158,11 @@ class CatalogSeeder:
         return self.upsert(Hardware, {"slug": seed.slug}, values)
 
     def seed_profile(self, seed: Any) -> Profile:
-        texts = ("summary", "stop_conditions", "measurement_order")
+        texts = ("name", "summary", "stop_conditions", "measurement_order")
         values, translations = split_prose({name: getattr(seed, name) for name in texts})
-        # The knobs as the seed names them; everything but the texts, name and order.
-        settings = seed.model_dump(exclude={"slug", "name", "sort", *texts})
-        values.update(name=seed.name, sort=seed.sort, settings=settings,
-                      translations=translations)
+        # The knobs as the seed names them; everything but the texts and order.
+        settings = seed.model_dump(exclude={"slug", "sort", *texts})
+        values.update(sort=seed.sort, settings=settings, translations=translations)
         return self.upsert(Profile, {"slug": seed.slug}, values)
 
     def seed_reported(self, model: LlmModel, reported: list[Any], hardware: dict) -> None:

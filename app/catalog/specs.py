@@ -10,6 +10,7 @@ from app.estimate import (
     ModelSpec,
     RuntimeSpec,
 )
+from app.estimate.messages import Code, Notes, message
 from app.models import Artifact, Hardware, LlmModel, Runtime
 
 
@@ -41,9 +42,18 @@ def model_spec(model: LlmModel) -> ModelSpec:
     )
 
 
+def recorded_size_note(recorded: str | Notes | None) -> Notes:
+    """The note of a recorded size: the catalog's words for it, or a described model's own."""
+    if isinstance(recorded, tuple):  # a described model's weights, read from its files
+        return recorded
+    if recorded:
+        return (message(Code.WEIGHTS_RECORDED, note=recorded),)
+    return (message(Code.WEIGHTS_RECORDED_FILE),)
+
+
 def artifact_spec(artifact: Artifact) -> ArtifactSpec:
     size_basis = artifact.basis.get("size_bytes", {}).get("basis", "exact")
-    size_note = artifact.basis.get("size_bytes", {}).get("note") or "recorded file size"
+    size_note = recorded_size_note(artifact.basis.get("size_bytes", {}).get("note"))
     return ArtifactSpec(
         slug=artifact.slug,
         format=artifact.format,

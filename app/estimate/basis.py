@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from app.estimate.messages import Notes
+
 
 class Basis(StrEnum):
     """Where a number comes from, strongest first."""
@@ -37,4 +39,4 @@ class Quantity:
 
     value: float
     basis: Basis
-    note: str = ""
+    note: Notes = ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.estimate.basis import Basis, Quantity
 from app.estimate.errors import EstimateError
+from app.estimate.messages import Code, Notes, message, plain
 from app.estimate.setup import Setup
 from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.units import GB, mib_to_gb
@@ -48,12 +49,17 @@ def _fraction_reserve(
     left_free = (1 - fraction) * hardware.memory_gb_per_gpu
     beyond_usable = max(0.0, left_free - withheld_gb(hardware))
     graphs = CUDA_GRAPHS_GB if cuda_graphs else 0.0
-    name = "gpu_memory_utilization" if runtime.budget.kind == "vllm_fraction" else "memory fraction"
-    note = (
-        f"{name} {fraction:g} leaves {left_free:.2f} GB free "
-        f"({beyond_usable:.2f} GB beyond the usable figure) + {NON_TORCH_GB} GB non-torch"
+    vllm = runtime.budget.kind == "vllm_fraction"
+    note: Notes = (
+        message(
+            Code.RESERVE_GPU_MEMORY_UTILIZATION if vllm else Code.RESERVE_MEMORY_FRACTION,
+            fraction=plain(fraction),
+            free=round(left_free, 2),
+            beyond=round(beyond_usable, 2),
+            non_torch=NON_TORCH_GB,
+        ),
     )
-    note += f" + {CUDA_GRAPHS_GB} GB CUDA graphs" if cuda_graphs else ""
+    note += (message(Code.RESERVE_CUDA_GRAPHS, gb=CUDA_GRAPHS_GB),) if cuda_graphs else ()
     return Quantity(beyond_usable + NON_TORCH_GB + graphs, Basis.ASSUMED, note)
 
 
@@ -82,11 +88,10 @@ def _sglang_reserve(hardware: HardwareSpec, setup: Setup) -> Quantity:
         hardware.memory_gb_per_gpu, setup.prefill_tokens, setup.tensor_parallel
     )
     reserve = max(0.0, mib_to_gb(reserved_mib) - withheld_gb(hardware))
-    note = (
-        f"SGLang reserves {reserved_mib:.0f} MiB ({mib_to_gb(reserved_mib):.2f} GB) "
-        "for activations, CUDA graphs and communication, less what usable leaves out"
+    note = message(
+        Code.RESERVE_SGLANG, mib=round(reserved_mib), gb=round(mib_to_gb(reserved_mib), 2)
     )
-    return Quantity(reserve, Basis.ASSUMED, note)
+    return Quantity(reserve, Basis.ASSUMED, (note,))
 
 
 def _fixed_reserve(runtime: RuntimeSpec) -> Quantity:
@@ -94,18 +99,19 @@ def _fixed_reserve(runtime: RuntimeSpec) -> Quantity:
     margin = runtime.budget.margin_gb
     if margin < 0:
         raise EstimateError("runtime", f"{runtime.slug}: margin_gb must not be negative")
-    return Quantity(margin, Basis.ASSUMED, f"fixed margin of {margin:g} GB")
+    return Quantity(margin, Basis.ASSUMED, (message(Code.RESERVE_FIXED, gb=plain(margin)),))
 
 
 def prefill_workspace(model: ModelSpec, runtime: RuntimeSpec, setup: Setup) -> Quantity:
     """Activation memory per GPU for one prefill chunk, in GB."""
     if runtime.budget.kind == "sglang_static":
-        return Quantity(0.0, Basis.ASSUMED, "included in SGLang's reserve")
+        return Quantity(0.0, Basis.ASSUMED, (message(Code.WORKSPACE_IN_SGLANG_RESERVE),))
     if model.hidden_size is None:
-        return Quantity(UNKNOWN_WORKSPACE_GB, Basis.ASSUMED, "hidden size unknown; 0.5 GB assumed")
+        note = message(Code.WORKSPACE_HIDDEN_UNKNOWN, gb=UNKNOWN_WORKSPACE_GB)
+        return Quantity(UNKNOWN_WORKSPACE_GB, Basis.ASSUMED, (note,))
     per_token = activation_bytes_per_token(model, setup.tensor_parallel)
-    note = f"{setup.prefill_tokens} prefill tokens x {per_token:.0f} B of activations"
-    return Quantity(setup.prefill_tokens * per_token / GB, Basis.ASSUMED, note)
+    note = message(Code.WORKSPACE_PREFILL, tokens=setup.prefill_tokens, bytes=round(per_token))
+    return Quantity(setup.prefill_tokens * per_token / GB, Basis.ASSUMED, (note,))
 
 
 def activation_bytes_per_token(model: ModelSpec, tensor_parallel: int) -> float:

@@ -15,7 +15,7 @@ from app.estimate.kv import (
     kv_shape,
     kv_unknown,
 )
-from app.estimate.messages import Message
+from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -256,7 +256,8 @@ def _memory_at(job: _Job, context: int, concurrency: int | None = None) -> Memor
 
 def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
     """The weights' share of each GPU under tensor parallelism."""
-    split = f", split over {tensor_parallel} GPUs" if tensor_parallel > 1 else ""
+    across = tensor_parallel > 1
+    split = (message(Code.WEIGHTS_SPLIT_OVER, count=tensor_parallel),) if across else ()
     value = bytes_to_gb(weights.value) / tensor_parallel
     return Quantity(value, weights.basis, weights.note + split)
 
@@ -269,11 +270,11 @@ def _kv_bytes_per_gpu(job: _Job, context: int, concurrency: int | None = None) -
 
 def _kv_per_gpu(job: _Job, context: int, concurrency: int) -> Quantity:
     """The KV cache of each GPU, in GB."""
-    note = f"{concurrency} x {context} tokens at {job.setup.kv_dtype}"
+    note = message(Code.KV_AT, requests=concurrency, tokens=context, kv_dtype=job.setup.kv_dtype)
     if kv_unknown(job.model):  # weights-only mode: no architecture, so no KV size to add
-        note = f"unknown: no architecture given, not counted ({note})"
+        note = message(Code.KV_NOT_COUNTED, kv=note)
     gb = bytes_to_gb(_kv_bytes_per_gpu(job, context, concurrency))
-    return Quantity(gb, job.kv_basis, note)
+    return Quantity(gb, job.kv_basis, (note,))
 
 
 def _kv_growth(job: _Job, tensor_parallel: int) -> int:
@@ -286,8 +287,8 @@ def _kv_growth(job: _Job, tensor_parallel: int) -> int:
 
 def _usable(hardware: HardwareSpec) -> Quantity:
     """What a runtime can get on each GPU; on unified memory the GPU's share, not all RAM."""
-    note = "GPU share of unified memory" if hardware.unified_memory else "usable memory per GPU"
-    return Quantity(hardware.usable_gb_per_gpu, hardware.basis_of("usable_gb_per_gpu"), note)
+    note = message(Code.USABLE_UNIFIED if hardware.unified_memory else Code.USABLE_PER_GPU)
+    return Quantity(hardware.usable_gb_per_gpu, hardware.basis_of("usable_gb_per_gpu"), (note,))
 
 
 def _fits_at(job: _Job, context: int, concurrency: int | None = None) -> bool:

@@ -68,6 +68,73 @@ class Code(StrEnum):
     START_LOWERED = "start_lowered"
     ONE_REQUEST_OFFLOAD = "one_request_offload"
     ONE_REQUEST_NO_MORE_KV = "one_request_no_more_kv"
+    # How a memory figure was reached (the breakdown's basis notes).
+    WEIGHTS_FROM_PARAMS = "weights_from_params"
+    WEIGHTS_RECORDED = "weights_recorded"
+    WEIGHTS_RECORDED_FILE = "weights_recorded_file"
+    WEIGHTS_BY_TENSOR_KIND = "weights_by_tensor_kind"
+    TENSOR_KIND_EXPERTS = "tensor_kind_experts"
+    TENSOR_KIND_LINEAR = "tensor_kind_linear"
+    TENSOR_KIND_EMBEDDINGS = "tensor_kind_embeddings"
+    WEIGHTS_DESCRIBED = "weights_described"
+    WEIGHTS_STATED = "weights_stated"
+    WEIGHTS_GGUF_HEADER = "weights_gguf_header"
+    WEIGHTS_SPLIT_OVER = "weights_split_over"
+    WEIGHTS_IN_SYSTEM_MEMORY = "weights_in_system_memory"
+    KV_AT = "kv_at"
+    KV_NOT_COUNTED = "kv_not_counted"
+    USABLE_UNIFIED = "usable_unified"
+    USABLE_PER_GPU = "usable_per_gpu"
+    RESERVE_GPU_MEMORY_UTILIZATION = "reserve_gpu_memory_utilization"
+    RESERVE_MEMORY_FRACTION = "reserve_memory_fraction"
+    RESERVE_CUDA_GRAPHS = "reserve_cuda_graphs"
+    RESERVE_SGLANG = "reserve_sglang"
+    RESERVE_FIXED = "reserve_fixed"
+    WORKSPACE_IN_SGLANG_RESERVE = "workspace_in_sglang_reserve"
+    WORKSPACE_HIDDEN_UNKNOWN = "workspace_hidden_unknown"
+    WORKSPACE_PREFILL = "workspace_prefill"
+    # How a speed range was reached (the speed notes).
+    DECODE_READ = "decode_read"
+    DECODE_BANDWIDTH_DENSE = "decode_bandwidth_dense"
+    DECODE_BANDWIDTH_MOE = "decode_bandwidth_moe"
+    DECODE_LAYERS_ASSUMED = "decode_layers_assumed"
+    DECODE_FROM_SYSTEM_MEMORY = "decode_from_system_memory"
+    DECODE_LONG_CONTEXT = "decode_long_context"
+    DECODE_TENSOR_PARALLEL = "decode_tensor_parallel"
+    DECODE_RUNTIME_FACTOR = "decode_runtime_factor"
+    DECODE_RANGE_COVERS = "decode_range_covers"
+    PREFILL_MFU = "prefill_mfu"
+    PREFILL_ATTENTION_NOT_COUNTED = "prefill_attention_not_counted"
+    # Where a shown figure comes from (the figure notes).
+    MEASURED_SPEED_ONE = "measured_speed_one"
+    MEASURED_SPEED = "measured_speed"
+    MEASURED_PEAK_ONE = "measured_peak_one"
+    MEASURED_PEAK = "measured_peak"
+    TOKENS_AT = "tokens_at"
+    TOKENS_SPAN = "tokens_span"
+    ESTIMATED_EXACT = "estimated_exact"
+    ESTIMATED_PUBLISHED = "estimated_published"
+    ESTIMATED_DERIVED = "estimated_derived"
+    ESTIMATED_ASSUMED = "estimated_assumed"
+    ESTIMATED_ON_GPU = "estimated_on_gpu"
+    SPECULATIVE_NOT_MODELLED = "speculative_not_modelled"
+    REPORTED = "reported"
+    # Why a runtime's command leaves a knob alone (the knobs table's notes).
+    KNOB_SPLITS_BY_LAYER = "knob_splits_by_layer"
+    KNOB_FIXED_MARGIN = "knob_fixed_margin"
+    KNOB_NEEDS_DRAFT = "knob_needs_draft"
+    KNOB_OWN_CUDA_GRAPHS = "knob_own_cuda_graphs"
+    KNOB_ONE_APPLE_GPU = "knob_one_apple_gpu"
+    KNOB_NO_CONTEXT_FLAG = "knob_no_context_flag"
+    KNOB_KV_AT_MODEL_PRECISION = "knob_kv_at_model_precision"
+    KNOB_NO_PREFILL_FLAG = "knob_no_prefill_flag"
+    KNOB_NO_CONCURRENCY_FLAG = "knob_no_concurrency_flag"
+    KNOB_UNIFIED_SHARE = "knob_unified_share"
+    KNOB_NOT_CUDA = "knob_not_cuda"
+    KNOB_BATCH_PER_MODEL = "knob_batch_per_model"
+    KNOB_NO_SPECULATIVE = "knob_no_speculative"
+    KNOB_MODEL_PRECISION = "knob_model_precision"
+    KNOB_ON_BY_DEFAULT = "knob_on_by_default"
 
 
 @dataclass(frozen=True)
@@ -102,6 +169,14 @@ def _json(value: Any) -> Any:
     if isinstance(value, tuple | list):
         return [_json(v) for v in value]
     return value
+
+
+Notes = tuple[Message, ...]  # how a figure was reached, clause by clause
+
+
+def plain(value: float) -> int | float:
+    """A number as `:g` would show it: a whole number without its decimal point."""
+    return int(value) if float(value).is_integer() else value
 
 
 def message(code: Code, **params: Any) -> Message:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.estimate.basis import Basis
+from app.estimate.messages import Code, Notes, message
 
 # The catalog seed names some hardware figures differently from the fields below.
 _HARDWARE_BASIS_ALIASES: dict[str, str] = {
@@ -60,7 +61,7 @@ class ArtifactSpec:
     bits_per_weight: float  # effective whole-file bits per weight
     size_bytes: int | None = None
     size_basis: Basis = Basis.EXACT
-    size_note: str = "recorded file size"
+    size_note: Notes = (message(Code.WEIGHTS_RECORDED_FILE),)
     official: bool = False
 
 

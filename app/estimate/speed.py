@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.estimate.basis import Basis
+from app.estimate.messages import Code, Notes, message, plain
 from app.estimate.specs import HardwareSpec
 
 # Software stacks that share kernels and so share an efficiency: llama.cpp's ROCm (HIP)
@@ -94,7 +95,7 @@ class SpeedRange:
     low: float
     high: float
     basis: Basis
-    note: str
+    note: Notes
 
 
 @dataclass(frozen=True)
@@ -153,30 +154,38 @@ def multi_gpu_factor(hardware: HardwareSpec, tensor_parallel: int) -> float:
 
 def _decode_note(
     load: DecodeLoad, hardware: HardwareSpec, family: str, eta: float, tensor_parallel: int
-) -> str:
-    """How the decode range was reached, in one line."""
-    kind = "MoE, active weights" if load.is_moe else "dense"
-    note = (
-        f"{load.gpu_bytes / 1e9:.2f} GB read per token per GPU at {load.context:,} tokens; "
-        f"{eta:.2f} of {hardware.bandwidth_gb_s_per_gpu:g} GB/s ({family}, {kind}) "
-        f"+ {overhead_s(family, load.layers) * 1e3:.2f} ms per token"
+) -> Notes:
+    """How the decode range was reached, clause by clause."""
+    note: Notes = (
+        message(Code.DECODE_READ, gb=round(load.gpu_bytes / 1e9, 2), tokens=load.context),
+        message(
+            Code.DECODE_BANDWIDTH_MOE if load.is_moe else Code.DECODE_BANDWIDTH_DENSE,
+            share=round(eta, 2),
+            bandwidth=plain(hardware.bandwidth_gb_s_per_gpu),
+            family=family,
+            overhead=round(overhead_s(family, load.layers) * 1e3, 2),
+        ),
     )
     if load.layers is None:
-        note += f" ({DEFAULT_LAYERS} layers assumed)"
+        note += (message(Code.DECODE_LAYERS_ASSUMED, layers=DEFAULT_LAYERS),)
     if load.host_bytes:
-        note += (
-            f"; {load.host_bytes / 1e9:.2f} GB from system memory at {HOST_EFFICIENCY:g} of "
-            f"an assumed {HOST_BANDWIDTH_GB_S:g} GB/s"
+        host = message(
+            Code.DECODE_FROM_SYSTEM_MEMORY,
+            gb=round(load.host_bytes / 1e9, 2),
+            share=plain(HOST_EFFICIENCY),
+            bandwidth=plain(HOST_BANDWIDTH_GB_S),
         )
+        note += (host,)
     slowdown = long_context_factor(load.context)
     if slowdown < 0.995:
-        note += f"; x{slowdown:.2f} long-context slowdown"
+        note += (message(Code.DECODE_LONG_CONTEXT, factor=round(slowdown, 2)),)
     if tensor_parallel > 1:
-        note += f"; x{multi_gpu_factor(hardware, tensor_parallel):g} for tensor parallel"
+        parallel = plain(multi_gpu_factor(hardware, tensor_parallel))
+        note += (message(Code.DECODE_TENSOR_PARALLEL, factor=parallel),)
     factor = RUNTIME_FACTOR.get(load.runtime, 1.0)
     if factor != 1.0:
-        note += f"; x{factor:g} for {load.runtime} against llama.cpp"
-    return note + f"; range holds {RANGE_COVERS} of calibration measurements"
+        note += (message(Code.DECODE_RUNTIME_FACTOR, factor=plain(factor), runtime=load.runtime),)
+    return (*note, message(Code.DECODE_RANGE_COVERS, share=RANGE_COVERS))
 
 
 def prefill_range(
@@ -191,12 +200,14 @@ def prefill_range(
     low_mfu, high_mfu = PREFILL_MFU
     roofline = tensor_parallel * tflops * 1e12 / (2 * active_params)
     note = (
-        f"MFU {low_mfu}-{high_mfu} of {tensor_parallel} x {tflops:g} BF16 TFLOPS; "
-        "attention FLOPs not counted"
+        message(
+            Code.PREFILL_MFU, low=low_mfu, high=high_mfu, gpus=tensor_parallel, tflops=plain(tflops)
+        ),
+        message(Code.PREFILL_ATTENTION_NOT_COUNTED),
     )
     return _speed_range(low_mfu * roofline, high_mfu * roofline, note)
 
 
-def _speed_range(low: float, high: float, note: str) -> SpeedRange:
+def _speed_range(low: float, high: float, note: Notes) -> SpeedRange:
     """A speed range rounded to one decimal; the efficiencies are calibrated assumptions."""
     return SpeedRange(round(low, 1), round(high, 1), Basis.ASSUMED, note)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.errors import EstimateError
 from app.estimate.hf_config import ModelShape
+from app.estimate.messages import Code, message, plain
 from app.estimate.quants import QuantType
 from app.estimate.specs import ArtifactSpec, ModelSpec
 
@@ -15,8 +16,12 @@ def weights_bytes(model: ModelSpec, artifact: ArtifactSpec) -> Quantity:
         return _recorded_size(artifact)
     size = params_bytes(model.params_total_b, artifact)
     basis = weakest(Basis.DERIVED, model.basis_of("params_total_b"))
-    note = f"{model.params_total_b:g}B params x {artifact.bits_per_weight:g} bits per weight"
-    return Quantity(size, basis, note)
+    note = message(
+        Code.WEIGHTS_FROM_PARAMS,
+        params=plain(model.params_total_b),
+        bits=plain(artifact.bits_per_weight),
+    )
+    return Quantity(size, basis, (note,))
 
 
 def _recorded_size(artifact: ArtifactSpec) -> Quantity:
@@ -50,13 +55,15 @@ def weights_by_tensor_kind(shape: ModelShape, quant: QuantType) -> Quantity:
     routed experts, other linear layers, embeddings and output head."""
     moe = shape.is_moe
     parts = [
-        ("experts", shape.expert_params, quant.bits_for("expert", moe)),
-        ("other layers", shape.linear_params, quant.bits_for("linear", moe)),
-        ("embeddings", shape.embedding_params, quant.bits_for("embedding", moe)),
+        (Code.TENSOR_KIND_EXPERTS, shape.expert_params, quant.bits_for("expert", moe)),
+        (Code.TENSOR_KIND_LINEAR, shape.linear_params, quant.bits_for("linear", moe)),
+        (Code.TENSOR_KIND_EMBEDDINGS, shape.embedding_params, quant.bits_for("embedding", moe)),
     ]
     size = sum(params * bits / 8 for _, params, bits in parts)
-    note = ", ".join(
-        f"{what} {params / 1e9:.2f}B x {bits:g}" for what, params, bits in parts if params
+    note = tuple(
+        message(what, params=round(params / 1e9, 2), bits=plain(bits))
+        for what, params, bits in parts
+        if params
     )
     basis = weakest(Basis.DERIVED, quant.basis)
-    return Quantity(size, basis, f"{quant.name} by tensor kind: {note} bits")
+    return Quantity(size, basis, (message(Code.WEIGHTS_BY_TENSOR_KIND, quant=quant.name), *note))

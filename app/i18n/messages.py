@@ -103,6 +103,97 @@ TEMPLATES: Mapping[Code, Any] = {
     ),
     Code.ONE_REQUEST_OFFLOAD: _l("one request; %(split)s"),
     Code.ONE_REQUEST_NO_MORE_KV: _l("one request: the GPU holds no more KV cache"),
+    Code.WEIGHTS_FROM_PARAMS: _l("%(params)sB params x %(bits)s bits per weight"),
+    Code.WEIGHTS_RECORDED: _l("recorded file size: %(note)s"),
+    Code.WEIGHTS_RECORDED_FILE: _l("recorded file size"),
+    Code.WEIGHTS_BY_TENSOR_KIND: _l("%(quant)s by tensor kind"),
+    Code.TENSOR_KIND_EXPERTS: _l("experts %(params)sB x %(bits)s bits"),
+    Code.TENSOR_KIND_LINEAR: _l("other layers %(params)sB x %(bits)s bits"),
+    Code.TENSOR_KIND_EMBEDDINGS: _l("embeddings %(params)sB x %(bits)s bits"),
+    Code.WEIGHTS_DESCRIBED: _l("%(params)sB params x %(bits)s bits (%(quant)s)"),
+    Code.WEIGHTS_STATED: _l("bytes stated by the %(source)s"),
+    Code.WEIGHTS_GGUF_HEADER: _l("sum of tensor bytes in the GGUF header (%(types)s)"),
+    Code.WEIGHTS_SPLIT_OVER: _l("split over %(count)s GPUs"),
+    Code.WEIGHTS_IN_SYSTEM_MEMORY: _l("%(gb)s GB of it in system memory"),
+    Code.KV_AT: _l("%(requests)s x %(tokens)s tokens at %(kv_dtype)s"),
+    Code.KV_NOT_COUNTED: _l("unknown: no architecture given, not counted (%(kv)s)"),
+    Code.USABLE_UNIFIED: _l("GPU share of unified memory"),
+    Code.USABLE_PER_GPU: _l("usable memory per GPU"),
+    Code.RESERVE_GPU_MEMORY_UTILIZATION: _l(
+        "gpu_memory_utilization %(fraction)s leaves %(free)s GB free (%(beyond)s GB beyond the "
+        "usable figure) + %(non_torch)s GB non-torch"
+    ),
+    Code.RESERVE_MEMORY_FRACTION: _l(
+        "memory fraction %(fraction)s leaves %(free)s GB free (%(beyond)s GB beyond the usable "
+        "figure) + %(non_torch)s GB non-torch"
+    ),
+    Code.RESERVE_CUDA_GRAPHS: _l("+ %(gb)s GB CUDA graphs"),
+    Code.RESERVE_SGLANG: _l(
+        "SGLang reserves %(mib)s MiB (%(gb)s GB) for activations, CUDA graphs and "
+        "communication, less what usable leaves out"
+    ),
+    Code.RESERVE_FIXED: _l("fixed margin of %(gb)s GB"),
+    Code.WORKSPACE_IN_SGLANG_RESERVE: _l("included in SGLang's reserve"),
+    Code.WORKSPACE_HIDDEN_UNKNOWN: _l("hidden size unknown; %(gb)s GB assumed"),
+    Code.WORKSPACE_PREFILL: _l("%(tokens)s prefill tokens x %(bytes)s B of activations"),
+    Code.DECODE_READ: _l("%(gb)s GB read per token per GPU at %(tokens)s tokens"),
+    Code.DECODE_BANDWIDTH_DENSE: _l(
+        "%(share)s of %(bandwidth)s GB/s (%(family)s, dense) + %(overhead)s ms per token"
+    ),
+    Code.DECODE_BANDWIDTH_MOE: _l(
+        "%(share)s of %(bandwidth)s GB/s (%(family)s, MoE, active weights) "
+        "+ %(overhead)s ms per token"
+    ),
+    Code.DECODE_LAYERS_ASSUMED: _l("%(layers)s layers assumed"),
+    Code.DECODE_FROM_SYSTEM_MEMORY: _l(
+        "%(gb)s GB from system memory at %(share)s of an assumed %(bandwidth)s GB/s"
+    ),
+    Code.DECODE_LONG_CONTEXT: _l("x%(factor)s long-context slowdown"),
+    Code.DECODE_TENSOR_PARALLEL: _l("x%(factor)s for tensor parallel"),
+    Code.DECODE_RUNTIME_FACTOR: _l("x%(factor)s for %(runtime)s against llama.cpp"),
+    Code.DECODE_RANGE_COVERS: _l("range holds %(share)s of calibration measurements"),
+    Code.PREFILL_MFU: _l("MFU %(low)s-%(high)s of %(gpus)s x %(tflops)s BF16 TFLOPS"),
+    Code.PREFILL_ATTENTION_NOT_COUNTED: _l("attention FLOPs not counted"),
+    Code.MEASURED_SPEED_ONE: _l("median of 1 accepted record at %(span)s, one request"),
+    Code.MEASURED_SPEED: _l(
+        "median of %(records)s accepted records at %(span)s, one request"
+    ),
+    Code.MEASURED_PEAK_ONE: _l("largest peak of 1 accepted record at %(span)s, one request"),
+    Code.MEASURED_PEAK: _l(
+        "largest peak of %(records)s accepted records at %(span)s, one request"
+    ),
+    Code.TOKENS_AT: _l("%(tokens)s tokens"),
+    Code.TOKENS_SPAN: _l("%(low)s–%(high)s tokens"),
+    Code.ESTIMATED_EXACT: _l("estimated; basis exact"),
+    Code.ESTIMATED_PUBLISHED: _l("estimated; basis published"),
+    Code.ESTIMATED_DERIVED: _l("estimated; basis derived"),
+    Code.ESTIMATED_ASSUMED: _l("estimated; basis assumed"),
+    Code.ESTIMATED_ON_GPU: _l("estimated on the GPU; %(gb)s GB of weights in system memory"),
+    Code.REPORTED: _l("as reported: %(note)s"),
+    Code.KNOB_SPLITS_BY_LAYER: _l("%(runtime)s splits a model across cards by layers"),
+    Code.KNOB_FIXED_MARGIN: _l("%(runtime)s keeps a fixed margin free instead of a fraction"),
+    Code.KNOB_NEEDS_DRAFT: _l(
+        "%(runtime)s needs a separate draft model (%(flag)s); none is listed"
+    ),
+    Code.KNOB_OWN_CUDA_GRAPHS: _l("%(runtime)s manages CUDA graphs itself"),
+    Code.KNOB_ONE_APPLE_GPU: _l("%(runtime)s serves from one Apple-silicon GPU"),
+    Code.KNOB_NO_CONTEXT_FLAG: _l(
+        "%(server)s has no context limit flag; its cache grows per request"
+    ),
+    Code.KNOB_KV_AT_MODEL_PRECISION: _l("%(server)s keeps the KV cache at the model's precision"),
+    Code.KNOB_NO_PREFILL_FLAG: _l("%(server)s has no prefill chunk flag"),
+    Code.KNOB_NO_CONCURRENCY_FLAG: _l("%(server)s has no flag for concurrent requests"),
+    Code.KNOB_UNIFIED_SHARE: _l(
+        "%(runtime)s uses the GPU share of unified memory; no fraction flag"
+    ),
+    Code.KNOB_NOT_CUDA: _l("not a CUDA runtime"),
+    Code.KNOB_BATCH_PER_MODEL: _l(
+        "%(runtime)s sets the batch per model (num_batch), not per server"
+    ),
+    Code.KNOB_NO_SPECULATIVE: _l("%(runtime)s has no speculative decoding"),
+    Code.KNOB_MODEL_PRECISION: _l("the model's own precision"),
+    Code.KNOB_ON_BY_DEFAULT: _l("on by default"),
+    Code.SPECULATIVE_NOT_MODELLED: _l("speculative decoding is not modelled and can raise this"),
 }
 
 

@@ -35,13 +35,15 @@ class KnobRow:
     value: str
     state: str | None  # set | default | unsupported; None where no command is shown
     flag: str | None
-    note: str
+    note: Message | None
     why: Message | None
 
     def as_json(self) -> dict:
-        why = self.why
+        why, note = self.why, self.note
         return {
             **self.__dict__,
+            "note": english(note) if note else "",
+            "note_message": note.as_json() if note else None,
             "why": english(why) if why else "",
             "why_message": why.as_json() if why else None,
         }
@@ -78,7 +80,7 @@ def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
                 value=value_text(values, name),
                 state=knob.state.value if knob else None,
                 flag=knob.flag if knob else None,
-                note=knob.note if knob else "",
+                note=knob.note if knob else None,
                 why=values.why.get(name),
             )
         )

@@ -59,7 +59,8 @@ def memory_out(recipe: ResolvedRecipe) -> dict[str, Any] | None:
         "usable_gb_per_gpu": memory.usable_gb,
         "headroom_gb_per_gpu": memory.headroom_gb,
         "basis": memory.basis.value,
-        "note": memory.note,
+        "note": english(memory.note),
+        "note_messages": messages_json(memory.note),
         "estimated_gb_per_gpu": memory.estimated_gb,
     }
     estimate = recipe.estimate
@@ -77,7 +78,12 @@ def memory_out(recipe: ResolvedRecipe) -> dict[str, Any] | None:
 
 
 def quantity_out(quantity: Quantity) -> dict[str, Any]:
-    return {"gb": round(quantity.value, 2), "basis": quantity.basis.value, "note": quantity.note}
+    return {"gb": round(quantity.value, 2), "basis": quantity.basis.value, **note_out(quantity)}
+
+
+def note_out(quantity: Quantity) -> dict[str, Any]:
+    """A basis note in English, as ever, and as codes with their figures beside it."""
+    return {"note": english(quantity.note), "note_messages": messages_json(quantity.note)}
 
 
 def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
@@ -170,7 +176,8 @@ def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) ->
             "prefill workspace": m.prefill_workspace,
             "runtime reserve": m.runtime_reserve,
         }
-        found += [f"{name}: {q.note}" for name, q in parts.items() if q.basis.value == "assumed"]
+        assumed = [(name, q) for name, q in parts.items() if q.basis.value == "assumed"]
+        found += [f"{name}: {english(q.note)}" for name, q in assumed]
     for name, entry in (recipe.hardware.basis or {}).items():
         if entry.get("basis") == "assumed":
             found.append(f"hardware {name}: {entry.get('note', '')}")
@@ -203,7 +210,7 @@ def described_out(description: ModelDescription | None) -> dict[str, Any] | None
 
 def _bytes_out(quantity: Quantity) -> dict[str, Any]:
     gb = round(quantity.value / 1e9, 2)
-    return {"gb": gb, "basis": quantity.basis.value, "note": quantity.note}
+    return {"gb": gb, "basis": quantity.basis.value, **note_out(quantity)}
 
 
 def shape_fields(shape: ModelShape) -> dict[str, Any]:

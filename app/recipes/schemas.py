@@ -14,7 +14,8 @@ class RangeOut(BaseModel):
     low: float
     high: float
     basis: Literal["measured", "reported", "estimated"]
-    note: str
+    note: str  # English; note_messages carries the same as codes
+    note_messages: list["MessageOut"]
     source: str | None = None
     records: int = 0
 
@@ -203,7 +204,8 @@ class SpeedOut(BaseModel):
     low: float
     high: float
     basis: str
-    note: str
+    note: str  # English; note_messages carries the same as codes
+    note_messages: list[MessageOut]
 
 
 class EstimateOut(BaseModel):

@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from app.estimate.messages import Code, Message, message
+from app.i18n.messages import english
 from app.models import Artifact, LlmModel, Runtime
 from app.resolve.applied import AppliedValues
 
@@ -49,10 +51,16 @@ class KnobState(StrEnum):
 class Knob:
     state: KnobState
     flag: str | None = None
-    note: str = ""
+    note: Message | None = None
 
     def as_json(self) -> dict:
-        return {"state": self.state.value, "flag": self.flag, "note": self.note}
+        note = self.note
+        return {
+            "state": self.state.value,
+            "flag": self.flag,
+            "note": english(note) if note else "",
+            "note_message": note.as_json() if note else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,7 @@ class Argv:
         else:
             self.knobs[knob] = Knob(KnobState.DEFAULT, shlex.join(flags))
 
-    def cannot(self, knob: str, why: str) -> None:
+    def cannot(self, knob: str, why: Message) -> None:
         self.knobs[knob] = Knob(KnobState.UNSUPPORTED, None, why)
 
 
@@ -164,24 +172,24 @@ def llama_cpp(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     cmd.argv += ["--n-gpu-layers", "999", "--flash-attn", "on"]
     if v.split == "layer":
         cmd.argv += ["--split-mode", "layer"]
-    cmd.cannot("tensor_parallel", "llama.cpp splits a model across cards by layers")
+    cmd.cannot("tensor_parallel", message(Code.KNOB_SPLITS_BY_LAYER, runtime="llama.cpp"))
     kv_cache_flag(cmd, ["--cache-type-k", v.kv_cache_dtype, "--cache-type-v", v.kv_cache_dtype])
     cmd.option("prefill_tokens", ["--ubatch-size", str(v.prefill_tokens)])
-    cmd.cannot("memory_fraction", "llama.cpp keeps a fixed margin free instead of a fraction")
-    speculative(cmd, "llama.cpp needs a separate draft model (--model-draft); none is listed")
-    cmd.cannot("cuda_graphs", "llama.cpp manages CUDA graphs itself")
+    cmd.cannot("memory_fraction", message(Code.KNOB_FIXED_MARGIN, runtime="llama.cpp"))
+    speculative(cmd, message(Code.KNOB_NEEDS_DRAFT, runtime="llama.cpp", flag="--model-draft"))
+    cmd.cannot("cuda_graphs", message(Code.KNOB_OWN_CUDA_GRAPHS, runtime="llama.cpp"))
 
 
 def mlx_lm(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     cmd.argv += ["--model", artifact.repo, "--host", HOST, "--port", str(PORT)]
-    cmd.cannot("tensor_parallel", "MLX-LM serves from one Apple-silicon GPU")
-    cmd.cannot("context", "mlx_lm.server has no context limit flag; its cache grows per request")
-    cmd.cannot("kv_cache_dtype", "mlx_lm.server keeps the KV cache at the model's precision")
-    cmd.cannot("prefill_tokens", "mlx_lm.server has no prefill chunk flag")
-    cmd.cannot("max_concurrency", "mlx_lm.server has no flag for concurrent requests")
-    cmd.cannot("memory_fraction", "MLX uses the GPU share of unified memory; no fraction flag")
-    speculative(cmd, "MLX-LM needs a separate draft model (--draft-model); none is listed")
-    cmd.cannot("cuda_graphs", "not a CUDA runtime")
+    cmd.cannot("tensor_parallel", message(Code.KNOB_ONE_APPLE_GPU, runtime="MLX-LM"))
+    cmd.cannot("context", message(Code.KNOB_NO_CONTEXT_FLAG, server="mlx_lm.server"))
+    cmd.cannot("kv_cache_dtype", message(Code.KNOB_KV_AT_MODEL_PRECISION, server="mlx_lm.server"))
+    cmd.cannot("prefill_tokens", message(Code.KNOB_NO_PREFILL_FLAG, server="mlx_lm.server"))
+    cmd.cannot("max_concurrency", message(Code.KNOB_NO_CONCURRENCY_FLAG, server="mlx_lm.server"))
+    cmd.cannot("memory_fraction", message(Code.KNOB_UNIFIED_SHARE, runtime="MLX"))
+    speculative(cmd, message(Code.KNOB_NEEDS_DRAFT, runtime="MLX-LM", flag="--draft-model"))
+    cmd.cannot("cuda_graphs", message(Code.KNOB_NOT_CUDA))
 
 
 def ollama(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
@@ -191,11 +199,11 @@ def ollama(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     cmd.always("max_concurrency", [f"OLLAMA_NUM_PARALLEL={v.max_concurrency}"])
     cmd.argv += ["OLLAMA_FLASH_ATTENTION=1"]
     kv_cache_flag(cmd, [f"OLLAMA_KV_CACHE_TYPE={v.kv_cache_dtype}"])
-    cmd.cannot("tensor_parallel", "Ollama splits a model across cards by layers")
-    cmd.cannot("prefill_tokens", "Ollama sets the batch per model (num_batch), not per server")
-    cmd.cannot("memory_fraction", "Ollama keeps a fixed margin free instead of a fraction")
-    speculative(cmd, "Ollama has no speculative decoding")
-    cmd.cannot("cuda_graphs", "Ollama manages CUDA graphs itself")
+    cmd.cannot("tensor_parallel", message(Code.KNOB_SPLITS_BY_LAYER, runtime="Ollama"))
+    cmd.cannot("prefill_tokens", message(Code.KNOB_BATCH_PER_MODEL, runtime="Ollama"))
+    cmd.cannot("memory_fraction", message(Code.KNOB_FIXED_MARGIN, runtime="Ollama"))
+    speculative(cmd, message(Code.KNOB_NO_SPECULATIVE, runtime="Ollama"))
+    cmd.cannot("cuda_graphs", message(Code.KNOB_OWN_CUDA_GRAPHS, runtime="Ollama"))
     cmd.argv += ["ollama", "serve"]
 
 
@@ -212,12 +220,13 @@ def kv_cache_flag(cmd: Argv, flags: list[str]) -> None:
     if cmd.values.kv_cache_dtype != "auto":
         cmd.always("kv_cache_dtype", flags)
     else:
-        cmd.knobs["kv_cache_dtype"] = Knob(KnobState.DEFAULT, None, "the model's own precision")
+        own = message(Code.KNOB_MODEL_PRECISION)
+        cmd.knobs["kv_cache_dtype"] = Knob(KnobState.DEFAULT, None, own)
 
 
-def speculative(cmd: Argv, flags_or_why: list[str] | str) -> None:
+def speculative(cmd: Argv, flags_or_why: list[str] | Message) -> None:
     """Speculative decoding is only ever on when the profile asks for it."""
-    if isinstance(flags_or_why, str):
+    if isinstance(flags_or_why, Message):
         cmd.cannot("speculative_decoding", flags_or_why)
     elif cmd.values.speculative_decoding:
         cmd.always("speculative_decoding", flags_or_why)
@@ -229,7 +238,7 @@ def graphs_flag(cmd: Argv, flags: list[str]) -> None:
     if not cmd.values.cuda_graphs:
         cmd.always("cuda_graphs", flags)
     else:
-        cmd.knobs["cuda_graphs"] = Knob(KnobState.DEFAULT, None, "on by default")
+        cmd.knobs["cuda_graphs"] = Knob(KnobState.DEFAULT, None, message(Code.KNOB_ON_BY_DEFAULT))
 
 
 # The start of each command line, before its flags.

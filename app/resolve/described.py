@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.catalog.repository import CatalogRepository
 from app.estimate import Basis, Quantity
 from app.estimate.hf_config import ModelShape
-from app.estimate.messages import Code, message
+from app.estimate.messages import Code, message, plain
 from app.estimate.quants import QuantType
 from app.estimate.specs import UNKNOWN_ATTENTION
 from app.estimate.weights import weights_by_tensor_kind
@@ -66,9 +66,14 @@ class ModelDescription:
         if self.shape is not None:
             return weights_by_tensor_kind(self.shape, self.quant)
         size = self.params_total_b * 1e9 * self.quant.bits / 8
-        note = f"{self.params_total_b:g}B params x {self.quant.bits:g} bits ({self.quant.name})"
+        note = message(
+            Code.WEIGHTS_DESCRIBED,
+            params=plain(self.params_total_b),
+            bits=plain(self.quant.bits),
+            quant=self.quant.name,
+        )
         basis = Basis.DERIVED if self.quant.basis != Basis.ASSUMED else Basis.ASSUMED
-        return Quantity(size, basis, note)
+        return Quantity(size, basis, (note,))
 
 
 def slug_for(name: str) -> str:

@@ -12,6 +12,9 @@ from enum import StrEnum
 from statistics import median
 
 from app.estimate import Estimate
+from app.estimate.basis import Basis
+from app.estimate.messages import Code, Message, Notes, message
+from app.i18n.messages import english, messages_json
 from app.models import Profile, ReportedFigure
 
 GB_DIGITS = 1
@@ -63,7 +66,7 @@ class SpeedFigure:
     low: float
     high: float
     basis: Evidence
-    note: str
+    note: Notes
     source: str | None = None
     records: int = 0
 
@@ -76,7 +79,8 @@ class SpeedFigure:
             "low": self.low,
             "high": self.high,
             "basis": self.basis.value,
-            "note": self.note,
+            "note": english(self.note),
+            "note_messages": messages_json(self.note),
             "source": self.source,
             "records": self.records,
         }
@@ -89,7 +93,7 @@ class MemoryFigure:
     required_gb: float
     usable_gb: float
     basis: Evidence
-    note: str
+    note: Notes
     estimated_gb: float | None  # the estimator's figure, also when a measurement replaces it
 
     @property
@@ -134,9 +138,14 @@ def measured_speed(medians: Sequence[ContextMedian]) -> SpeedFigure | None:
     values = [m.decode_tokens_per_s for m in timed]
     records = max(m.records for m in timed)
     lengths = [m.context_length for m in timed]
-    span = f"{lengths[0]:,}" if len(lengths) == 1 else f"{lengths[0]:,}–{lengths[-1]:,}"
-    plural = "s" if records != 1 else ""
-    note = f"median of {records} accepted record{plural} at {span} tokens, one request"
+    if len(lengths) == 1:
+        span = message(Code.TOKENS_AT, tokens=lengths[0])
+    else:
+        span = message(Code.TOKENS_SPAN, low=lengths[0], high=lengths[-1])
+    if records == 1:
+        note = (message(Code.MEASURED_SPEED_ONE, span=span),)
+    else:
+        note = (message(Code.MEASURED_SPEED, records=records, span=span),)
     return SpeedFigure(min(values), max(values), Evidence.MEASURED, note, records=records)  # type: ignore[type-var]
 
 
@@ -183,12 +192,13 @@ def memory_figure(at_load: Estimate, medians: tuple[ContextMedian, ...]) -> Memo
     estimated = gb(at_load.memory.required)
     peak = measured_peak(medians)
     if peak is not None and peak.peak_memory_gb_per_gpu is not None:
-        note = (
-            f"largest peak of {peak.records} accepted record{'s' if peak.records != 1 else ''}"
-            f" at {peak.context_length:,} tokens, one request"
-        )
+        span = message(Code.TOKENS_AT, tokens=peak.context_length)
+        if peak.records == 1:
+            note = (message(Code.MEASURED_PEAK_ONE, span=span),)
+        else:
+            note = (message(Code.MEASURED_PEAK, records=peak.records, span=span),)
         return MemoryFigure(peak.peak_memory_gb_per_gpu, usable, Evidence.MEASURED, note, estimated)
-    note = f"estimated; basis {at_load.basis.value}"
+    note = (estimated_note(at_load.basis),)
     return MemoryFigure(estimated, usable, Evidence.ESTIMATED, note, estimated)
 
 
@@ -204,15 +214,29 @@ def speed_figure(
         return measured
     figure = reported
     if figure is not None:
-        return SpeedFigure(figure.low, figure.high, Evidence.REPORTED, figure.note, figure.source)
+        note = (message(Code.REPORTED, note=figure.note),)
+        return SpeedFigure(figure.low, figure.high, Evidence.REPORTED, note, figure.source)
     speed = one_request.decode_tokens_per_s
     if speed is None:
         return None
     note = speed.note
     if profile.settings.get("speculative_decoding"):
-        note += "; speculative decoding is not modelled and can raise this"
+        note += (message(Code.SPECULATIVE_NOT_MODELLED),)
     low, high = round(speed.low, 1), round(speed.high, 1)
     return SpeedFigure(low, high, Evidence.ESTIMATED, note)
+
+
+def estimated_note(basis: Basis) -> Message:
+    """An estimated figure's note: the weakest basis it rests on."""
+    return message(_ESTIMATED[basis])
+
+
+_ESTIMATED = {
+    Basis.EXACT: Code.ESTIMATED_EXACT,
+    Basis.PUBLISHED: Code.ESTIMATED_PUBLISHED,
+    Basis.DERIVED: Code.ESTIMATED_DERIVED,
+    Basis.ASSUMED: Code.ESTIMATED_ASSUMED,
+}
 
 
 def decode_check(

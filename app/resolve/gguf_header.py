@@ -12,6 +12,7 @@ from typing import Any
 
 from app.estimate import Basis, EstimateError, Quantity
 from app.estimate.hf_config import ModelShape
+from app.estimate.messages import Code, message
 from app.estimate.quants import UnknownQuant, lookup_quant
 from app.resolve.described import ModelDescription
 
@@ -34,11 +35,8 @@ def read_gguf(path: Path, name: str | None = None) -> ModelDescription:
     shape = _shape(fields, arch, tensors)
     quant_name = _quant_name(fields, tensors)
     types = Counter(t.tensor_type.name for t in tensors)
-    note = (
-        "sum of tensor bytes in the GGUF header ("
-        + ", ".join(f"{count} {kind}" for kind, count in types.most_common(4))
-        + ")"
-    )
+    kinds = ", ".join(f"{count} {kind}" for kind, count in types.most_common(4))
+    note = (message(Code.WEIGHTS_GGUF_HEADER, types=kinds),)
     try:
         quant = lookup_quant(quant_name)
     except UnknownQuant:

@@ -14,6 +14,7 @@ from typing import Any
 
 from app.estimate import Basis, EstimateError, Quantity
 from app.estimate.hf_config import ModelShape, read_hf_config
+from app.estimate.messages import Code, message
 from app.estimate.quants import QuantType, lookup_quant
 from app.resolve.described import ModelDescription
 
@@ -164,7 +165,8 @@ def from_safetensors(
     repo: str | None = None,
 ) -> ModelDescription:
     """Exact bytes from an index or header; shapes from a config when there is one."""
-    weights = Quantity(float(size_bytes), Basis.EXACT, f"bytes stated by the {what}")
+    stated = (message(Code.WEIGHTS_STATED, source=what),)
+    weights = Quantity(float(size_bytes), Basis.EXACT, stated)
     if config is not None:
         shape = read_hf_config(config)
         chosen = lookup_quant(quant) if quant else quant_from_config(config)

@@ -47,7 +47,7 @@ def offloaded_recipe(
         on_gpu,
         gb(estimate.memory.usable.value),
         Evidence.ESTIMATED,
-        f"estimated on the GPU; {split.host_weights_gb:.1f} GB of weights in system memory",
+        (message(Code.ESTIMATED_ON_GPU, gb=round(split.host_weights_gb, 1)),),
         on_gpu,
     )
     speed = None
@@ -84,6 +84,6 @@ def _on_gpu(estimate: Estimate, gpu_weights_gb: float, host_weights_gb: float) -
     """The estimate with only the GPU's share of the weights in its memory breakdown, so the
     parts add up to the memory the GPU needs."""
     weights = estimate.memory.weights
-    note = f"{weights.note}; {host_weights_gb:.1f} GB of it in system memory"
+    note = (*weights.note, message(Code.WEIGHTS_IN_SYSTEM_MEMORY, gb=round(host_weights_gb, 1)))
     on_gpu = replace(weights, value=gpu_weights_gb, note=note)
     return replace(estimate, memory=replace(estimate.memory, weights=on_gpu))

@@ -16,6 +16,7 @@ from app.resolve.figures import (
     Evidence,
     MemoryFigure,
     decode_check,
+    estimated_note,
     gb,
     medians_by_context,
     memory_check,
@@ -307,7 +308,7 @@ def _unsupported(
             required,
             usable,
             Evidence.ESTIMATED,
-            f"estimated; basis {estimate.basis.value}",
+            (estimated_note(estimate.basis),),
             required,
         )
         reason = (message(Code.NEEDS_MEMORY, needed=required, usable=usable),)

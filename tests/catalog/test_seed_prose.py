@@ -24,7 +24,7 @@ SEED_DIR = Path(__file__).parents[2] / "seed_data"
 # basis notes and stay English.
 READER_PROSE = {
     "models.yaml": ("models", ("description", "notes")),
-    "profiles.yaml": ("profiles", ("summary", "stop_conditions", "measurement_order")),
+    "profiles.yaml": ("profiles", ("name", "summary", "stop_conditions", "measurement_order")),
 }
 
 

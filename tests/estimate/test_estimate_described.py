@@ -175,7 +175,7 @@ def test_weights_only_estimate_marks_the_kv_cache_assumed_and_unknown() -> None:
     known = estimate(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=4096))
     answer = estimate(weights_only, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=4096))
     kv = answer.memory.kv_cache
-    assert kv.value == 0 and kv.basis == "assumed" and kv.note.startswith("unknown")
+    assert kv.value == 0 and kv.basis == "assumed" and kv.note[0].code == "kv_not_counted"
     assert answer.kv_bytes_per_token == 0 and answer.basis == "assumed"
     # The same weights: only the KV term differs, and the known model's is not zero.
     assert answer.weights_gb.value == known.weights_gb.value

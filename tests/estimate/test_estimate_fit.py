@@ -22,6 +22,7 @@ from estimate_specs import (
 
 from app.estimate import EstimateError, Verdict, assess
 from app.estimate.messages import Code, message
+from app.i18n.messages import english
 
 OFFICIAL_MLX = replace(MOE_320B_MLX_4BIT, slug="moe-320b-mlx-official", official=True)
 
@@ -77,7 +78,8 @@ def test_a_verified_route_that_fits_only_a_shorter_context_is_reduced():
     asked = message(Code.FITS_UP_TO_NOT_ASKED, largest=result.max_context, asked=131072)
     assert result.reason == (asked,)
     assert result.estimate.memory.fits
-    assert result.estimate.memory.kv_cache.note.endswith(f"{result.max_context} tokens at auto")
+    (kv,) = result.estimate.memory.kv_cache.note
+    assert kv == message(Code.KV_AT, requests=1, tokens=result.max_context, kv_dtype="auto")
 
 
 def test_a_reduced_context_below_the_minimum_exceeds_memory():
@@ -151,7 +153,7 @@ def test_model_data_that_cannot_be_estimated_says_why():
 def test_runtime_without_auto_kv_uses_its_first_kv_dtype():
     fp8_only = replace(LLAMA_CPP, kv_dtypes=("q8_0",))
     result = assess(LLAMA_8B, RTX_4090, [route(LLAMA_8B_Q4_K_M, fp8_only)], context=8192)
-    assert result.estimate.memory.kv_cache.note.endswith("q8_0")
+    assert english(result.estimate.memory.kv_cache.note).endswith("q8_0")
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,7 @@ from estimate_specs import (
 )
 
 from app.estimate import ArtifactSpec, Basis, Plan, estimate, kv_cache_bytes
+from app.estimate.messages import Code
 from app.estimate.speed import (
     DEFAULT_LAYERS,
     EFFICIENCY,
@@ -41,6 +42,7 @@ from app.estimate.speed import (
     long_context_factor,
     platform_family,
 )
+from app.i18n.messages import english
 
 LLAMA_70B_AWQ = ArtifactSpec("llama-70b-awq", "safetensors", "awq", 4.16)
 LLAMA_8B_WEIGHTS = 8.03e9 * 4.8944 / 8  # 4,912,754,000 bytes
@@ -65,15 +67,15 @@ def test_dense_decode_reads_all_weights_and_the_kv_cache_at_the_context():
     bytes_per_token = LLAMA_8B_WEIGHTS + 131_072 * 4096
     assert (speed.low, speed.high) == _by_hand(bytes_per_token, 1008, "cuda", False, 32, 4096)
     assert speed.basis == Basis.ASSUMED
-    assert "5.45 GB read per token" in speed.note
-    assert "(cuda, dense)" in speed.note
+    assert "5.45 GB read per token" in english(speed.note)
+    assert "(cuda, dense)" in english(speed.note)
 
 
 def test_moe_decode_reads_active_weights_at_the_moe_efficiency():
     speed = _decode(MOE_320B, MOE_320B_MLX_4BIT, MLX_LM, MAC_STUDIO_256, Plan(context=4096))
     bytes_per_token = 18e9 * 4.5 / 8 + kv_cache_bytes(MOE_320B, 4096)
     assert (speed.low, speed.high) == _by_hand(bytes_per_token, 819, "metal", True, 64, 4096)
-    assert "MoE, active weights" in speed.note
+    assert "MoE, active weights" in english(speed.note)
 
 
 def test_a_dense_twin_of_the_same_bytes_is_read_at_the_dense_efficiency():
@@ -95,8 +97,9 @@ def test_long_context_slows_decode_by_the_kv_bytes_and_the_empirical_factor():
         LLAMA_8B_WEIGHTS + 131_072 * 32768, 1008, "cuda", False, 32, 32768
     )
     assert long.high < short.high * LLAMA_8B_WEIGHTS / (LLAMA_8B_WEIGHTS + 131_072 * 32768) * 1.01
-    assert f"x{long_context_factor(32768):.2f} long-context slowdown" in long.note
-    assert "long-context" not in short.note
+    slowdown = {m.code: m.params for m in long.note}[Code.DECODE_LONG_CONTEXT]
+    assert slowdown == {"factor": round(long_context_factor(32768), 2)}
+    assert "long-context" not in english(short.note)
 
 
 def test_the_long_context_factor_halves_speed_at_its_constant():
@@ -143,8 +146,8 @@ def test_an_unknown_layer_count_takes_the_default_and_says_so():
     known = decode_range(DecodeLoad(gpu_bytes=1e9, layers=DEFAULT_LAYERS), DGX_SPARK, 1)
     unknown = decode_range(DecodeLoad(gpu_bytes=1e9), DGX_SPARK, 1)
     assert (unknown.low, unknown.high) == (known.low, known.high)
-    assert f"({DEFAULT_LAYERS} layers assumed)" in unknown.note
-    assert "layers assumed" not in known.note
+    assert f"{DEFAULT_LAYERS} layers assumed" in english(unknown.note)
+    assert "layers assumed" not in english(known.note)
 
 
 def test_rocm_and_vulkan_share_a_family_and_a_unified_cuda_gpu_has_its_own():
@@ -161,7 +164,7 @@ def test_a_runtime_factor_scales_the_speed_on_the_same_bytes():
     llama = decode_range(base, MAC_STUDIO_256, 1)
     faster = decode_range(mlx, MAC_STUDIO_256, 1)
     assert faster.high == pytest.approx(llama.high * RUNTIME_FACTOR["mlx-lm"], abs=0.1)
-    assert "mlx-lm against llama.cpp" in faster.note
+    assert "mlx-lm against llama.cpp" in english(faster.note)
 
 
 def test_bytes_in_system_memory_add_their_time_at_host_bandwidth():
@@ -171,13 +174,13 @@ def test_bytes_in_system_memory_add_their_time_at_host_bandwidth():
     seconds += 1e9 / (HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9)
     speed = decode_range(split, RTX_4090, 1)
     assert speed.high == round(RANGE[1] / seconds, 1)
-    assert "1.00 GB from system memory" in speed.note
+    assert "1.0 GB from system memory" in english(speed.note)
     assert speed.high < decode_range(gpu_only, RTX_4090, 1).high
 
 
 def test_the_note_states_what_the_range_covers():
     speed = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(context=4096))
-    assert "range holds 80% of calibration measurements" in speed.note
+    assert "range holds 80% of calibration measurements" in english(speed.note)
     assert RANGE[0] < 1 < RANGE[1]
 
 

@@ -8,6 +8,8 @@ import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
+from app.i18n.messages import as_message, english
+
 ENGLISH_PHRASE = re.compile(r"[A-Za-z]{2,}(?:[ \t]+[A-Za-z]{2,})+")
 DETAIL = "/models/{model}/hardware/{hardware}/profiles/balanced"
 # A model far too big for one card, and one that runs there with its experts offloaded.
@@ -127,3 +129,93 @@ def test_an_estimate_that_cannot_be_made_says_why_in_the_readers_language(
     }
     assert data["reason"].startswith("cannot estimate: ")
     assert data["warning_messages"][0]["code"] == "kv_unknown"
+
+
+# A model the catalog sizes from its parameters, so every breakdown note is the estimator's.
+ESTIMATED = ("llama-3.1-8b-instruct", "rtx-4090-24gb")
+PROFILE_NAMES = ("Balanced", "Speed", "Long context")
+# A verified pair, so the page shows its command and the knobs it leaves at their defaults.
+VERIFIED = ("glm-5.3-flash", "8x-h200-141gb")
+
+
+def without_catalog_notes(found: list[str], data: dict) -> list[str]:
+    """The shown notes less the catalog's own technical notes (kept as the seed gives them,
+    in English: a file's recorded size, a reported figure's source), which a note quotes."""
+    quoted = {
+        m["params"]["note"]
+        for part in (data.get("memory") or {}).get("breakdown", {}).values()
+        for m in part["note_messages"]
+        if m["code"] == "weights_recorded"
+    }
+    speed = data.get("token_generation") or {}
+    quoted |= {m["params"]["note"] for m in speed.get("note_messages", []) if "note" in m["params"]}
+    for note in quoted:
+        found = [text.replace(note, "") for text in found]
+    return found
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+@pytest.mark.parametrize("recipe", [ESTIMATED, OFFLOAD], ids=["estimated", "offloaded"])
+def test_the_detail_pages_notes_and_profile_names_are_in_the_readers_language(
+    client: TestClient, lang: str, recipe: tuple[str, str]
+) -> None:
+    soup = page(client, DETAIL.format(model=recipe[0], hardware=recipe[1]), lang)
+    notes = texts(soup, ".memory-numbers .sub") + texts(soup, "#token-generation .sub")
+    notes += [
+        node["title"] for node in soup.select(".memory-numbers [title], #token-generation [title]")
+    ]
+    data = detail_json(client, *recipe)
+    assert english_phrases(without_catalog_notes(notes, data)) == []
+    names = texts(soup, "nav.tabs a") + texts(soup, "#profile-status")
+    assert not [name for name in names if any(english in name for english in PROFILE_NAMES)]
+    # JSON keeps the English note, with the codes and figures the page worded beside it.
+    weights = data["memory"]["breakdown"]["weights"]
+    assert weights["note"] == "; ".join(m["text"] for m in weights["note_messages"])
+    speed = data["token_generation"]
+    assert speed["note"] == "; ".join(m["text"] for m in speed["note_messages"])
+    assert speed["note_messages"][0]["code"] in {"decode_read", "reported", "measured_speed"}
+
+
+def test_the_english_detail_page_shows_the_english_notes(client: TestClient) -> None:
+    soup = page(client, DETAIL.format(model=ESTIMATED[0], hardware=ESTIMATED[1]), "en")
+    data = detail_json(client, *ESTIMATED)
+    shown = " ".join(texts(soup, ".memory-numbers .sub"))
+    for part in ("kv_cache", "prefill_workspace", "runtime_reserve"):
+        assert data["memory"]["breakdown"][part]["note"] in shown
+    assert "Balanced" in texts(soup, "nav.tabs a")
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_an_estimates_notes_are_in_the_readers_language(client: TestClient, lang: str) -> None:
+    query = {**BARE_NUMBERS, "hardware": "h100-80gb", "runtime": "vllm"}
+    soup = page(client, "/estimate", lang, **query)
+    notes = texts(soup, "#estimate-breakdown td.sub") + texts(soup, "#estimate-speed .sub")
+    assert english_phrases(notes) == []
+    body = {
+        "model": {"params_b": 32, "active_params_b": 32, "quant": "BF16"},
+        "hardware": "h100-80gb",
+        "runtime": "vllm",
+        "context": 4096,
+    }
+    data = client.post("/api/estimate", json=body).json()
+    reserve = data["memory"]["breakdown"]["runtime_reserve"]
+    (fraction, *_) = reserve["note_messages"]
+    assert fraction["code"] == "reserve_gpu_memory_utilization"
+    assert reserve["note"].startswith(f"gpu_memory_utilization {fraction['params']['fraction']} ")
+    assert data["decode_tokens_per_s"]["note_messages"][-1]["code"] == "decode_range_covers"
+
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_the_knobs_notes_are_in_the_readers_language(client: TestClient, lang: str) -> None:
+    soup = page(client, DETAIL.format(model=VERIFIED[0], hardware=VERIFIED[1]), lang)
+    for flag in soup.select(".knob-default code"):
+        flag.decompose()  # a flag is the runtime's own word
+    shown = texts(soup, ".knob-default")
+    assert english_phrases(shown) == []
+    knobs = detail_json(client, *VERIFIED)["knobs"]
+    noted = [k for k in knobs if k["note_message"]]
+    assert noted
+    for knob in noted:
+        assert knob["note_message"]["code"].startswith("knob_")
+        assert knob["note"] == english(as_message(knob["note_message"]))

@@ -96,6 +96,13 @@ def test_a_safetensors_header_alone_gives_bytes_and_counts_but_no_kv(client: Tes
         "gb": 0.03,
         "basis": "exact",
         "note": "bytes stated by the safetensors header",
+        "note_messages": [
+            {
+                "code": "weights_stated",
+                "params": {"source": "safetensors header"},
+                "text": "bytes stated by the safetensors header",
+            }
+        ],
     }
     assert data["kv_cache"] == "unknown" and data["max_context"] is None
 

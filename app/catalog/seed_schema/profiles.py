@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, StrictBool, StrictFloat, StrictInt, Tag, field_validator
 
-from app.catalog.seed_schema.fields import ProseText, Slug, StrictModel, Text
+from app.catalog.seed_schema.fields import ProseText, Slug, StrictModel
 
 
 class SeedByGroup(StrictModel):
@@ -33,7 +33,7 @@ class SeedProfile(StrictModel):
     """
 
     slug: Slug
-    name: Text
+    name: ProseText
     summary: ProseText
     sort: StrictInt
     start_context: StartContext
