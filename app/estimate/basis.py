@@ -33,7 +33,7 @@ def weakest(*bases: Basis | str) -> Basis:
     return found if type(found) is Basis else Basis(found)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Quantity:
     """A number with its basis and a short note on how it was obtained."""
 

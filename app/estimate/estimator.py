@@ -26,7 +26,7 @@ from app.estimate.weights import active_params, active_weight_bytes, weights_byt
 CONTEXT_STEP = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryBreakdown:
     """Memory per GPU in decimal GB: what the setup needs against what it can get."""
 
@@ -58,7 +58,7 @@ class MemoryBreakdown:
         return self.required <= self.usable.value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """Everything the estimator says about one model file on one runtime and hardware."""
 
@@ -74,7 +74,7 @@ class Estimate:
     basis: Basis
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sizing:
     """The memory part of an estimate: the breakdown at the plan's context and the largest
     context that fits. Choosing a route or fitting a concurrency reads nothing else, so it
@@ -84,7 +84,7 @@ class Sizing:
     max_context: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Job:
     """Checked inputs of one estimate, with the plan resolved, the weights sized, and every
     part of the memory that does not depend on context worked out once (with its basis):

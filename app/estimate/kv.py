@@ -178,7 +178,7 @@ def checked_kv_cache_bytes(
     return kv_shape(model, kv_dtype, caps_sliding_window, tensor_parallel).bytes_at(context)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KvShape:
     """What the KV cache of one sequence on one GPU is made of, worked out once so that its
     size at a context is integer arithmetic: the estimator's inner loop asks it many times."""

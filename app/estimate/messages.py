@@ -137,7 +137,7 @@ class Code(StrEnum):
     KNOB_ON_BY_DEFAULT = "knob_on_by_default"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """A code and its parameters: numbers, names, lists of names, or other messages.
 
@@ -181,4 +181,7 @@ def plain(value: float) -> int | float:
 
 def message(code: Code, **params: Any) -> Message:
     """A message; list parameters are kept as tuples so the message stays hashable."""
-    return Message(code, {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
+    for name, value in params.items():  # a fresh dict: the keyword arguments' own
+        if type(value) is list:
+            params[name] = tuple(value)
+    return Message(code, params)

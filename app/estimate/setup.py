@@ -10,7 +10,7 @@ from app.estimate.messages import Code, message
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Setup:
     """A plan with every default resolved against the runtime and the hardware."""
 
