@@ -12,6 +12,7 @@ from app.catalog.schemas import FitFilters
 from app.db import SessionDep
 from app.errors import error_responses
 from app.estimate import EstimateError, Verdict
+from app.i18n.negotiation import QUERY as LANGUAGE_QUERY
 from app.i18n.sentences import render as say
 from app.recipes.described_estimate import inline_schema, parse_request, run_estimate
 from app.recipes.estimate_page import FormRefused, page_request, share_query
@@ -213,7 +214,8 @@ def estimate_api(
 @router.get("/estimate", name="recipes:estimate")
 def estimate_page(request: Request, service: RecipesDep) -> Response:
     """Estimate a model that may not be in the catalog; the URL reproduces the answer."""
-    query = dict(request.query_params)
+    # The language switch (?lang=) is not part of the question: alone it asks nothing.
+    query = {k: v for k, v in request.query_params.items() if k != LANGUAGE_QUERY}
     context: dict[str, Any] = {
         "values": query,
         "hardware_choices": service.list_hardware(),

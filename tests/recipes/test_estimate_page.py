@@ -43,6 +43,24 @@ def test_share_link_carries_the_shape_and_reproduces_the_answer(client: TestClie
         ), part
 
 
+@pytest.mark.parametrize("lang", ["en", "ko", "ja"])
+def test_the_language_switch_alone_asks_nothing(client: TestClient, lang: str) -> None:
+    """The header's language links add ?lang= to this page: an empty form in that language,
+    not a question with every field missing; with a question, the answer in that language."""
+    empty = client.get(f"/estimate?lang={lang}")
+    assert empty.status_code == 200
+    page = BeautifulSoup(empty.text, "html.parser")
+    assert page.html["lang"] == lang
+    assert page.select_one("#estimate-errors [data-field]") is None
+    assert result_of(empty).get_text(strip=True) == ""
+    query = {"params_b": "8", "quant": "Q4_K_M", "gpu": "RTX 4090", "lang": lang}
+    answered = client.get("/estimate?" + urlencode(query))
+    assert answered.status_code == 200
+    assert result_of(answered).select_one("#estimate-verdict") is not None
+    share = result_of(answered).select_one("#estimate-share")["href"]
+    assert "lang" not in parse_qs(urlsplit(share).query)  # the link is the question alone
+
+
 @pytest.mark.parametrize(
     ("query", "field"),
     [
