@@ -11,6 +11,7 @@ bounded state: a chunk-size or trailer line has a length limit, a chunk size has
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 
 # A chunk-size line is a hex number and, rarely, a few extensions; no server needs more.
 MAX_CHUNK_LINE = 4096
@@ -29,7 +30,7 @@ class BodyFramingError(ValueError):
     """The body breaks its framing: a bad chunk size, a missing CRLF, an oversized line."""
 
 
-class BodyDecoder:
+class BodyDecoder(ABC):
     """Undoes a body's framing; ``done`` once the whole body has been read."""
 
     done = False
@@ -37,9 +38,9 @@ class BodyDecoder:
     # connection that got some is not used again.
     extra = b""
 
+    @abstractmethod
     def feed(self, data: bytes) -> bytes:
         """The body bytes in ``data``, in order; ``b""`` if it only held framing."""
-        raise NotImplementedError
 
     def at_eof(self) -> str | None:
         """Why the connection closing now cuts the body short; None when that ends it."""

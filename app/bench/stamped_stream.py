@@ -7,6 +7,7 @@ the socket backend (``stamped_socket``) and the TLS stream (``stamped_tls``) fil
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
 
@@ -91,7 +92,7 @@ async def _wait(
         timer.cancel()
 
 
-class StampedStream(httpcore.AsyncNetworkStream):
+class StampedStream(httpcore.AsyncNetworkStream, ABC):
     """A connection whose reads remember when the bytes they return arrived."""
 
     def __init__(self, inbox: _Inbox) -> None:
@@ -124,9 +125,9 @@ class StampedStream(httpcore.AsyncNetworkStream):
         sent something unasked), so it is not reused."""
         return bool(self.inbox.segments) or self.inbox.closed
 
+    @abstractmethod
     def close(self) -> None:
         """Closes the connection at once (no await: safe where a cancellation may land)."""
-        raise NotImplementedError
 
     async def aclose(self) -> None:
         self.close()

@@ -7,8 +7,6 @@ with a link to review them. Counts and medians are kept per catalog revision (`F
 so the cost of a page does not grow with the number of records.
 """
 
-import threading
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -17,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.models import Record
 from app.records.evidence_queries import EvidenceQueries, EvidenceScope
+from app.records.kept import KeptPerRevision
 from app.resolve import ResolvedRecipe
 from app.resolve.figures import GB_DIGITS, SPEED_DIGITS
 
@@ -150,14 +149,11 @@ class FiguresCache:
     """
 
     def __init__(self, size: int = 512) -> None:
-        self.size = size
-        self._entries: OrderedDict[tuple, tuple[int, Figures]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._kept: KeptPerRevision[Figures] = KeptPerRevision(size)
 
     def figures(self, queries: EvidenceQueries, scope: EvidenceScope, revision: int) -> Figures:
         key = (queries.database, scope)
-        with self._lock:
-            kept = self._entries.get(key)
+        kept = self._kept.get(key)
         if kept is not None and kept[0] == revision:
             return kept[1]
         counts = queries.state_counts(scope.model_id, scope.hardware_id)
@@ -167,11 +163,7 @@ class FiguresCache:
         else:
             summary = summarise(queries, scope)
         figures = Figures(counts, stamp, summary)
-        with self._lock:
-            self._entries[key] = (revision, figures)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+        self._kept.put(key, revision, figures)
         return figures
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.sql import Subquery
 
 from app.models import Measurement, Record
+from app.records.kept import database_of
 from app.records.medians import distinct_count, median, ranked
 
 # A list row shows these; each is one row per record, so they join in the same query.
@@ -52,7 +53,7 @@ class EvidenceQueries:
     @property
     def database(self) -> str:
         """Which database these queries read, so figures of one are never taken for another's."""
-        return self.session.get_bind().url.render_as_string(hide_password=True)
+        return database_of(self.session)
 
     def accepted_stamp(self, model_id: int, hardware_id: int) -> tuple[int, int, int]:
         """Count, largest and sum of the accepted record ids of a model on a hardware: read

@@ -3,8 +3,6 @@
 new run with; the record form and the benchmark form can be filled from it."""
 
 import json
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +11,7 @@ from fastapi import Request
 from sqlalchemy.orm import Session
 
 from app.models import Hardware, LlmModel, Profile, Record
+from app.records.kept import KeptPerRevision, database_of
 from app.records.repository import RecordRepository
 
 
@@ -47,35 +46,23 @@ class KnownGood:
         return {**page_query, **self.benchmark_query}
 
 
-class KnownGoodIds:
-    """Which record is known-good, per configuration, kept with the catalog revision it was
-    found at. Only a review changes the answer, and every review moves the revision, so a
-    page built again at the same revision loads the record by its id instead of joining
-    every accepted record of the configuration to its acceptance again."""
-
-    def __init__(self, size: int = 1024) -> None:
-        self.size = size
-        self._entries: OrderedDict[tuple, tuple[int, tuple[int, datetime] | None]] = (
-            OrderedDict())
-        self._lock = threading.Lock()
-
-    def find(self, records: RecordRepository, key: tuple[int, int, int | None],
-             revision: int) -> tuple[int, datetime] | None:
-        database = records.session.get_bind().url.render_as_string(hide_password=True)
-        with self._lock:
-            kept = self._entries.get((database, key))
-        if kept is not None and kept[0] == revision:
-            return kept[1]
-        found = records.last_accepted_ok_id(*key)
-        with self._lock:
-            self._entries[(database, key)] = (revision, found)
-            self._entries.move_to_end((database, key))
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return found
+# Which record is known-good, per configuration: only a review changes the answer, and
+# every review moves the revision, so a page built again at the same revision loads the
+# record by its id instead of joining every accepted record of the configuration to its
+# acceptance again.
+KNOWN_GOOD_IDS: KeptPerRevision[tuple[int, datetime] | None] = KeptPerRevision(1024)
 
 
-KNOWN_GOOD_IDS = KnownGoodIds()
+def known_good_id(records: RecordRepository, key: tuple[int, int, int | None],
+                  revision: int) -> tuple[int, datetime] | None:
+    cache_key = (database_of(records.session), key)
+    kept = KNOWN_GOOD_IDS.get(cache_key)
+    if kept is not None and kept[0] == revision:
+        return kept[1]
+    found = records.last_accepted_ok_id(*key)
+    KNOWN_GOOD_IDS.put(cache_key, revision, found)
+    return found
+
 
 
 def find_known_good(
@@ -85,7 +72,7 @@ def find_known_good(
     """`revision`: the catalog revision the caller reads at, to use the answer kept for it."""
     records = RecordRepository(session)
     key = (model.id, hardware.id, profile.id if profile else None)
-    found = records.last_accepted_ok_id(*key) if revision is None else KNOWN_GOOD_IDS.find(
+    found = records.last_accepted_ok_id(*key) if revision is None else known_good_id(
         records, key, revision)
     record = records.get_configuration(found[0]) if found else None
     if found is None or record is None:
