@@ -33,6 +33,7 @@ from app.observability import (
     health_router,
     metrics_router,
 )
+from app.page_cache import CachedAtRevision, PageCache
 from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
@@ -58,7 +59,7 @@ from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
-from app.web import PageCache, RevisionNotModified, templates
+from app.web import templates
 
 register_template_globals(templates.env)
 
@@ -124,11 +125,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
     app.add_exception_handler(Exception, server_error)  # a 500 carries the security headers too
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
+    # Innermost: a page kept at the current revision is answered before routing, in the
+    # reader's language (read outside).
+    app.add_middleware(CachedAtRevision, cache=app.state.page_cache)
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
-    app.add_middleware(RevisionNotModified)
-    # Outside the revision check: a page's ETag names its language, read from the request.
     app.add_middleware(LocaleMiddleware)
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url

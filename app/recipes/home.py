@@ -12,8 +12,9 @@ from app.catalog.service import CatalogService
 from app.db import SessionDep
 from app.i18n import lazy_gettext as _l
 from app.models import LlmModel
+from app.page_cache import serve_at_revision
 from app.resolve import RecipeService
-from app.web import page_responses, render, serve_at_revision
+from app.web import page_responses, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 HUGGING_FACE = "https://huggingface.co/"

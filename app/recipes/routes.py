@@ -14,6 +14,7 @@ from app.errors import error_responses
 from app.estimate import EstimateError, Verdict
 from app.i18n.negotiation import QUERY as LANGUAGE_QUERY
 from app.i18n.sentences import render as say
+from app.page_cache import serve_at_revision
 from app.recipes.described_estimate import inline_schema, parse_request, run_estimate
 from app.recipes.estimate_page import FormRefused, page_request, share_query
 from app.recipes.knobs import knob_rows
@@ -34,7 +35,7 @@ from app.records.known_good import find_known_good, known_good_out
 from app.resolve import ModelInputs, RecipeService
 from app.security.json_input import StrictJsonRoute
 from app.security.signin import FormDep
-from app.web import page_responses, render, serve_at_revision
+from app.web import page_responses, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 api_router = APIRouter(prefix="/api", tags=["recipes"], route_class=StrictJsonRoute)

@@ -25,6 +25,7 @@ from app.config import PROJECT_ROOT, Settings
 from app.db import make_engine, make_sessionmaker
 from app.main import create_app
 from app.models import CatalogState, Hardware
+from app.page_cache import CachedBody, PageCache
 from app.recipes.presenters import recipe_out
 from app.resolve import ResolvedRecipe, load_model_inputs
 from app.resolve.cache import RecipeCache
@@ -89,6 +90,49 @@ def test_fragment_and_page_have_their_own_etags(client: TestClient) -> None:
     assert crossed.status_code == 200 and "<html" not in crossed.text
     stale = client.get(PAGE, headers={"If-None-Match": 'W/"r0-page"'})
     assert stale.status_code == 200
+
+
+def test_a_kept_body_is_answered_before_routing_as_the_route_answers_it(
+    client: TestClient,
+) -> None:
+    rendered = client.get(DETAIL)
+    kept = queries_for(client, DETAIL)
+    assert kept == 1  # the revision alone: no session, no evidence, no known-good lookup
+    again = client.get(DETAIL)
+    assert again.content == rendered.content
+    for header in ("etag", "content-type", "cache-control", "vary", "content-security-policy"):
+        assert again.headers[header] == rendered.headers[header]
+    # Each language keeps its own body; a change moves every one of them.
+    korean = client.get(DETAIL, headers={"Accept-Language": "ko"})
+    assert korean.headers["etag"] != rendered.headers["etag"] and korean.text != rendered.text
+    assert client.get(DETAIL).content == rendered.content
+    post_record(client)
+    changed = client.get(DETAIL)
+    assert changed.headers["etag"] != rendered.headers["etag"]
+    assert "1 pending record to review" in changed.text
+
+
+def test_kept_answers_are_counted_under_their_route(client: TestClient) -> None:
+    for _ in range(3):
+        client.get(PAGE)
+    route = "/models/{slug}"
+    lines = client.get("/metrics").text.splitlines()
+    counted = [line for line in lines if line.startswith("servebook_http_requests_total{")
+               and f'route="{route}"' in line and 'status="200"' in line]
+    assert len(counted) == 1 and counted[0].endswith(" 3.0")
+
+
+def test_other_urls_read_no_revision_before_routing(client: TestClient) -> None:
+    client.get(PAGE)
+    assert queries_for(client, "/static/css/app.css") == 0
+
+
+def test_a_body_from_an_older_revision_never_replaces_a_newer_one() -> None:
+    cache = PageCache()
+    cache.put("page-en", "u", CachedBody(5, b"new", "text/html", None))
+    cache.put("page-en", "u", CachedBody(4, b"old", "text/html", None))
+    assert cache.get("page-en", "u", 5).body == b"new"
+    assert cache.get("page-en", "u", 4) is None
 
 
 @pytest.fixture
@@ -216,6 +260,9 @@ def queries_for(client: TestClient, url: str) -> int:
 
 
 def test_queries_do_not_grow_with_the_rows(client: TestClient, session: Session) -> None:
+    client.get(FIT)
+    bump_revision(session)  # the same catalog at a new revision: the body kept is stale
+    session.commit()
     few = queries_for(client, FIT)
     cached = queries_for(client, FIT)
     assert cached == 1  # the revision, nothing else
