@@ -33,6 +33,9 @@ PER_MESSAGE_TOKENS = 3
 _PASSKEY = re.compile(r"passkey is (\d+)")
 _SCRIPTED = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
 _CONTEXT_IN_PATH = re.compile(r"/ctx/(\d+)/")
+# Compact, as vLLM writes its chunks (and what multiline=1 splits on); one encoder for
+# every chunk, since json.dumps with options builds a new one per call.
+_ENCODE_CHUNK = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 @dataclass
@@ -426,14 +429,14 @@ class _Reply:
         return chunk
 
     async def _event(self, payload: dict[str, Any]) -> None:
-        text = json.dumps(payload, ensure_ascii=False)
-        if self.scenario.multiline:
-            # A newline is JSON whitespace, so the two data: lines rejoin into valid JSON.
-            head, sep, tail = text.partition(',"object"')
-            lines = [head + ",", '"object"' + tail] if sep else [text]
-        else:
-            lines = [text]
+        text = _ENCODE_CHUNK(payload)
         nl = self.newline
+        if not self.scenario.multiline:
+            await self._write_raw(f"data: {text}{nl}{nl}")
+            return
+        # A newline is JSON whitespace, so the two data: lines rejoin into valid JSON.
+        head, sep, tail = text.partition(',"object"')
+        lines = [head + ",", '"object"' + tail] if sep else [text]
         await self._write_raw("".join(f"data: {line}{nl}" for line in lines) + nl)
 
     async def _finish(self, *, done: bool) -> None:
