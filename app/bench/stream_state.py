@@ -93,13 +93,11 @@ class StreamState:
     def take(self, event: SSEEvent, arrived_ns: int) -> None:
         if self.first_event_ns is None:
             self.first_event_ns = arrived_ns
-        data = event.data.strip()
-        if data == "[DONE]":
-            self.done = True
-            self.done_ns = arrived_ns
-            return
-        payload = _json_object(data)
+        payload = _json_object(event.data)
         if payload is None:
+            if event.data.strip() == "[DONE]":
+                self.done = True
+                self.done_ns = arrived_ns
             return
         if payload.get("error") or payload.get("object") == "error":
             self.error = RequestError(kind="stream_error", message=error_message(payload))
@@ -175,17 +173,19 @@ class StreamState:
 
 
 def _json_object(data: str) -> dict | None:
-    """The JSON object that is all of ``data`` (already stripped), else None: what
-    ``json.loads`` would return when it is a dict."""
+    """The JSON object that is all of ``data`` but surrounding whitespace, else None: what
+    ``json.loads(data.strip())`` returns when it is a dict."""
     try:
+        # msgspec skips JSON's whitespace around the value itself; anything it refuses
+        # (other whitespace that strip() removes included) goes to json's rules.
         payload = _decode_json(data)
     except (msgspec.DecodeError, RecursionError):
-        return _json_module_object(data)
+        return _json_module_object(data.strip())
     return payload if isinstance(payload, dict) else None
 
 
 def _json_module_object(data: str) -> dict | None:
-    """``_json_object`` by json's own rules, for what msgspec refuses."""
+    """``_json_object`` by json's own rules, for stripped ``data`` that msgspec refuses."""
     try:
         payload, end = _scan_json(data, 0)
     except StopIteration:  # no JSON value starts here

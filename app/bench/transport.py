@@ -120,11 +120,14 @@ class StampingTransport(httpx.AsyncBaseTransport):
         """A pool slot and a connection for ``request``'s origin, ``send`` on it, and the
         response with its body left to read."""
         origin = (request.url.raw_scheme, request.url.raw_host, _port(request.url))
-        try:
-            async with asyncio.timeout(timeouts.get("pool")):
-                await self._slots.acquire()
-        except TimeoutError as error:
-            raise httpx.PoolTimeout("no connection free within the pool timeout") from error
+        if self._slots.locked():
+            try:
+                async with asyncio.timeout(timeouts.get("pool")):
+                    await self._slots.acquire()
+            except TimeoutError as error:
+                raise httpx.PoolTimeout("no connection free within the pool timeout") from error
+        else:
+            await self._slots.acquire()  # a free slot: taken at once, no timer to set
         connection: _Connection | None = None
         try:
             connection = self._idle_connection(origin) or await self._connect(origin, timeouts)
