@@ -1,7 +1,9 @@
 """One HTTP/1.1 exchange on a stamped connection: h11 for the head, the body read here.
 
 h11 writes the request and parses the response's status line and headers, once per
-request. The body is then read segment by segment straight from the connection's inbox
+request; a benchmark's streaming POST has its head written by h11 once per URL
+(``PreparedPost``), each request adding its Content-Length and body. The response body is
+then read segment by segment straight from the connection's inbox
 and its framing undone by ``app.bench.body``: a streamed answer of a thousand chunks costs
 a thousand slices, not a thousand passes through h11's and httpcore's event machinery,
 which took about half of a loaded client's CPU.
