@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from app.bench.http1 import PreparedPost
 from app.bench.transport import StampingTransport
 
 
@@ -43,35 +44,32 @@ class StampingClient(httpx.AsyncClient):
     def __init__(self, *, transport: StampingTransport, **options: Any) -> None:
         super().__init__(transport=transport, **options)
         self.stamping = transport
-        self._prepared: dict[str, tuple[httpx.URL, list[tuple[bytes, bytes]]]] = {}
+        self._prepared: dict[str, tuple[PreparedPost, httpx.Request]] = {}
+        self._timeouts = self.timeout.as_dict()
 
     async def open_stream(self, url: str, body: bytes, trace: Any) -> httpx.Response:
         """POST ``body`` as JSON and return the answer's head; its body is left to read.
 
         What ``send(build_request(...), stream=True)`` returns, and raises, for a
-        benchmark request; ``trace`` is httpx's trace extension.
+        benchmark request; ``trace`` is httpx's trace extension. The request's head is
+        made once per URL (``PreparedPost``); the response's ``request`` is a request
+        with that head and no body.
         """
         prepared = self._prepared.get(url)
         if prepared is None:
-            template = self.build_request("POST", url, headers={"Content-Type": "application/json"})
-            automatic = (b"host", b"content-length")
-            headers = [
-                (name, value)
-                for name, value in template.headers.raw
-                if name.lower() not in automatic
-            ]
-            prepared = self._prepared[url] = (template.url, headers)
-        target, headers = prepared
-        request = httpx.Request(
-            "POST",
-            target,
-            headers=headers,
-            content=body,
-            extensions={"trace": trace, "timeout": self.timeout.as_dict()},
-        )
-        response = await self.stamping.handle_async_request(request)
-        response.request = request
-        return response
+            prepared = self._prepared[url] = self._prepare(url)
+        post, request = prepared
+        return await self.stamping.post(post, body, trace, self._timeouts, request)
+
+    def _prepare(self, url: str) -> tuple[PreparedPost, httpx.Request]:
+        # The client's headers merged as httpx does for every request, Host included.
+        request = self.build_request("POST", url, headers={"Content-Type": "application/json"})
+        headers = [
+            (name, value)
+            for name, value in request.headers.raw
+            if name.lower() != b"content-length"
+        ]
+        return PreparedPost.of(request.url, headers), request
 
 
 def make_http_client(

@@ -1,7 +1,9 @@
 """One HTTP/1.1 exchange on a stamped connection: h11 for the head, the body read here.
 
 h11 writes the request and parses the response's status line and headers, once per
-request. The body is then read segment by segment straight from the connection's inbox
+request; a benchmark's streaming POST has its head written by h11 once per URL
+(``PreparedPost``), each request adding its Content-Length and body. The response body is
+then read segment by segment straight from the connection's inbox
 and its framing undone by ``app.bench.body``: a streamed answer of a thousand chunks costs
 a thousand slices, not a thousand passes through h11's and httpcore's event machinery,
 which took about half of a loaded client's CPU.
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import h11
 import httpcore
@@ -64,6 +68,30 @@ def as_httpx_errors() -> Iterator[None]:
         raise httpx_error(error) from error
 
 
+@dataclass(frozen=True)
+class PreparedPost:
+    """A POST to one URL with fixed headers, checked and written by h11 once: each request
+    adds its Content-Length and body (``Exchange.send_post``)."""
+
+    url: httpx.URL
+    head_start: bytes  # the request line and every header but Content-Length
+    # The request as h11 is told it was sent, to read each answer against: the method and
+    # the headers are what decide how the answer is framed; its Content-Length is a stand-in.
+    event: h11.Request
+
+    @classmethod
+    def of(cls, url: httpx.URL, headers: list[tuple[bytes, bytes]]) -> PreparedPost:
+        """``headers`` as httpx sends them (Host included), without Content-Length."""
+        last = b"Content-Length: 0\r\n\r\n"
+        with as_httpx_errors():
+            event = h11.Request(
+                method="POST", target=url.raw_path, headers=[*headers, (b"Content-Length", b"0")]
+            )
+            written = h11.Connection(h11.CLIENT).send(event)
+        assert written is not None and written.endswith(last)
+        return cls(url=url, head_start=written[: -len(last)], event=event)
+
+
 class Exchange:
     """One request and its response on ``stream``; the body is read with :meth:`read`."""
 
@@ -96,12 +124,37 @@ class Exchange:
             )
             data += connection.send(h11.Data(data=body)) if body else b""
             data += connection.send(h11.EndOfMessage())
-            trace = request.extensions.get("trace")
+        trace = request.extensions.get("trace")
+        await self._exchange(
+            connection, data, request.method, trace, {"request": request}, write_timeout
+        )
+
+    async def send_post(
+        self, post: PreparedPost, body: bytes, trace: Any, write_timeout: float | None
+    ):
+        """``send`` for a POST prepared once for its URL: the same bytes, without building
+        and checking the request's head again for every request."""
+        connection = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
+        connection.send(post.event)  # what h11 reads the answer against
+        data = b"%sContent-Length: %d\r\n\r\n%s" % (post.head_start, len(body), body)
+        await self._exchange(connection, data, "POST", trace, {}, write_timeout)
+
+    async def _exchange(
+        self,
+        connection: h11.Connection,
+        data: bytes,
+        method: str,
+        trace: Any,
+        trace_info: dict[str, Any],
+        write_timeout: float | None,
+    ) -> None:
+        """Write ``data`` (the whole request) and read the response head."""
+        with as_httpx_errors():
             if trace is not None:
                 # The last moment before the bytes go out; no await between it and the write.
-                await trace("http11.send_request_body.started", {"request": request})
+                await trace("http11.send_request_body.started", trace_info)
             await self.stream.write(data, timeout=write_timeout)
-            await self._read_head(connection, request.method)
+            await self._read_head(connection, method)
 
     async def _read_head(self, connection: h11.Connection, method: str) -> None:
         while True:

@@ -100,9 +100,19 @@ class _SocketStream(StampedStream):
         self.read_deadline = None  # a new request on this connection
         if self.inbox.closed:
             raise httpcore.WriteError("connection closed")
+        # A request nearly always fits the socket's buffer: sent at once, with no timeout
+        # scope to set up; what does not fit is sent as the socket drains.
+        try:
+            sent = self._sock.send(buffer)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError as error:
+            raise httpcore.WriteError(str(error)) from error
+        if sent == len(buffer):
+            return
         try:
             async with asyncio.timeout(timeout):
-                await self._loop.sock_sendall(self._sock, buffer)
+                await self._loop.sock_sendall(self._sock, memoryview(buffer)[sent:])
         except TimeoutError as error:
             raise httpcore.WriteTimeout("timed out") from error
         except OSError as error:

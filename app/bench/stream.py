@@ -48,7 +48,7 @@ MIN_BODY_BYTES = 1 << 20
 # (the clock stops at [DONE]).
 DONE_GRACE_S = 0.05
 _CLOSED_STREAM = httpx.ByteStream(b"")
-_NS_PER_MS = 1_000_000
+_NS_PER_US = 1000
 
 
 def body_limit(max_tokens: int) -> int:
@@ -188,7 +188,14 @@ def _not_a_stream(response: httpx.Response, state: StreamState) -> RequestError 
 def _ms(start_ns: int, end_ns: int | None) -> float | None:
     if end_ns is None:
         return None
-    return round((end_ns - start_ns) / _NS_PER_MS, 3)
+    return _whole_us_in_ms(end_ns - start_ns)
+
+
+def _whole_us_in_ms(ns: int) -> float:
+    """``ns`` in milliseconds to the microsecond: the value of ``round(ns / 1e6, 3)``
+    (but for an exact half microsecond, rounded to even), at half its cost; a sample
+    holds one per token chunk, twice."""
+    return round(ns / _NS_PER_US) / 1000
 
 
 async def _read_events(response: httpx.Response, parser: SSEParser, state: StreamState) -> None:
@@ -342,11 +349,12 @@ def _to_sample(
         decode_tps = decode_tokens_per_second(output_tokens, first_ns, last_ns)
         tpot_ms = time_per_output_token_ms(output_tokens, ttft_ms or 0.0, e2e_ms or 0.0)
     stored = state.token_ns[: MAX_STORED_CHUNKS + 1]  # the rest is in the counts above
-    offsets = [round((stamp - sent_ns) / _NS_PER_MS, 3) for stamp in stored]
+    # _whole_us_in_ms inlined: two per token chunk.
+    offsets = [round((stamp - sent_ns) / _NS_PER_US) / 1000 for stamp in stored]
     return RequestSample(
         ok=error is None,
         error=error,
-        send_offset_ms=round((sent_ns - endpoint.origin_ns) / _NS_PER_MS, 3),
+        send_offset_ms=_whole_us_in_ms(sent_ns - endpoint.origin_ns),
         prompt_tokens_target=prompt_tokens_target,
         prompt_tokens=state.prompt_tokens,
         output_tokens=output_tokens,
@@ -363,7 +371,7 @@ def _to_sample(
         token_chunks=len(state.token_ns),
         chunk_offsets_ms=offsets,
         itl_ms=[
-            round((later - earlier) / _NS_PER_MS, 3)
+            round((later - earlier) / _NS_PER_US) / 1000
             for earlier, later in zip(stored, stored[1:], strict=False)
         ],
         sse_comments=parser.comments,

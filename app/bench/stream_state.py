@@ -13,6 +13,8 @@ from array import array
 from dataclasses import dataclass, field
 from json.scanner import make_scanner
 
+import msgspec
+
 from app.bench.result import RequestError
 from app.bench.sse import SSEEvent
 
@@ -24,9 +26,13 @@ CHUNKS_PER_TOKEN_ALLOWED = 2
 CHUNK_SLACK = 16
 # No model reads or writes this many tokens in one request; larger numbers are not counts.
 MAX_PLAUSIBLE_TOKENS = 100_000_000
-# The JSON scanner behind json.loads, called directly: the chunk is already stripped, so
-# what json.loads adds per call (whitespace regexes, two Python frames) is the same check
-# as "the value ends where the data ends". Same values, same refusals.
+# Each chunk is decoded by msgspec (strict RFC 8259 JSON, about four times faster than
+# json's scanner on a chunk's 150 bytes: a fifth of a client's CPU per token at one stream).
+# What msgspec refuses is decoded again by json's scanner, so that the values and the
+# refusals are exactly json.loads's (it also reads NaN, Infinity, 1e400 and lone
+# surrogates). The scanner is called directly: the chunk is already stripped, so what
+# json.loads adds per call is the same check as "the value ends where the data ends".
+_decode_json = msgspec.json.Decoder().decode
 _scan_json = make_scanner(json.JSONDecoder())
 _NO_DELTA: dict = {}
 
@@ -87,13 +93,11 @@ class StreamState:
     def take(self, event: SSEEvent, arrived_ns: int) -> None:
         if self.first_event_ns is None:
             self.first_event_ns = arrived_ns
-        data = event.data.strip()
-        if data == "[DONE]":
-            self.done = True
-            self.done_ns = arrived_ns
-            return
-        payload = _json_object(data)
+        payload = _json_object(event.data)
         if payload is None:
+            if event.data.strip() == "[DONE]":
+                self.done = True
+                self.done_ns = arrived_ns
             return
         if payload.get("error") or payload.get("object") == "error":
             self.error = RequestError(kind="stream_error", message=error_message(payload))
@@ -169,8 +173,19 @@ class StreamState:
 
 
 def _json_object(data: str) -> dict | None:
-    """The JSON object that is all of ``data`` (already stripped), else None: what
-    ``json.loads`` would return when it is a dict."""
+    """The JSON object that is all of ``data`` but surrounding whitespace, else None: what
+    ``json.loads(data.strip())`` returns when it is a dict."""
+    try:
+        # msgspec skips JSON's whitespace around the value itself; anything it refuses
+        # (other whitespace that strip() removes included) goes to json's rules.
+        payload = _decode_json(data)
+    except (msgspec.DecodeError, RecursionError):
+        return _json_module_object(data.strip())
+    return payload if isinstance(payload, dict) else None
+
+
+def _json_module_object(data: str) -> dict | None:
+    """``_json_object`` by json's own rules, for stripped ``data`` that msgspec refuses."""
     try:
         payload, end = _scan_json(data, 0)
     except StopIteration:  # no JSON value starts here

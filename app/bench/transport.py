@@ -16,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 
-from app.bench.http1 import Exchange, as_httpx_errors
+from app.bench.http1 import Exchange, PreparedPost, as_httpx_errors
 from app.bench.stamped_socket import StampingBackend
 from app.bench.stamped_stream import StampedStream
 
@@ -87,25 +88,58 @@ class StampingTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout", {})
-        origin = (request.url.raw_scheme, request.url.raw_host, _port(request.url))
         body = await request.aread()
-        try:
-            async with asyncio.timeout(timeouts.get("pool")):
-                await self._slots.acquire()
-        except TimeoutError as error:
-            raise httpx.PoolTimeout("no connection free within the pool timeout") from error
+
+        def send(exchange: Exchange) -> Awaitable[None]:
+            return exchange.send(request, body, timeouts.get("write"))
+
+        return await self._exchange(request, timeouts, send)
+
+    async def post(
+        self,
+        post: PreparedPost,
+        body: bytes,
+        trace: Any,
+        timeouts: dict[str, float | None],
+        request: httpx.Request,
+    ) -> httpx.Response:
+        """``post`` with ``body``, as ``handle_async_request`` sends a request; ``request``
+        is the one the response reports (``post``'s URL and headers)."""
+
+        def send(exchange: Exchange) -> Awaitable[None]:
+            return exchange.send_post(post, body, trace, timeouts.get("write"))
+
+        return await self._exchange(request, timeouts, send)
+
+    async def _exchange(
+        self,
+        request: httpx.Request,
+        timeouts: dict[str, float | None],
+        send: Callable[[Exchange], Awaitable[None]],
+    ) -> httpx.Response:
+        """A pool slot and a connection for ``request``'s origin, ``send`` on it, and the
+        response with its body left to read."""
+        origin = (request.url.raw_scheme, request.url.raw_host, _port(request.url))
+        if self._slots.locked():
+            try:
+                async with asyncio.timeout(timeouts.get("pool")):
+                    await self._slots.acquire()
+            except TimeoutError as error:
+                raise httpx.PoolTimeout("no connection free within the pool timeout") from error
+        else:
+            await self._slots.acquire()  # a free slot: taken at once, no timer to set
         connection: _Connection | None = None
         try:
             connection = self._idle_connection(origin) or await self._connect(origin, timeouts)
             exchange = Exchange(connection.stream, timeouts.get("read"))
-            await exchange.send(request, body, timeouts.get("write"))
+            await send(exchange)
         except BaseException:
             if connection is not None:
                 connection.close()
             self._slots.release()
             raise
         release = _Release(self, origin, connection)
-        return httpx.Response(
+        response = httpx.Response(
             status_code=exchange.status,
             headers=exchange.headers,
             stream=_ResponseBody(exchange, release),
@@ -116,6 +150,8 @@ class StampingTransport(httpx.AsyncBaseTransport):
                 "exchange": exchange,
             },
         )
+        response.request = request
+        return response
 
     def _idle_connection(self, origin: _Origin) -> _Connection | None:
         idle = self._idle.get(origin)
