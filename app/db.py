@@ -83,7 +83,8 @@ def request_unit_of_work(request: Request) -> Iterator[Session]:
     with factory() as session:
         try:
             yield session
-            session.commit()
+            if session.in_transaction():  # a write_transaction inside may have committed
+                session.commit()
         except Exception:
             session.rollback()
             raise

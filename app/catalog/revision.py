@@ -28,6 +28,8 @@ BUMP = (
     .values(revision=STATE.c.revision + 1)
     .returning(STATE.c.revision)
 )
+# What each bump touched, as bound parameters: the statement is built (and cached) once.
+RECORD_CHANGE = insert(CHANGES)
 # A cache further behind than this many revisions starts again rather than read them all.
 MOST_CHANGES_READ = 64
 
@@ -58,7 +60,7 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
     """One atomic increment; concurrent writers on PostgreSQL each get their own step (the
     update holds the row until commit), and the change row takes the revision it made.
     Without `touched`, anything in the catalog may have changed."""
-    revision = session.execute(BUMP).scalar_one()
+    revision = session.connection().execute(BUMP).scalar_one()
     scope = (
         {
             "model_id": touched.model_id,
@@ -69,7 +71,7 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
         if touched
         else {"model_id": None, "hardware_id": None, "profile_id": None, "evidence": True}
     )
-    session.execute(insert(CHANGES).values(revision=revision, **scope))
+    session.connection().execute(RECORD_CHANGE, {"revision": revision, **scope})
 
 
 def changes_since(session: Session, revision: int) -> tuple[int, list[Touched] | None]:
