@@ -54,11 +54,17 @@ def earlier_of(row: Any) -> Earlier | None:
 
 
 class RecordStore:
+    """Statements of one step (a check, or the writes of one transaction): the session's
+    connection is looked up once for them all."""
+
     def __init__(self, session: Session) -> None:
         self.session = session
+        self._connection: Connection | None = None
 
     def connection(self) -> Connection:
-        return self.session.connection()
+        if self._connection is None:
+            self._connection = self.session.connection()
+        return self._connection
 
     def earlier(self, key: str) -> Earlier | None:
         return earlier_of(self.connection().execute(EARLIER, {"key": key}).one_or_none())
