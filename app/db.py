@@ -1,5 +1,6 @@
 """Engine, declarative base, the per-request and per-command units of work, migrations."""
 
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,7 @@ from alembic.config import Config
 from fastapi import Depends, Request
 from sqlalchemy import JSON, DateTime, MetaData, create_engine, event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from app.config import PROJECT_ROOT, Settings
@@ -57,19 +59,33 @@ SERVER_CONNECT_TIMEOUT_S = 10
 
 def make_engine(settings: Settings) -> Engine:
     """Create the engine; SQLite gets its folder, WAL and foreign keys. A database server
-    (PostgreSQL) gets a connect timeout, and pooled connections are checked before use, so
-    a server restart costs one reconnect, not one failed request per pooled connection."""
+    (PostgreSQL) gets a connect timeout, and a pooled connection the server has closed is
+    replaced when it is checked out, so a server restart costs one reconnect, not one
+    failed request per pooled connection."""
     if not settings.is_sqlite:
-        return create_engine(
+        engine = create_engine(
             settings.database_url,
             connect_args={"connect_timeout": SERVER_CONNECT_TIMEOUT_S},
-            pool_pre_ping=True,
         )
+        event.listen(engine, "checkout", _replace_if_closed_by_server)
+        return engine
     if settings.sqlite_path is not None:
         settings.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(settings.database_url, connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def _replace_if_closed_by_server(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+    """What pool_pre_ping is for, without its round trip per checkout: an idle pooled
+    connection has nothing to read unless the server has written to it, and a server that
+    shuts down or ends the session writes its farewell and closes the socket. Readable
+    or closed, the connection is dropped; the pool then checks out (or opens) another."""
+    if dbapi_connection.closed or dbapi_connection.broken:
+        raise DisconnectionError("the connection is closed")
+    readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
+    if readable:
+        raise DisconnectionError("the server closed the connection or sent it a notice")
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
@@ -83,7 +99,8 @@ def request_unit_of_work(request: Request) -> Iterator[Session]:
     with factory() as session:
         try:
             yield session
-            session.commit()
+            if session.in_transaction():  # a write_transaction inside may have committed
+                session.commit()
         except Exception:
             session.rollback()
             raise

@@ -162,8 +162,11 @@ class ReferenceCache:
         self._latest: CatalogReferences | None = None
         self._loading = threading.Lock()
 
-    def get(self, session: Session) -> CatalogReferences:
-        definition = current_definition(session)
+    def get(self, session: Session, definition: int | None = None) -> CatalogReferences:
+        """The snapshot for `definition` (read in the session's transaction by a caller that
+        read it with something else), or for the definition read now."""
+        if definition is None:
+            definition = current_definition(session)
         latest = self._latest
         if latest is not None and latest.definition == definition:
             return latest
@@ -181,5 +184,5 @@ class ReferenceCache:
 REFERENCES = ReferenceCache()  # one per process
 
 
-def catalog_references(session: Session) -> CatalogReferences:
-    return REFERENCES.get(session)
+def catalog_references(session: Session, definition: int | None = None) -> CatalogReferences:
+    return REFERENCES.get(session, definition)

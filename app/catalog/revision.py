@@ -10,7 +10,7 @@ writes what it touched (`CatalogChange`), so a cache a few revisions behind rebu
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import and_, insert, select, update
+from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -28,6 +28,18 @@ BUMP = (
     .values(revision=STATE.c.revision + 1)
     .returning(STATE.c.revision)
 )
+# What each bump touched, as bound parameters: the statement is built (and cached) once.
+RECORD_CHANGE = insert(CHANGES)
+# On PostgreSQL the bump and its change row are one statement (a data-modifying WITH), one
+# round trip; SQLite has no UPDATE inside WITH, and its statements cost no round trip.
+_BUMPED = BUMP.cte("bumped")
+BUMP_AND_RECORD_CHANGE = insert(CHANGES).from_select(
+    ["revision", "model_id", "hardware_id", "profile_id", "evidence"],
+    select(
+        _BUMPED.c.revision,
+        *(bindparam(column.name, type_=column.type) for column in SCOPE),
+    ),
+).returning(CHANGES.c.revision)
 # A cache further behind than this many revisions starts again rather than read them all.
 MOST_CHANGES_READ = 64
 
@@ -58,7 +70,6 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
     """One atomic increment; concurrent writers on PostgreSQL each get their own step (the
     update holds the row until commit), and the change row takes the revision it made.
     Without `touched`, anything in the catalog may have changed."""
-    revision = session.execute(BUMP).scalar_one()
     scope = (
         {
             "model_id": touched.model_id,
@@ -69,7 +80,12 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
         if touched
         else {"model_id": None, "hardware_id": None, "profile_id": None, "evidence": True}
     )
-    session.execute(insert(CHANGES).values(revision=revision, **scope))
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        connection.execute(BUMP_AND_RECORD_CHANGE, scope).scalar_one()  # no state row: raises
+        return
+    revision = connection.execute(BUMP).scalar_one()
+    connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
 
 
 def changes_since(session: Session, revision: int) -> tuple[int, list[Touched] | None]:

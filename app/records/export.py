@@ -23,6 +23,7 @@ from app.records.schemas import METRICS
 
 ExportFormat = Literal["json", "csv"]
 BATCH_SIZE = 500  # records per query and per chunk written
+MOST_URL_PREFIXES = 64
 
 RECORD_FIELDS: tuple[str, ...] = (
     "record_id", "review_state", "outcome", "model", "artifact", "artifact_format", "runtime",
@@ -83,12 +84,25 @@ def measurement_out(point: Measurement) -> dict[str, Any]:
 def record_url(request: Request, record_id: int) -> str:
     """What `request.url_for("records:detail", record_id=...)` gives, without its search:
     url_for tries every route in turn (an exception per miss) on each call, while record
-    pages differ only in the id, so the path up to it is looked up once per app."""
-    prefix = getattr(request.app.state, "record_path_prefix", None)
+    pages differ only in the id, so the absolute address up to it is built once per base
+    address the requests name (scheme, server, root path and Host header, as base_url reads
+    them) and the id appended."""
+    state = request.app.state
+    scope = request.scope
+    server = scope.get("server")  # a tuple from uvicorn, a list from some test clients
+    key = (scope["scheme"], tuple(server) if server else None,
+           scope.get("app_root_path", scope.get("root_path", "")), request.headers.get("host"))
+    prefixes: dict[tuple[Any, ...], str] | None = getattr(state, "record_url_prefixes", None)
+    if prefixes is None:
+        prefixes = state.record_url_prefixes = {}
+    prefix = prefixes.get(key)
     if prefix is None:
-        path = request.app.url_path_for("records:detail", record_id=0)
-        prefix = request.app.state.record_path_prefix = path.removesuffix("0")
-    return str(URLPath(f"{prefix}{record_id}").make_absolute_url(request.base_url))
+        path = request.app.url_path_for("records:detail", record_id=0).removesuffix("0")
+        prefix = str(URLPath(path).make_absolute_url(request.base_url))
+        if len(prefixes) >= MOST_URL_PREFIXES:  # Host headers vary only as far as allowed
+            prefixes.clear()
+        prefixes[key] = prefix
+    return f"{prefix}{record_id}"
 
 
 def record_out(request: Request, record: Record) -> dict[str, Any]:

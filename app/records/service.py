@@ -26,7 +26,7 @@ from app.models import Record
 from app.records.plausibility import plausibility_flags
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, MeasurementIn, RecordIn
-from app.records.store import RecordStore
+from app.records.store import Earlier, RecordStore
 from app.records.validation import Resolved, validate_record
 
 Provenance = Literal["form", "api", "import", "bench"]
@@ -112,14 +112,16 @@ def prepare_submission(
     """Everything that reads: validation, every catalog row, the flags, and whether the key
     was seen before (then the first record, as a Submission). Writes nothing."""
     errors = [*(extra_errors or []), *key_errors(idempotency_key)]
-    data, refs = validate_record(session, raw, errors)
+    key = scoped_key(submitted_by, idempotency_key) if idempotency_key and not errors else None
+    # With a key, the earlier record and the catalog definition come in one query; the
+    # earlier record counts only once the submission is valid and fingerprinted.
+    earlier, definition = (RecordStore(session).earlier_and_definition(key) if key is not None
+                           else (None, None))
+    data, refs = validate_record(session, raw, errors, definition)
     detail = dict(provenance_detail or {})
     print_ = fingerprint(data, provenance, detail)
-    key = scoped_key(submitted_by, idempotency_key) if idempotency_key else None
-    if key is not None:
-        earlier = replayed(session, key, print_)
-        if earlier is not None:
-            return earlier
+    if earlier is not None:
+        return replay(earlier, print_)
     row = record_row(data, refs, provenance, {**detail, "fingerprint": print_}, submitted_by, key)
     return Prepared(row, [measurement_row(point) for point in data.measurements], submitted_by,
                     key, print_)
@@ -180,8 +182,11 @@ def submit_record(
 
 def replayed(session: Session, key: str, print_: str) -> Submission | None:
     earlier = RecordStore(session).earlier(key)
-    if earlier is None:
-        return None
+    return replay(earlier, print_) if earlier is not None else None
+
+
+def replay(earlier: Earlier, print_: str) -> Submission:
+    """The first record for a retry that repeats it; a conflict for one that does not."""
     if earlier.fingerprint != print_:
         raise IdempotencyConflict(earlier.id)
     record = Record(id=earlier.id, review_state=earlier.review_state, flags=earlier.flags)

@@ -15,9 +15,10 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.models import Measurement, Record, RecordEvent
+from app.models import CatalogState, Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
+STATE = CatalogState.__table__
 
 
 @dataclass(frozen=True)
@@ -32,24 +33,48 @@ class Earlier:
 
 EARLIER = select(Record.id, Record.review_state, Record.flags, Record.provenance_detail).where(
     Record.idempotency_key == bindparam("key"))
+# The same lookup with the catalog definition beside it, in one statement: a submission
+# with a key needs both before it writes (app.catalog.references keys its snapshot on it).
+EARLIER_AND_DEFINITION = (
+    select(STATE.c.definition, RECORDS.c.id, RECORDS.c.review_state, RECORDS.c.flags,
+           RECORDS.c.provenance_detail)
+    .select_from(STATE)
+    .outerjoin(RECORDS, RECORDS.c.idempotency_key == bindparam("key"))
+    .where(STATE.c.id == 1)
+)
 INSERT_RECORD = insert(RECORDS)
 INSERT_MEASUREMENTS = insert(MEASUREMENTS)
 INSERT_EVENT = insert(EVENTS)
 
 
+def earlier_of(row: Any) -> Earlier | None:
+    if row is None:
+        return None
+    return Earlier(row.id, row.review_state, row.flags, row.provenance_detail.get("fingerprint"))
+
+
 class RecordStore:
+    """Statements of one step (a check, or the writes of one transaction): the session's
+    connection is looked up once for them all."""
+
     def __init__(self, session: Session) -> None:
         self.session = session
+        self._connection: Connection | None = None
 
     def connection(self) -> Connection:
-        return self.session.connection()
+        if self._connection is None:
+            self._connection = self.session.connection()
+        return self._connection
 
     def earlier(self, key: str) -> Earlier | None:
-        row = self.connection().execute(EARLIER, {"key": key}).one_or_none()
-        if row is None:
-            return None
-        return Earlier(row.id, row.review_state, row.flags,
-                       row.provenance_detail.get("fingerprint"))
+        return earlier_of(self.connection().execute(EARLIER, {"key": key}).one_or_none())
+
+    def earlier_and_definition(self, key: str) -> tuple[Earlier | None, int]:
+        """The first record under `key`, if any, and the catalog definition (0 when unset)."""
+        row = self.connection().execute(EARLIER_AND_DEFINITION, {"key": key}).one_or_none()
+        if row is None:  # no catalog state row yet
+            return self.earlier(key), 0
+        return earlier_of(row if row.id is not None else None), row.definition or 0
 
     def insert_record(self, row: dict[str, Any]) -> int:
         result = self.connection().execute(INSERT_RECORD, row)

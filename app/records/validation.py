@@ -202,8 +202,10 @@ REFERENCE_FIELDS = ("model", "artifact", "runtime", "hardware", "profile", "gpu_
 
 
 def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
-                    extra_errors: list[FieldError] | None = None) -> tuple[RecordIn, Resolved]:
-    """The record and its catalog rows, or RecordInvalid listing every problem found."""
+                    extra_errors: list[FieldError] | None = None,
+                    definition: int | None = None) -> tuple[RecordIn, Resolved]:
+    """The record and its catalog rows, or RecordInvalid listing every problem found;
+    `definition`, the catalog definition when the caller has read it already."""
     errors = list(extra_errors or [])
     data: RecordIn | None = raw if isinstance(raw, RecordIn) else None
     if data is None:
@@ -213,7 +215,8 @@ def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
             errors += schema_errors(error)
     # The references only: dumping the whole record (its measurements too) costs more.
     lookup = {name: getattr(data, name) for name in REFERENCE_FIELDS} if data is not None else raw
-    resolved, reference_errors = check_references(catalog_references(session), lookup)
+    resolved, reference_errors = check_references(catalog_references(session, definition),
+                                                  lookup)
     errors += reference_errors
     if errors or data is None or resolved is None:
         raise RecordInvalid(errors or [FieldError.of("record", INCOMPLETE())])

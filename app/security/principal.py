@@ -56,7 +56,7 @@ def cookie_token(request: Request) -> str | None:
 def resolve_principal(request: Request, session: Session) -> Principal | None:
     """The caller, or None when an exposed app gets no valid token."""
     # The sign-in cookie is for pages; the JSON API takes only an explicit Bearer token.
-    from_cookie = None if request.url.path.startswith("/api/") else cookie_token(request)
+    from_cookie = None if request.scope["path"].startswith("/api/") else cookie_token(request)
     token = bearer_token(request) or from_cookie
     record = authenticate(session, token) if token else None
     if token and record is None and bearer_token(request):

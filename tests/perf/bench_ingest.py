@@ -13,7 +13,9 @@ on a fresh file, then PostgreSQL on a throwaway cluster started for the run
 (tests/pg_server.py), and prints them side by side; DATABASE_URL runs one given database.
 Per database: records/s, latency p50/p99/max, lost, duplicated, and the CPU time per
 record of the server and of the load generator (the machine's other load leaves those
-nearly unchanged, unlike records/s). Asserts nothing.
+nearly unchanged, unlike records/s); on PostgreSQL also that of the database server's own
+processes, which share the same cores (SQLite runs inside the app, in its figure).
+Asserts nothing.
 
     .venv/bin/python tests/perf/bench_ingest.py [--database sqlite|postgresql|both]
         [--seconds 10] [--clients 32] [--workers N]
@@ -83,6 +85,7 @@ class Result:
     stored: Counter
     server_cpu_s: float
     client_cpu_s: float
+    database_cpu_s: float | None = None  # PostgreSQL's processes; None: inside the app
 
     @property
     def records(self) -> int:
@@ -156,9 +159,9 @@ def stored_markers(database_url: str, run: str) -> Counter:
     return Counter(notes)
 
 
-def cpu_seconds(server: subprocess.Popen) -> float:
-    """User and system time of the server and its worker processes so far."""
-    parent = psutil.Process(server.pid)
+def cpu_seconds(server: subprocess.Popen | int) -> float:
+    """User and system time of a server (a process or its id) and its children so far."""
+    parent = psutil.Process(server if isinstance(server, int) else server.pid)
     total = 0.0
     for process in [parent, *parent.children(recursive=True)]:
         try:
@@ -170,7 +173,7 @@ def cpu_seconds(server: subprocess.Popen) -> float:
 
 
 def measure(database: str, database_url: str, seconds: float, clients: int,
-            workers: int) -> Result:
+            workers: int, database_pid: int | None = None) -> Result:
     body = {**BODY, "hardware": prepare_database(database_url)}
     port = free_port()
     server = start_server(database_url, port, workers)
@@ -181,15 +184,17 @@ def measure(database: str, database_url: str, seconds: float, clients: int,
         gc.freeze()  # the load generator's own garbage collection is no part of the figure
         start, own_before = time.perf_counter(), time.process_time()
         cpu_before = cpu_seconds(server)
+        database_before = cpu_seconds(database_pid) if database_pid else 0.0
         tally = run_load(port, body, marker_run, clients, seconds)
         elapsed, server_cpu = time.perf_counter() - start, cpu_seconds(server) - cpu_before
+        database_cpu = cpu_seconds(database_pid) - database_before if database_pid else None
         client_cpu = time.process_time() - own_before
         gc.unfreeze()
     finally:
         server.terminate()
         server.wait()
     return Result(database, workers, clients, elapsed, tally,
-                  stored_markers(database_url, marker_run), server_cpu, client_cpu)
+                  stored_markers(database_url, marker_run), server_cpu, client_cpu, database_cpu)
 
 
 def report(result: Result) -> None:
@@ -202,6 +207,10 @@ def report(result: Result) -> None:
     if server_ms:
         print(f"server CPU          {result.server_cpu_s:8.1f} s  ({server_ms:.2f} ms per record, "
               f"so {1000 / server_ms:.0f} records/s per fully used core)")
+    if result.database_cpu_s is not None:
+        print(f"database CPU        {result.database_cpu_s:8.1f} s  "
+              f"({result.per_record_ms(result.database_cpu_s):.2f} ms per record, PostgreSQL's "
+              "own processes)")
     print(f"load generator CPU  {result.client_cpu_s:8.1f} s  "
           f"({result.per_record_ms(result.client_cpu_s):.2f} ms per record, same machine)")
     print(f"requests            {len(lat):8d}  ({len(lat) / result.elapsed_s:.1f} req/s, "
@@ -229,6 +238,8 @@ def side_by_side(results: list[Result]) -> None:
         ("duplicated", lambda r: f"{r.duplicated}"),
         ("failed requests", lambda r: f"{sum(r.tally.failures.values())}"),
         ("server CPU ms/record", lambda r: f"{r.per_record_ms(r.server_cpu_s):.2f}"),
+        ("database CPU ms/record", lambda r: "in server" if r.database_cpu_s is None
+         else f"{r.per_record_ms(r.database_cpu_s):.2f}"),
         ("load gen. CPU ms/record", lambda r: f"{r.per_record_ms(r.client_cpu_s):.2f}"),
     ]
     print(f"\n{'':24}" + "".join(f"{r.database:>14}" for r in results))
@@ -247,8 +258,9 @@ def run_postgresql(args: argparse.Namespace) -> Result:
     cluster = PostgresServer.start()
     try:
         url = cluster.url(cluster.create_database(name="bench_ingest"))
+        postmaster = int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
         return measure("postgresql", url, args.seconds, args.clients,
-                       args.workers or DEFAULT_WORKERS["postgresql"])
+                       args.workers or DEFAULT_WORKERS["postgresql"], postmaster)
     finally:
         cluster.stop()
 

@@ -117,15 +117,23 @@ class TestConcurrent:
         from app.main import create_app
         with TestClient(create_app(settings)) as client:
             first = post_record(client, valid, key="twin").json()
-            real, calls = service.replayed, []
+            check, replay = RecordStore.earlier_and_definition, service.replayed
+            checks: list[str] = []
+            replays: list[Any] = []
 
-            def saw_nothing_first(*args: Any) -> Any:
-                calls.append(args)
-                return None if len(calls) == 1 else real(*args)
+            def saw_nothing(store: RecordStore, key: str) -> Any:
+                checks.append(key)
+                return None, check(store, key)[1]  # the catalog as it is, no earlier record
 
-            monkeypatch.setattr(service, "replayed", saw_nothing_first)
+            def replayed(*args: Any) -> Any:
+                replays.append(args)
+                return replay(*args)
+
+            monkeypatch.setattr(RecordStore, "earlier_and_definition", saw_nothing)
+            monkeypatch.setattr(service, "replayed", replayed)
             twin = post_record(client, valid, key="twin")
-        assert len(calls) == 2  # the check before the write, then the replay after it failed
+        # The check before the write, then the replay after the unique key refused it.
+        assert len(checks) == 1 and len(replays) == 1
         assert twin.status_code == 200 and twin.json()["id"] == first["id"]
         assert stored(session) == (1, 2, 1)
 
