@@ -60,6 +60,26 @@ class RouteResult:
         return _estimate_route(self.request, self.route, self.context)
 
 
+class _ChosenEstimate:
+    """The assessment's `estimate` field, given as the chosen route's result and worked out
+    from it when first read: recipes read it only when nothing fits on the GPU or the route
+    runs offloaded, and for every other verdict the full estimate (speed, warnings, basis)
+    would be work no page shows. Reading it gives the same value a computed field would, so
+    the assessment compares, copies and prints as before."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.stored = f"_{name}"
+
+    def __get__(self, assessment: Assessment | None, owner: type | None = None):
+        if assessment is None:
+            raise AttributeError(self.stored)  # no default: the field stays required
+        found = assessment.__dict__[self.stored]
+        return found.estimate if isinstance(found, RouteResult) else found
+
+    def __set__(self, assessment: Assessment, value: Estimate | RouteResult | None) -> None:
+        assessment.__dict__[self.stored] = value
+
+
 @dataclass(frozen=True)
 class Assessment:
     """The verdict, the route it rests on, and every route's result.
@@ -73,7 +93,8 @@ class Assessment:
 
     verdict: Verdict
     route: Route | None
-    estimate: Estimate | None
+    # Given as an estimate, or as the chosen route's result to estimate when first read.
+    estimate: Estimate | None = _ChosenEstimate()  # type: ignore[assignment]
     context: int
     max_context: int | None
     reason: tuple[Message, ...]
@@ -334,6 +355,4 @@ def _assessment(
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """Build the assessment for a chosen route."""
-    return Assessment(
-        verdict, chosen.route, chosen.estimate, context, chosen.max_context, reason, results
-    )
+    return Assessment(verdict, chosen.route, chosen, context, chosen.max_context, reason, results)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
@@ -12,14 +13,14 @@ from app.estimate.estimator import (
     _estimate,
     _fits_at,
     _Job,
-    _job_for,
     _largest_fitting_context,
     _memory_at,
     _offload,
     _prepare,
     _usable,
+    _weights_per_gpu,
 )
-from app.estimate.kv import kv_basis
+from app.estimate.kv import kv_basis, kv_shape
 from app.estimate.offload import OffloadPlan
 from app.estimate.setup import Setup, check_hardware, check_model, resolve_checked_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -166,7 +167,31 @@ class SharedEstimates:
         weights = self._part(
             ("weights", id(model), id(artifact)), lambda: weights_bytes(model, artifact)
         )
-        return _job_for(model, artifact, runtime, hardware, setup, weights, kv, usable)
+        # What depends on the model, its file or the runtime and not on the hardware is
+        # shared by every card of the catalog (the caller's specs are one model's).
+        tp = setup.tensor_parallel
+        return _Job(
+            model,
+            artifact,
+            runtime,
+            hardware,
+            setup,
+            weights,
+            weights_per_gpu=self._part(
+                ("split", id(model), id(artifact), tp), lambda: _weights_per_gpu(weights, tp)
+            ),
+            prefill=self._part(
+                ("prefill", id(model), id(runtime), setup.prefill_tokens, tp),
+                lambda: prefill_workspace(model, runtime, setup),
+            ),
+            reserve=runtime_reserve(runtime, hardware, setup),
+            usable=usable,
+            kv_basis=kv,
+            kv=self._part(
+                ("kv", id(model), setup.kv_dtype, setup.caps_sliding_window, tp),
+                lambda: kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, tp),
+            ),
+        )
 
     def _part(self, key: tuple, work: Callable[[], T]) -> T:
         found = self._parts.get(key)
