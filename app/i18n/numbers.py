@@ -5,6 +5,7 @@ same figures come back in every answer (a card's bandwidth, a reserve's fraction
 Babel's formatting costs a hundred times a lookup."""
 
 from functools import lru_cache
+from math import copysign
 
 from babel import Locale
 from babel.numbers import NumberPattern, parse_pattern
@@ -28,9 +29,9 @@ def _pattern(form: str | None, code: str) -> NumberPattern:
 def decimal(value: float | int, form: str | None = None, locale: str | None = None) -> str:
     """`value` as babel.numbers.format_decimal words it (same pattern, same rounding)."""
     code = locale or current_locale()
-    if not value or value != value:
-        # Zero and NaN are not kept: -0.0 equals 0.0 but may be worded with its sign, and
-        # NaN equals nothing, so neither could be found again.
+    if value != value or (not value and copysign(1.0, value) < 0):
+        # NaN and -0.0 are not kept: NaN equals nothing, so it could not be found again,
+        # and -0.0 equals 0.0 but may be worded with its sign.
         return _worded(value, form, code)
     return _kept(value, form, code)
 
