@@ -13,7 +13,14 @@ from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
 from app.estimate.shared import SharedEstimates
-from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.specs import (
+    ArtifactSpec,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    shared_plan,
+)
 
 
 class Verdict(StrEnum):
@@ -157,7 +164,7 @@ def _plan_for(runtime: RuntimeSpec, request: _Request, context: int) -> Plan:
     """The runtime's default plan; its first accepted KV dtype when it has no 'auto'."""
     accepted = runtime.kv_dtypes
     kv_dtype = "auto" if "auto" in accepted or not accepted else accepted[0]
-    return Plan(context=context, concurrency=request.concurrency, kv_dtype=kv_dtype)
+    return shared_plan(context, request.concurrency, kv_dtype, None, None, None, None)
 
 
 def _estimate_route(request: _Request, route: Route, context: int) -> Estimate:

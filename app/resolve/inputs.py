@@ -149,7 +149,8 @@ class ModelInputs:
         catalog row), kept while the hardware object lives."""
         found = self.transient.get(hardware)
         if found is None:
-            found = self.transient[hardware] = Described(hardware_spec(hardware))
+            found = Described(hardware_spec(hardware), SharedEstimates(self.shared))
+            self.transient[hardware] = found
         return found
 
     def balanced_values(
