@@ -194,8 +194,14 @@ class ModelInputs:
         changed, the routes and their assessments."""
         found = replace(self, measured=fresh.measured, verified=fresh.verified)
         same_routes = _verified_routes(fresh) == _verified_routes(self)
-        kept = ["hardware_specs", "estimates", "route_specs", "shared", "balanced_by_route"]
-        kept.append("transient")
+        kept = [
+            "hardware_specs",
+            "estimates",
+            "route_specs",
+            "shared",
+            "balanced_by_route",
+            "transient",
+        ]
         cached = ["spec", "balanced"]
         if same_routes:
             kept.append("assessments")
