@@ -26,6 +26,7 @@ from app.estimate.specs import (
     ModelSpec,
     Plan,
     RuntimeSpec,
+    shared_plan,
 )
 from app.estimate.speed import SpeedRange
 from app.estimate.weights import weights_bytes
@@ -54,6 +55,7 @@ __all__ = [
     "kv_cache_bytes",
     "size",
     "max_context",
+    "shared_plan",
     "weakest",
     "weights_bytes",
 ]

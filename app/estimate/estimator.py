@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
@@ -15,7 +16,7 @@ from app.estimate.kv import (
     kv_shape,
     kv_unknown,
 )
-from app.estimate.messages import Code, Message, message
+from app.estimate.messages import Code, Message, Notes, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -270,11 +271,19 @@ def _kv_bytes_per_gpu(job: _Job, context: int, concurrency: int | None = None) -
 
 def _kv_per_gpu(job: _Job, context: int, concurrency: int) -> Quantity:
     """The KV cache of each GPU, in GB."""
-    note = message(Code.KV_AT, requests=concurrency, tokens=context, kv_dtype=job.setup.kv_dtype)
-    if kv_unknown(job.model):  # weights-only mode: no architecture, so no KV size to add
-        note = message(Code.KV_NOT_COUNTED, kv=note)
     gb = bytes_to_gb(_kv_bytes_per_gpu(job, context, concurrency))
-    return Quantity(gb, job.kv_basis, (note,))
+    notes = _kv_notes(concurrency, context, job.setup.kv_dtype, kv_unknown(job.model))
+    return Quantity(gb, job.kv_basis, notes)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _kv_notes(requests: int, tokens: int, kv_dtype: str, unknown: bool) -> Notes:
+    """How the KV cache was sized: asked for every route at every context tried, so each
+    distinct note is made once."""
+    note = message(Code.KV_AT, requests=requests, tokens=tokens, kv_dtype=kv_dtype)
+    if unknown:  # weights-only mode: no architecture, so no KV size to add
+        note = message(Code.KV_NOT_COUNTED, kv=note)
+    return (note,)
 
 
 def _kv_growth(job: _Job, tensor_parallel: int) -> int:

@@ -13,7 +13,14 @@ from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
 from app.estimate.shared import SharedEstimates
-from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.specs import (
+    ArtifactSpec,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    shared_plan,
+)
 
 
 class Verdict(StrEnum):
@@ -60,6 +67,26 @@ class RouteResult:
         return _estimate_route(self.request, self.route, self.context)
 
 
+class _ChosenEstimate:
+    """The assessment's `estimate` field, given as the chosen route's result and worked out
+    from it when first read: recipes read it only when nothing fits on the GPU or the route
+    runs offloaded, and for every other verdict the full estimate (speed, warnings, basis)
+    would be work no page shows. Reading it gives the same value a computed field would, so
+    the assessment compares, copies and prints as before."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.stored = f"_{name}"
+
+    def __get__(self, assessment: Assessment | None, owner: type | None = None):
+        if assessment is None:
+            raise AttributeError(self.stored)  # no default: the field stays required
+        found = assessment.__dict__[self.stored]
+        return found.estimate if isinstance(found, RouteResult) else found
+
+    def __set__(self, assessment: Assessment, value: Estimate | RouteResult | None) -> None:
+        assessment.__dict__[self.stored] = value
+
+
 @dataclass(frozen=True)
 class Assessment:
     """The verdict, the route it rests on, and every route's result.
@@ -73,7 +100,8 @@ class Assessment:
 
     verdict: Verdict
     route: Route | None
-    estimate: Estimate | None
+    # Given as an estimate, or as the chosen route's result to estimate when first read.
+    estimate: Estimate | None = _ChosenEstimate()  # type: ignore[assignment]
     context: int
     max_context: int | None
     reason: tuple[Message, ...]
@@ -136,7 +164,7 @@ def _plan_for(runtime: RuntimeSpec, request: _Request, context: int) -> Plan:
     """The runtime's default plan; its first accepted KV dtype when it has no 'auto'."""
     accepted = runtime.kv_dtypes
     kv_dtype = "auto" if "auto" in accepted or not accepted else accepted[0]
-    return Plan(context=context, concurrency=request.concurrency, kv_dtype=kv_dtype)
+    return shared_plan(context, request.concurrency, kv_dtype, None, None, None, None)
 
 
 def _estimate_route(request: _Request, route: Route, context: int) -> Estimate:
@@ -334,6 +362,4 @@ def _assessment(
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """Build the assessment for a chosen route."""
-    return Assessment(
-        verdict, chosen.route, chosen.estimate, context, chosen.max_context, reason, results
-    )
+    return Assessment(verdict, chosen.route, chosen, context, chosen.max_context, reason, results)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from app.estimate.basis import Quantity
+from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
@@ -12,14 +14,14 @@ from app.estimate.estimator import (
     _estimate,
     _fits_at,
     _Job,
-    _job_for,
     _largest_fitting_context,
     _memory_at,
     _offload,
     _prepare,
     _usable,
+    _weights_per_gpu,
 )
-from app.estimate.kv import kv_basis
+from app.estimate.kv import KvShape, kv_basis, kv_shape
 from app.estimate.offload import OffloadPlan
 from app.estimate.setup import Setup, check_hardware, check_model, resolve_checked_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -38,15 +40,21 @@ class SharedEstimates:
     Specs are told apart by identity (hashing a spec hashes every field, for every call):
     the caller builds each spec once, and this instance keeps every spec it saw alive, so
     an identity is never reused while it is remembered.
+
+    `model_parts`, when given, is the instance of the same model's catalog pass: what
+    depends on no hardware (the model's checks, the weights, the KV cache's shape) is then
+    read from and kept there, so the estimates for a machine described by numbers share it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, model_parts: SharedEstimates | None = None) -> None:
         # Job (at the first context and concurrency seen) or the refusal, with the largest
         # fitting context by concurrency.
         self._jobs: dict[tuple, tuple[_Job | EstimateError, dict[int, int | None]]] = {}
-        # What depends on the model, the hardware or the model file alone, or the refusal.
+        # What depends on the hardware alone, or the refusal.
         self._parts: dict[tuple, object] = {}
         self._specs: dict[int, object] = {}  # every spec seen, by identity, kept alive
+        # Where the parts of the model, its files and runtimes alone are kept.
+        self._model: SharedEstimates = model_parts or self
 
     def estimate(
         self,
@@ -124,6 +132,7 @@ class SharedEstimates:
         found = self._jobs.get(key)
         if found is None:
             self._keep(model, artifact, runtime, hardware)
+            self._model._keep(model, artifact, runtime)
             # Every check but the context's and the concurrency's reads only what the key
             # holds: a plan that fails them fails at every context and concurrency.
             try:
@@ -158,15 +167,31 @@ class SharedEstimates:
     ) -> _Job:
         """The estimator's `_prepare`, in the same order, with the parts of one model, one
         hardware configuration or one model file worked out once."""
-        kv = self._part(("model", id(model)), lambda: _checked(check_model, model, kv_basis))
+        shared = self._model  # what depends on no hardware: shared by every card
+        kv = shared._part(("model", id(model)), lambda: _checked(check_model, model, kv_basis))
         usable = self._part(
             ("hardware", id(hardware)), lambda: _checked(check_hardware, hardware, _usable)
         )
         setup = resolve_checked_setup(model, artifact, runtime, hardware, plan)
-        weights = self._part(
-            ("weights", id(model), id(artifact)), lambda: weights_bytes(model, artifact)
+        tp = setup.tensor_parallel
+        key = (id(model), id(artifact), id(runtime), setup.kv_dtype, setup.prefill_tokens, tp)
+        weights, per_gpu, prefill, shape = shared._part(
+            key, lambda: _route_parts(model, artifact, runtime, setup)
         )
-        return _job_for(model, artifact, runtime, hardware, setup, weights, kv, usable)
+        return _Job(
+            model,
+            artifact,
+            runtime,
+            hardware,
+            setup,
+            weights,
+            weights_per_gpu=per_gpu,
+            prefill=prefill,
+            reserve=runtime_reserve(runtime, hardware, setup),
+            usable=usable,
+            kv_basis=kv,
+            kv=shape,
+        )
 
     def _part(self, key: tuple, work: Callable[[], T]) -> T:
         found = self._parts.get(key)
@@ -188,6 +213,22 @@ def _again(error: EstimateError) -> EstimateError:
     again = BaseException.__new__(type(error), *error.args)  # its kind kept, not re-made
     again.__dict__.update(error.__dict__)
     return again
+
+
+def _route_parts(
+    model: ModelSpec, artifact: ArtifactSpec, runtime: RuntimeSpec, setup: Setup
+) -> tuple[Quantity, Quantity, Quantity, KvShape]:
+    """The parts of a job that depend on the model, its file, the runtime and the plan but
+    on no hardware, in the estimator's order: the weights (whole and each GPU's share),
+    the prefill workspace and the KV cache's shape."""
+    weights = weights_bytes(model, artifact)
+    tp = setup.tensor_parallel
+    return (
+        weights,
+        _weights_per_gpu(weights, tp),
+        prefill_workspace(model, runtime, setup),
+        kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, tp),
+    )
 
 
 def _checked(check: Callable[[T], None], spec: T, part: Callable[[T], object]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.estimate.basis import Basis
 from app.estimate.messages import Code, Notes, message
@@ -124,3 +125,26 @@ class Plan:
     # The share of each GPU the runtime may take (vLLM gpu_memory_utilization, SGLang
     # mem_fraction_static); None keeps the runtime's own budget rule.
     memory_fraction: float | None = None
+
+
+@lru_cache(maxsize=4096, typed=True)
+def shared_plan(
+    context: int,
+    concurrency: int,
+    kv_dtype: str,
+    prefill_tokens: int | None,
+    tensor_parallel: int | None,
+    cuda_graphs: bool | None,
+    memory_fraction: float | None,
+) -> Plan:
+    """The plan of these values, one instance for each distinct set: plans are frozen, and
+    a catalog pass asks for the same few thousand some ten thousand times."""
+    return Plan(
+        context,
+        concurrency,
+        kv_dtype,
+        prefill_tokens,
+        tensor_parallel,
+        cuda_graphs,
+        memory_fraction,
+    )

@@ -155,13 +155,9 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.PREFILL_MFU: _l("MFU %(low)s-%(high)s of %(gpus)s x %(tflops)s BF16 TFLOPS"),
     Code.PREFILL_ATTENTION_NOT_COUNTED: _l("attention FLOPs not counted"),
     Code.MEASURED_SPEED_ONE: _l("median of 1 accepted record at %(span)s, one request"),
-    Code.MEASURED_SPEED: _l(
-        "median of %(records)s accepted records at %(span)s, one request"
-    ),
+    Code.MEASURED_SPEED: _l("median of %(records)s accepted records at %(span)s, one request"),
     Code.MEASURED_PEAK_ONE: _l("largest peak of 1 accepted record at %(span)s, one request"),
-    Code.MEASURED_PEAK: _l(
-        "largest peak of %(records)s accepted records at %(span)s, one request"
-    ),
+    Code.MEASURED_PEAK: _l("largest peak of %(records)s accepted records at %(span)s, one request"),
     Code.TOKENS_AT: _l("%(tokens)s tokens"),
     Code.TOKENS_SPAN: _l("%(low)s–%(high)s tokens"),
     Code.ESTIMATED_EXACT: _l("estimated; basis exact"),
@@ -256,10 +252,33 @@ def in_locale(locale: str) -> Iterator[None]:
 
 def english(found: Message | Iterable[Message] | None) -> str:
     """The English wording: the CLI's text and JSON's `text` beside the codes."""
+    if isinstance(found, Message):
+        return _english_of(found)
     with in_locale("en"):
-        if isinstance(found, Message):
-            return message_text(found)
-        return messages_text(found)
+        return _("; ").join(
+            _english_of(one) if isinstance(one, Message) else message_text(one)
+            for one in found or ()
+        )
+
+
+# Each message's English wording, kept by the message itself: messages are shared (one per
+# distinct code and parameters) and every JSON answer words each of its notes in English.
+# Looked up by identity, not equality, since 2 and 2.0 are equal parameters worded apart;
+# the entry holds the message, so its identity is not reused while it is kept.
+ENGLISH_KEPT = 4096
+_english: dict[int, tuple[Message, str]] = {}
+
+
+def _english_of(found: Message) -> str:
+    kept = _english.get(id(found))
+    if kept is not None and kept[0] is found:
+        return kept[1]
+    with in_locale("en"):
+        text = message_text(found)
+    if len(_english) >= ENGLISH_KEPT:
+        _english.clear()  # simpler than ranking by use; each one is worded again once
+    _english[id(found)] = (found, text)
+    return text
 
 
 def messages_json(found: Iterable[Message]) -> list[dict[str, Any]]:

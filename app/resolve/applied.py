@@ -1,6 +1,6 @@
 """Applied values: a profile's knobs resolved for one model, model file, runtime and hardware."""
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
@@ -15,6 +15,7 @@ from app.estimate import (
     SharedEstimates,
     Sizing,
     estimate,
+    shared_plan,
     size,
 )
 from app.estimate.messages import Code, Message, message
@@ -44,17 +45,25 @@ class AppliedValues:
     # (SGLang's reserve, the runtime's prefill chunk), not the profile's wish.
     left_at_default: frozenset[str] = frozenset()
 
+    def changed(self, **changes: object) -> "AppliedValues":
+        """These values with some changed, as `dataclasses.replace` makes them, without its
+        check of every field: each recipe changes its values three or four times."""
+        assert changes.keys() <= self.__dict__.keys(), changes.keys() - self.__dict__.keys()
+        copied = object.__new__(AppliedValues)
+        copied.__dict__.update(self.__dict__, **changes)
+        return copied
+
     def plan(self, concurrency: int | None = None, context: int | None = None) -> Plan:
         """The estimator's plan at the served load, or at one request or another context."""
         default = self.left_at_default
-        return Plan(
-            context=context or self.context,
-            concurrency=concurrency or self.max_concurrency,
-            kv_dtype=self.kv_cache_dtype,
-            prefill_tokens=None if "prefill_tokens" in default else self.prefill_tokens,
-            tensor_parallel=self.tensor_parallel,
-            cuda_graphs=self.cuda_graphs,
-            memory_fraction=None if "memory_fraction" in default else self.memory_fraction,
+        return shared_plan(
+            context or self.context,
+            concurrency or self.max_concurrency,
+            self.kv_cache_dtype,
+            None if "prefill_tokens" in default else self.prefill_tokens,
+            self.tensor_parallel,
+            self.cuda_graphs,
+            None if "memory_fraction" in default else self.memory_fraction,
         )
 
     def as_json(self) -> dict:
@@ -190,10 +199,10 @@ def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> Appl
         return None
     if largest < values.context:
         why["context"] = message(Code.CONTEXT_LOWERED, tokens=largest)
-        values = replace(values, context=largest)
+        values = values.changed(context=largest)
     concurrency = values.max_concurrency
     while concurrency > 1 and not specs.fits(values.plan(concurrency=concurrency)):
         concurrency //= 2
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = message(Code.CONCURRENCY_LOWERED, requests=concurrency)
-    return replace(values, max_concurrency=concurrency, why=why)
+    return values.changed(max_concurrency=concurrency, why=why)

@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from app.estimate.messages import Code, Message, message
 from app.i18n.messages import english
@@ -104,17 +105,24 @@ class Argv:
 
     def always(self, knob: str, flags: list[str]) -> None:
         self.argv += flags
-        self.knobs[knob] = Knob(KnobState.SET, shlex.join(flags))
+        self.knobs[knob] = Knob(KnobState.SET, flag_text(*flags))
 
     def option(self, knob: str, flags: list[str]) -> None:
         """Set where the profile departs from balanced; otherwise name the flag only."""
         if knob in self.explicit:
             self.always(knob, flags)
         else:
-            self.knobs[knob] = Knob(KnobState.DEFAULT, shlex.join(flags))
+            self.knobs[knob] = Knob(KnobState.DEFAULT, flag_text(*flags))
 
     def cannot(self, knob: str, why: Message) -> None:
         self.knobs[knob] = Knob(KnobState.UNSUPPORTED, None, why)
+
+
+@lru_cache(maxsize=1024)
+def flag_text(*flags: str) -> str:
+    """A knob's flags as a shell would take them, worked out once for each distinct set:
+    every command names each of its knobs' flags, and most are the same few."""
+    return shlex.join(flags)
 
 
 Builder = Callable[[Argv, Artifact, LlmModel], None]
@@ -231,7 +239,7 @@ def speculative(cmd: Argv, flags_or_why: list[str] | Message) -> None:
     elif cmd.values.speculative_decoding:
         cmd.always("speculative_decoding", flags_or_why)
     else:
-        cmd.knobs["speculative_decoding"] = Knob(KnobState.DEFAULT, shlex.join(flags_or_why))
+        cmd.knobs["speculative_decoding"] = Knob(KnobState.DEFAULT, flag_text(*flags_or_why))
 
 
 def graphs_flag(cmd: Argv, flags: list[str]) -> None:

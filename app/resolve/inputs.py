@@ -63,6 +63,8 @@ class ModelInputs:
     # Estimates by (artifact, runtime, hardware) and the estimator's shared work (see
     # `Specs`): catalog hardware only, so custom hardware asked on demand adds nothing.
     estimates: dict[tuple, dict] = field(init=False, default_factory=dict, repr=False)
+    # Each route's specs on each catalog card, built once: every recipe reads them.
+    route_specs: dict[tuple, Specs] = field(init=False, default_factory=dict, repr=False)
     shared: SharedEstimates = field(init=False, default_factory=SharedEstimates, repr=False)
     # The same for hardware described by numbers, while its request holds it: a custom
     # estimate shares the work of its own routes and nothing outlives it.
@@ -134,6 +136,15 @@ class ModelInputs:
 
     def specs(self, choice: RouteChoice, hardware: Hardware) -> Specs:
         """The estimator's specs for a route here, built once per model, route and card."""
+        key = (*choice.key, hardware.id)
+        found = self.route_specs.get(key) if hardware.id is not None else None
+        if found is None:
+            found = self._specs(choice, hardware)
+            if hardware.id is not None:
+                self.route_specs[key] = found
+        return found
+
+    def _specs(self, choice: RouteChoice, hardware: Hardware) -> Specs:
         route = self.route_by_key[choice.key]
         prebuilt = (self.spec, route.artifact, route.runtime, self.hardware_spec(hardware))
         if hardware.id is None:
@@ -149,7 +160,8 @@ class ModelInputs:
         catalog row), kept while the hardware object lives."""
         found = self.transient.get(hardware)
         if found is None:
-            found = self.transient[hardware] = Described(hardware_spec(hardware))
+            found = Described(hardware_spec(hardware), SharedEstimates(self.shared))
+            self.transient[hardware] = found
         return found
 
     def balanced_values(
@@ -182,7 +194,14 @@ class ModelInputs:
         changed, the routes and their assessments."""
         found = replace(self, measured=fresh.measured, verified=fresh.verified)
         same_routes = _verified_routes(fresh) == _verified_routes(self)
-        kept = ["hardware_specs", "estimates", "shared", "balanced_by_route", "transient"]
+        kept = [
+            "hardware_specs",
+            "estimates",
+            "route_specs",
+            "shared",
+            "balanced_by_route",
+            "transient",
+        ]
         cached = ["spec", "balanced"]
         if same_routes:
             kept.append("assessments")

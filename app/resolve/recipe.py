@@ -5,8 +5,6 @@ Pure over `ModelInputs`: the fit table, the detail page and its JSON, the select
 them computes a figure of its own.
 """
 
-from dataclasses import replace
-
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
 from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
@@ -157,7 +155,7 @@ def _serve(
     probe = build_command(choice.runtime, choice.artifact, inputs.model, wanted, explicit)
     if probe is not None:
         # What the command leaves out is the runtime's default, and the estimate says so.
-        wanted = replace(wanted, left_at_default=probe.left_at_default())
+        wanted = wanted.changed(left_at_default=probe.left_at_default())
     applied = fit_to_memory(wanted, specs, minimum)
     if applied is None:
         return None
@@ -173,7 +171,7 @@ def _serve(
 def _lowered_start(applied: AppliedValues) -> AppliedValues:
     why = dict(applied.why)
     why["context"] = message(Code.START_LOWERED, tokens=applied.context, most=LOWERED_START)
-    return replace(applied, why=why)
+    return applied.changed(why=why)
 
 
 def _verdict(choice: RouteChoice, applied: AppliedValues, requested: int) -> Verdict:
