@@ -10,7 +10,7 @@ writes what it touched (`CatalogChange`), so a cache a few revisions behind rebu
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import and_, bindparam, insert, select, update
+from sqlalchemy import and_, bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -42,6 +42,10 @@ BUMP_AND_RECORD_CHANGE = insert(CHANGES).from_select(
 ).returning(CHANGES.c.revision)
 # A cache further behind than this many revisions starts again rather than read them all.
 MOST_CHANGES_READ = 64
+# So no change row older than that is read again: every so many bumps (one short delete,
+# not one per write), the rows a reader can no longer ask for go.
+PRUNE_EVERY = 256
+PRUNE = delete(CHANGES).where(CHANGES.c.revision <= bindparam("oldest_read"))
 
 
 @dataclass(frozen=True)
@@ -101,10 +105,13 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
     )
     connection = session.connection()
     if connection.dialect.name == "postgresql":
-        connection.execute(BUMP_AND_RECORD_CHANGE, scope).scalar_one()  # no state row: raises
-        return
-    revision = connection.execute(BUMP).scalar_one()
-    connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
+        # No state row: raises.
+        revision = connection.execute(BUMP_AND_RECORD_CHANGE, scope).scalar_one()
+    else:
+        revision = connection.execute(BUMP).scalar_one()
+        connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
+    if revision % PRUNE_EVERY == 0:
+        connection.execute(PRUNE, {"oldest_read": revision - MOST_CHANGES_READ})
 
 
 def changes_since(session: Session, revision: int) -> tuple[int, list[Touched] | None]:

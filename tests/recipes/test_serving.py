@@ -7,13 +7,14 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event, update
+from sqlalchemy import event, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import (
     MOST_CHANGES_READ,
+    PRUNE_EVERY,
     Touched,
     bump_revision,
     changes_since,
@@ -24,7 +25,7 @@ from app.catalog.seed_schema import load_catalog
 from app.config import PROJECT_ROOT, Settings
 from app.db import make_engine, make_sessionmaker
 from app.main import create_app
-from app.models import CatalogState, Hardware
+from app.models import CatalogChange, CatalogState, Hardware
 from app.page_cache import CachedBody, PageCache
 from app.recipes.presenters import recipe_out
 from app.resolve import ResolvedRecipe, load_model_inputs
@@ -239,6 +240,22 @@ def test_a_cache_far_behind_or_missing_a_change_row_starts_again(session: Sessio
     assert changes_since(session, start + 4) == (start + 5 + MOST_CHANGES_READ, None)
     assert changes_since(session, start + 5)[1] == [touched] * MOST_CHANGES_READ
     assert changes_since(session, -1) == (start + 5 + MOST_CHANGES_READ, None)
+
+
+@pytest.mark.postgresql
+def test_change_rows_no_reader_can_ask_for_are_pruned(session: Session) -> None:
+    touched = Touched(1, 2, 3, evidence=True)
+    for _ in range(2 * PRUNE_EVERY):
+        bump_revision(session, touched)
+    session.commit()
+    current = current_revision(session)
+    kept = session.scalars(select(CatalogChange.revision)).all()
+    pruned_at = current - current % PRUNE_EVERY
+    assert min(kept) == pruned_at - MOST_CHANGES_READ + 1 and max(kept) == current
+    assert len(kept) < PRUNE_EVERY + MOST_CHANGES_READ  # bounded, not one row per write ever
+    # Every reader close enough to be answered still is, in full.
+    behind = current - MOST_CHANGES_READ
+    assert changes_since(session, behind) == (current, [touched] * MOST_CHANGES_READ)
 
 
 class QueryCounter:
