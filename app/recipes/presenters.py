@@ -12,9 +12,9 @@ from fastapi import Request
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
-from app.estimate.messages import Message
+from app.estimate.messages import Code, Message, message
 from app.estimate.specs import UNKNOWN_ATTENTION
-from app.i18n.messages import english, messages_json
+from app.i18n.messages import as_message, english, messages_json
 from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
@@ -119,6 +119,14 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
     }
 
 
+def assumed_out(assumed: list[Message]) -> dict[str, Any]:
+    """The assumed inputs in English, as ever, and as codes with their figures beside them."""
+    return {
+        "assumed": [english(one) for one in assumed],
+        "assumed_messages": messages_json(assumed),
+    }
+
+
 def warnings_out(warnings: tuple[Message, ...]) -> dict[str, Any]:
     """Warnings in English, as ever, and as codes with their figures beside them."""
     return {
@@ -153,7 +161,7 @@ def estimate_out(
         "tensor_parallel": estimate.tensor_parallel if estimate else None,
         "decode_tokens_per_s": speed.as_json() if speed else None,
         "basis": estimate.basis.value if estimate else None,
-        "assumed": assumptions(recipe, description),
+        **assumed_out(assumptions(recipe, description)),
         "described": described_out(description),
     }
     if not kv_known:
@@ -165,24 +173,37 @@ def estimate_out(
     return out
 
 
-def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) -> list[str]:
-    """Every input the answer rests on that was assumed rather than read or derived."""
-    found: list[str] = []
+# The estimate's memory parts, each with the code that says it was assumed.
+ASSUMED_PARTS = {
+    "weights": Code.ASSUMED_WEIGHTS,
+    "kv_cache": Code.ASSUMED_KV_CACHE,
+    "prefill_workspace": Code.ASSUMED_PREFILL_WORKSPACE,
+    "runtime_reserve": Code.ASSUMED_RUNTIME_RESERVE,
+}
+
+
+def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) -> list[Message]:
+    """Every input the answer rests on that was assumed rather than read or derived.
+
+    A catalog figure's note is the source's own English (as the catalog pages show it); the
+    notes the project words itself are codes, worded for the reader.
+    """
+    found: list[Message] = []
     if recipe.estimate is not None:
         m = recipe.estimate.memory
-        parts = {
-            "weights": m.weights,
-            "KV cache": m.kv_cache,
-            "prefill workspace": m.prefill_workspace,
-            "runtime reserve": m.runtime_reserve,
-        }
-        assumed = [(name, q) for name, q in parts.items() if q.basis.value == "assumed"]
-        found += [f"{name}: {english(q.note)}" for name, q in assumed]
+        for part, code in ASSUMED_PARTS.items():
+            quantity: Quantity = getattr(m, part)
+            if quantity.basis.value == "assumed":
+                found.append(message(code, note=quantity.note))
     for name, entry in (recipe.hardware.basis or {}).items():
         if entry.get("basis") == "assumed":
-            found.append(f"hardware {name}: {entry.get('note', '')}")
+            worded = entry.get("note_message")
+            note = as_message(worded) if worded else entry.get("note", "")
+            found.append(message(Code.ASSUMED_HARDWARE, field=name, note=note))
     if description is not None and description.quant.basis.value == "assumed":
-        found.append(f"quant {description.quant.name}: {description.quant.note}")
+        quant = description.quant
+        note = quant.note_words or quant.note
+        found.append(message(Code.ASSUMED_QUANT, quant=quant.name, note=note))
     return found
 
 
@@ -193,6 +214,7 @@ def described_out(description: ModelDescription | None) -> dict[str, Any] | None
     quant = description.quant
     out: dict[str, Any] = {
         "name": description.name,
+        "name_message": description.name_words.as_json() if description.name_words else None,
         "source": description.source,
         "params_total_b": round(description.params_total_b, 3),
         "params_active_b": round(description.params_active_b, 3),
