@@ -152,6 +152,9 @@ class Code(StrEnum):
     VERSIONS_BETWEEN = "versions_between"
     VERSIONS_FROM = "versions_from"
     VERSIONS_ANY = "versions_any"
+    # How to share a server with other machines (the detail page's shared setup).
+    SHARED_WITH_KEY = "shared_with_key"
+    SHARED_NO_ACCESS_CONTROL = "shared_no_access_control"
 
 
 @dataclass(frozen=True, slots=True)

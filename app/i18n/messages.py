@@ -211,6 +211,14 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.VERSIONS_BETWEEN: _l("%(low)s – %(high)s"),
     Code.VERSIONS_FROM: _l(">= %(low)s"),
     Code.VERSIONS_ANY: _l("any version"),
+    Code.SHARED_WITH_KEY: _l(
+        "Add %(flags)s and bind to a private interface behind a firewall; clients then send "
+        "'Authorization: Bearer <key>'."
+    ),
+    Code.SHARED_NO_ACCESS_CONTROL: _l(
+        "%(runtime)s has no access control of its own: keep it on 127.0.0.1 and put an "
+        "authenticating reverse proxy in front of it."
+    ),
 }
 
 

@@ -18,7 +18,7 @@ from app.i18n.messages import as_message, english, messages_json
 from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
-from app.resolve.commands import HOST, PORT, shared_setup
+from app.resolve.commands import HOST, PORT, shared_setup_message
 from app.resolve.described import KV_UNKNOWN_WARNING, ModelDescription
 
 
@@ -354,8 +354,8 @@ def memory_check(recipe: ResolvedRecipe) -> str:
     return MEMORY_CHECKS.get(recipe.hardware.platform, "free -g")
 
 
-def exposure_note(recipe: ResolvedRecipe) -> str | None:
-    return shared_setup(recipe.route.runtime) if recipe.route else None
+def exposure_note(recipe: ResolvedRecipe) -> Message | None:
+    return shared_setup_message(recipe.route.runtime) if recipe.route else None
 
 
 def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:

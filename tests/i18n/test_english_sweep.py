@@ -146,7 +146,7 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "&hardware=h100-80gb",
         "estimate, config": ("GET", "/estimate", {"params": {
             "config": config, "quant": "Q4_K_M", "hardware": "h200-141gb"}}),
-        "estimate, refused": "/estimate?params_b=x&quant=Q4_K_M&hardware=h100-80gb",
+        "422, estimate refused": "/estimate?params_b=x&quant=Q4_K_M&hardware=h100-80gb",
         "records": "/records",
         "review queue": "/records?state=pending",
         "record, accepted": f"/records/{a}",
@@ -186,6 +186,8 @@ def test_no_known_english_sentence_is_left_on_a_translated_page(
     for name, request in pages(sweep_client, records).items():
         method, path, options = request if isinstance(request, tuple) else ("GET", request, {})
         response = sweep_client.request(method, path, **options)
+        expected = int(name[:3]) if name[:3].isdigit() else 200  # a refusal names its status
+        assert response.status_code == expected, (name, response.text[:300])
         assert response.headers["content-type"].startswith("text/html"), (name, response.text)
         assert f'lang="{locale}"' in response.text, name
         english = leftovers(visible_text(response.text), known, notes)

@@ -164,6 +164,8 @@ SAMPLES: dict[Code, dict] = {
     Code.VERSIONS_BETWEEN: {"low": "0.8.5", "high": "0.9.1"},
     Code.VERSIONS_FROM: {"low": "0.8.5"},
     Code.VERSIONS_ANY: {},
+    Code.SHARED_WITH_KEY: {"flags": "--api-key <key>"},
+    Code.SHARED_NO_ACCESS_CONTROL: {"runtime": "Ollama"},
 }
 
 
