@@ -30,7 +30,14 @@ from app.main import create_app
 from app.models import Artifact, Hardware, LlmModel, ReportedFigure
 from app.resolve.gpu_table import all_gpus
 from tests.conftest import sqlite_settings
-from tests.records.conftest import GLM, accept, h200, post_record, valid  # noqa: F401
+from tests.records.conftest import (  # noqa: F401
+    GLM,
+    GLM_MLX,
+    accept,
+    h200,
+    post_record,
+    valid,
+)
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
 PLACEHOLDER = re.compile(r"%\(\w+\)[sd]|%%|<[^>]*>|\{\w+\}")
@@ -38,6 +45,7 @@ CLAUSE_END = re.compile(r"[.;:!?](?:\s|$)|[()]")
 WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
 EDGES = " \t\n.,:;!?()[]\"'·—–-/"
 MIN_WORDS = 3
+MAC_256 = "mac-studio-m5-ultra-256gb"
 LIMIT_BYTES = 50_000  # small enough that a page's refusal for size is easy to provoke
 
 
@@ -151,6 +159,7 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "review queue": "/records?state=pending",
         "record, accepted": f"/records/{a}",
         "record, pending": f"/records/{b}",
+        "record, pending with changes": f"/records/{records['changes']}",
         "compare": f"/records/compare?a={a}&b={b}",
         "new record": "/records/new",
         "benchmarks": "/benchmarks",
@@ -171,7 +180,15 @@ def submitted_records(client: TestClient, body: dict) -> dict[str, int]:
     accept(client, accepted)
     body = {**body, "runtime_version": "0.11.0", "notes": "second run"}
     pending = post_record(client, body).json()["id"]
-    return {"accepted": accepted, "pending": pending}
+    # A pair nothing has verified yet: accepting it changes recipe pages (the preview table).
+    unverified = {**body, "hardware": MAC_256, "artifact": GLM_MLX, "runtime": "mlx-lm",
+                  "runtime_version": "0.31.2", "gpu_count": 1, "command": "mlx_lm.server",
+                  "applied_values": {"context": 4096},
+                  "measurements": [{"context_length": 4096, "decode_tokens_per_s": 60.0,
+                                    "peak_memory_gb_per_gpu": 190.0}]}
+    response = post_record(client, unverified)
+    assert response.status_code == 201, response.text
+    return {"accepted": accepted, "pending": pending, "changes": response.json()["id"]}
 
 
 @pytest.mark.parametrize("locale", ["ko", "ja"])
@@ -190,6 +207,8 @@ def test_no_known_english_sentence_is_left_on_a_translated_page(
         assert response.status_code == expected, (name, response.text[:300])
         assert response.headers["content-type"].startswith("text/html"), (name, response.text)
         assert f'lang="{locale}"' in response.text, name
+        if name == "record, pending with changes":  # the preview table is swept too
+            assert 'id="acceptance-changes"' in response.text
         english = leftovers(visible_text(response.text), known, notes)
         if english:
             found[name] = english
