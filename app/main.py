@@ -55,6 +55,7 @@ from app.security import (
     load_secret_key,
     register_template_globals,
 )
+from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
@@ -123,6 +124,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(AuthRequired, auth_required_response)
     app.add_exception_handler(405, _method_not_allowed)
     app.add_exception_handler(404, _not_found)
+    app.add_exception_handler(PayloadTooLarge, _too_large)
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
     app.add_exception_handler(Exception, server_error)  # a 500 carries the security headers too
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
@@ -179,6 +181,12 @@ async def _method_not_allowed(request: Request, exc: Exception) -> Response:
         body = {"detail": english(said), **said.as_json()}
         return JSONResponse(body, status_code=405, headers=headers)
     return error_page(request, render(said), 405, headers)
+
+
+async def _too_large(request: Request, exc: Exception) -> Response:
+    """A body that outgrew the limit while streaming: answered as one sent too large."""
+    assert isinstance(exc, PayloadTooLarge)
+    return too_large_response(request, exc.said)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

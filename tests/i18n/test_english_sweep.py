@@ -226,3 +226,28 @@ def test_the_sweep_sees_english_left_on_a_page() -> None:
     assert leftovers(visible_text(f"<p>{note}</p>"), known, {note}) == []
     assert leftovers("xof the memory given", known, set()) == []
     assert leftovers("90% of the memory given", known, set()) == ["of the memory given"]
+
+
+@pytest.mark.parametrize("locale", ["ko", "ja"])
+def test_a_body_streamed_past_the_limit_is_refused_in_the_readers_language(
+    sweep_client: TestClient, locale: str
+) -> None:
+    """No Content-Length: the limit is found while the form is read, and the page says so
+    as the one for a declared size does; JSON keeps the English detail with the code."""
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(LIMIT_BYTES // 1000 + 2):
+            yield b"x" * 1000
+
+    multipart = {"Content-Type": "multipart/form-data; boundary=b", "Accept": "text/html"}
+    sweep_client.cookies.set(COOKIE, locale)
+    page = sweep_client.post("/records", content=chunks(), headers=multipart)
+    assert page.status_code == 413 and page.headers["content-type"].startswith("text/html")
+    words = {"ko": "바이트 제한", "ja": "バイトの上限"}[locale]
+    assert words in page.text and f"{LIMIT_BYTES:,}" in page.text
+    api = sweep_client.post("/records", content=chunks(),
+                            headers={**multipart, "Accept": "application/json"})
+    assert api.status_code == 413
+    assert api.json()["code"] == "request.too_large"
+    assert api.json()["params"] == {"limit": LIMIT_BYTES}
+    assert f"{LIMIT_BYTES:,}-byte limit" in api.json()["detail"]
