@@ -12,9 +12,10 @@ from fastapi import Request
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
-from app.estimate.messages import Code, Message, message
+from app.estimate.messages import Message
 from app.estimate.specs import UNKNOWN_ATTENTION
-from app.i18n.messages import as_message, english, messages_json
+from app.i18n.messages import english, messages_json
+from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
@@ -119,14 +120,6 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
     }
 
 
-def assumed_out(assumed: list[Message]) -> dict[str, Any]:
-    """The assumed inputs in English, as ever, and as codes with their figures beside them."""
-    return {
-        "assumed": [english(one) for one in assumed],
-        "assumed_messages": messages_json(assumed),
-    }
-
-
 def warnings_out(warnings: tuple[Message, ...]) -> dict[str, Any]:
     """Warnings in English, as ever, and as codes with their figures beside them."""
     return {
@@ -171,40 +164,6 @@ def estimate_out(
     if hardware_name:
         out["hardware_name"] = hardware_name
     return out
-
-
-# The estimate's memory parts, each with the code that says it was assumed.
-ASSUMED_PARTS = {
-    "weights": Code.ASSUMED_WEIGHTS,
-    "kv_cache": Code.ASSUMED_KV_CACHE,
-    "prefill_workspace": Code.ASSUMED_PREFILL_WORKSPACE,
-    "runtime_reserve": Code.ASSUMED_RUNTIME_RESERVE,
-}
-
-
-def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) -> list[Message]:
-    """Every input the answer rests on that was assumed rather than read or derived.
-
-    A catalog figure's note is the source's own English (as the catalog pages show it); the
-    notes the project words itself are codes, worded for the reader.
-    """
-    found: list[Message] = []
-    if recipe.estimate is not None:
-        m = recipe.estimate.memory
-        for part, code in ASSUMED_PARTS.items():
-            quantity: Quantity = getattr(m, part)
-            if quantity.basis.value == "assumed":
-                found.append(message(code, note=quantity.note))
-    for name, entry in (recipe.hardware.basis or {}).items():
-        if entry.get("basis") == "assumed":
-            worded = entry.get("note_message")
-            note = as_message(worded) if worded else entry.get("note", "")
-            found.append(message(Code.ASSUMED_HARDWARE, field=name, note=note))
-    if description is not None and description.quant.basis.value == "assumed":
-        quant = description.quant
-        note = quant.note_words or quant.note
-        found.append(message(Code.ASSUMED_QUANT, quant=quant.name, note=note))
-    return found
 
 
 def described_out(description: ModelDescription | None) -> dict[str, Any] | None:
