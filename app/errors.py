@@ -92,10 +92,14 @@ def page_title(status_code: int) -> str:
 # The answers the edge gives before any route runs (the size limit, the method check).
 TOO_LARGE = register(
     "request.too_large",
-    _l("The request body is larger than the %(limit)s-byte limit (SERVEBOOK_MAX_UPLOAD_BYTES). "
-       "Send a smaller file or split the submission."))
+    _l(
+        "The request body is larger than the %(limit)s-byte limit (SERVEBOOK_MAX_UPLOAD_BYTES). "
+        "Send a smaller file or split the submission."
+    ),
+)
 METHOD_NOT_ALLOWED = register(
-    "request.method_not_allowed", _l("%(method)s is not allowed here; use %(allowed)s."))
+    "request.method_not_allowed", _l("%(method)s is not allowed here; use %(allowed)s.")
+)
 NO_SUCH_PAGE = register("request.no_such_page", _l("There is no page at this address."))
 
 

@@ -51,12 +51,18 @@ TOKENS = register("acceptance.tokens", _l("%(tokens)s tokens"))
 COMMANDS = register("acceptance.commands", _l("%(runtimes)s"))
 STAYS_AS_EVIDENCE = register(
     "acceptance.stays_as_evidence",
-    _l("the outcome is “%(outcome)s”; only records that loaded and answered verify a pair or "
-       "replace a figure, so this one stays as evidence"))
+    _l(
+        "the outcome is “%(outcome)s”; only records that loaded and answered verify a pair or "
+        "replace a figure, so this one stays as evidence"
+    ),
+)
 ADDS_TO_EVIDENCE = register(
     "acceptance.adds_to_evidence",
-    _l("every verdict, route, command and figure stays as shown; the record adds to the "
-       "evidence behind them"))
+    _l(
+        "every verdict, route, command and figure stays as shown; the record adds to the "
+        "evidence behind them"
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -143,8 +149,9 @@ def recipe_facts(recipe: ResolvedRecipe) -> dict[str, Sentence]:
         values = f"{speed.low:,.1f}" if speed.single else f"{speed.low:,.1f} ~ {speed.high:,.1f}"
         speed_said = SPEED(values=values, basis=BASIS_WORDS[speed.basis.value]())
     if memory is not None:
-        memory_said = MEMORY(gb=f"{memory.required_gb:,.1f}",
-                             basis=BASIS_WORDS[memory.basis.value]())
+        memory_said = MEMORY(
+            gb=f"{memory.required_gb:,.1f}", basis=BASIS_WORDS[memory.basis.value]()
+        )
     runtimes = ", ".join(command.runtime for command in recipe.commands)
     return {
         "verdict": VERDICT_WORDS[recipe.verdict.value](),

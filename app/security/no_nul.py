@@ -25,10 +25,12 @@ _CHECKED_BODIES = (b"application/json", b"application/x-www-form-urlencoded")
 MESSAGE = "text may not contain the NUL character (U+0000)"
 # What a page says, in the reader's language (JSON names the field and keeps MESSAGE).
 REFUSED_ON_PAGE = {
-    "query": register("request.nul_in_query",
-                      _l("The address may not contain the NUL character (U+0000).")),
-    "body": register("request.nul_in_body",
-                     _l("The form may not contain the NUL character (U+0000).")),
+    "query": register(
+        "request.nul_in_query", _l("The address may not contain the NUL character (U+0000).")
+    ),
+    "body": register(
+        "request.nul_in_body", _l("The form may not contain the NUL character (U+0000).")
+    ),
 }
 
 

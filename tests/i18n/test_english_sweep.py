@@ -103,8 +103,11 @@ def source_notes(session: Session) -> set[str]:
     before the sweep so a known run inside one is not taken for interface English.
     """
     notes: set[str] = set()
-    for row in (*session.scalars(select(Hardware)), *session.scalars(select(LlmModel)),
-                *session.scalars(select(Artifact))):
+    for row in (
+        *session.scalars(select(Hardware)),
+        *session.scalars(select(LlmModel)),
+        *session.scalars(select(Artifact)),
+    ):
         notes |= {entry.get("note") or "" for entry in (row.basis or {}).values()}
     notes |= {figure.note or "" for figure in session.scalars(select(ReportedFigure))}
     notes |= {quant.note for quant in QUANTS.values()}
@@ -147,13 +150,15 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "detail, exceeds": "/models/deepseek-r1/hardware/rtx-4090-24gb/profiles/balanced",
         "estimate, catalog": "/estimate?model=llama-3.1-8b-instruct&hardware=rtx-4090-24gb",
         "estimate, described numbers and assumed inputs": (
-            "/estimate?params_b=32&quant=Q4_K_XL&hardware=custom&memory_gb_per_gpu=24"
-            "&platform=cuda"
+            "/estimate?params_b=32&quant=Q4_K_XL&hardware=custom&memory_gb_per_gpu=24&platform=cuda"
         ),
         "estimate, moe numbers": "/estimate?params_b=30&active_params_b=3&quant=Q4_K_M"
         "&hardware=h100-80gb",
-        "estimate, config": ("GET", "/estimate", {"params": {
-            "config": config, "quant": "Q4_K_M", "hardware": "h200-141gb"}}),
+        "estimate, config": (
+            "GET",
+            "/estimate",
+            {"params": {"config": config, "quant": "Q4_K_M", "hardware": "h200-141gb"}},
+        ),
         "422, estimate refused": "/estimate?params_b=x&quant=Q4_K_M&hardware=h100-80gb",
         "records": "/records",
         "review queue": "/records?state=pending",
@@ -166,11 +171,20 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "sign in": "/signin",
         "404, no record": "/records/999999",
         "404, no page": "/no/such/page",
-        "403, no form token": ("POST", "/records", {"data": {"notes": "x"},
-                                                    "headers": page_headers}),
+        "403, no form token": (
+            "POST",
+            "/records",
+            {"data": {"notes": "x"}, "headers": page_headers},
+        ),
         "405": ("PUT", "/records/new", {"headers": page_headers}),
-        "413": ("POST", "/records", {"content": b"x" * (LIMIT_BYTES + 1), "headers": {
-            **page_headers, "Content-Type": "application/x-www-form-urlencoded"}}),
+        "413": (
+            "POST",
+            "/records",
+            {
+                "content": b"x" * (LIMIT_BYTES + 1),
+                "headers": {**page_headers, "Content-Type": "application/x-www-form-urlencoded"},
+            },
+        ),
         "422, NUL": "/records?model=a%00b",
     }
 
@@ -181,11 +195,19 @@ def submitted_records(client: TestClient, body: dict) -> dict[str, int]:
     body = {**body, "runtime_version": "0.11.0", "notes": "second run"}
     pending = post_record(client, body).json()["id"]
     # A pair nothing has verified yet: accepting it changes recipe pages (the preview table).
-    unverified = {**body, "hardware": MAC_256, "artifact": GLM_MLX, "runtime": "mlx-lm",
-                  "runtime_version": "0.31.2", "gpu_count": 1, "command": "mlx_lm.server",
-                  "applied_values": {"context": 4096},
-                  "measurements": [{"context_length": 4096, "decode_tokens_per_s": 60.0,
-                                    "peak_memory_gb_per_gpu": 190.0}]}
+    unverified = {
+        **body,
+        "hardware": MAC_256,
+        "artifact": GLM_MLX,
+        "runtime": "mlx-lm",
+        "runtime_version": "0.31.2",
+        "gpu_count": 1,
+        "command": "mlx_lm.server",
+        "applied_values": {"context": 4096},
+        "measurements": [
+            {"context_length": 4096, "decode_tokens_per_s": 60.0, "peak_memory_gb_per_gpu": 190.0}
+        ],
+    }
     response = post_record(client, unverified)
     assert response.status_code == 201, response.text
     return {"accepted": accepted, "pending": pending, "changes": response.json()["id"]}
@@ -193,7 +215,10 @@ def submitted_records(client: TestClient, body: dict) -> dict[str, int]:
 
 @pytest.mark.parametrize("locale", ["ko", "ja"])
 def test_no_known_english_sentence_is_left_on_a_translated_page(
-    sweep_client: TestClient, session: Session, valid: dict, locale: str  # noqa: F811
+    sweep_client: TestClient,
+    session: Session,
+    valid: dict,  # noqa: F811
+    locale: str,
 ) -> None:
     known = pattern(known_english(locale))
     notes = source_notes(session)
@@ -221,7 +246,8 @@ def test_the_sweep_sees_english_left_on_a_page() -> None:
     known = pattern(known_english("ko"))
     text = "추정 A described model has no verified\n model-file and runtime pair, so no command"
     assert leftovers(visible_text(f"<p>{text} <b>is</b> shown</p>"), known, set()) == [
-        "A described model has no verified model-file and runtime pair, so no command is shown"]
+        "A described model has no verified model-file and runtime pair, so no command is shown"
+    ]
     note = "a faster memory system than assumed: the file and runtime pair, so no command is shown"
     assert leftovers(visible_text(f"<p>{note}</p>"), known, {note}) == []
     assert leftovers("xof the memory given", known, set()) == []
@@ -245,8 +271,9 @@ def test_a_body_streamed_past_the_limit_is_refused_in_the_readers_language(
     assert page.status_code == 413 and page.headers["content-type"].startswith("text/html")
     words = {"ko": "바이트 제한", "ja": "バイトの上限"}[locale]
     assert words in page.text and f"{LIMIT_BYTES:,}" in page.text
-    api = sweep_client.post("/records", content=chunks(),
-                            headers={**multipart, "Accept": "application/json"})
+    api = sweep_client.post(
+        "/records", content=chunks(), headers={**multipart, "Accept": "application/json"}
+    )
     assert api.status_code == 413
     assert api.json()["code"] == "request.too_large"
     assert api.json()["params"] == {"limit": LIMIT_BYTES}
