@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.i18n.sentences import Sentence, english, render
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register, render
 
 
 class ServebookError(Exception):
@@ -68,6 +69,38 @@ ERROR_DESCRIPTIONS = {
     413: "the body is over SERVEBOOK_MAX_UPLOAD_BYTES",
     415: "the body is not JSON",
 }
+
+
+# An error page's title, in the reader's language; its heading is the error's own sentence.
+PAGE_TITLES = {
+    400: _l("Not accepted"),
+    401: _l("Sign-in needed"),
+    403: _l("Not allowed"),
+    404: _l("Not here"),
+    405: _l("Not answered here"),
+    409: _l("Conflicts with what is stored"),
+    413: _l("Too large"),
+    415: _l("Not accepted"),
+    422: _l("Not accepted"),
+}
+
+
+def page_title(status_code: int) -> str:
+    return str(PAGE_TITLES.get(status_code, PAGE_TITLES[400]))
+
+
+# The answers the edge gives before any route runs (the size limit, the method check).
+TOO_LARGE = register(
+    "request.too_large",
+    _l(
+        "The request body is larger than the %(limit)s-byte limit (SERVEBOOK_MAX_UPLOAD_BYTES). "
+        "Send a smaller file or split the submission."
+    ),
+)
+METHOD_NOT_ALLOWED = register(
+    "request.method_not_allowed", _l("%(method)s is not allowed here; use %(allowed)s.")
+)
+NO_SUCH_PAGE = register("request.no_such_page", _l("There is no page at this address."))
 
 
 def error_responses(*codes: int) -> dict[int | str, dict]:

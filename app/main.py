@@ -25,8 +25,9 @@ from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker
-from app.errors import ServebookError
+from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
 from app.i18n import LocaleMiddleware
+from app.i18n.sentences import english, render
 from app.observability import (
     RequestMetrics,
     RequestMetricsMiddleware,
@@ -55,11 +56,12 @@ from app.security import (
     load_secret_key,
     register_template_globals,
 )
+from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
-from app.web import templates
+from app.web import error_page, templates
 
 register_template_globals(templates.env)
 
@@ -122,6 +124,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(RecordInvalid, _render_invalid)
     app.add_exception_handler(AuthRequired, auth_required_response)
     app.add_exception_handler(405, _method_not_allowed)
+    app.add_exception_handler(404, _not_found)
+    app.add_exception_handler(PayloadTooLarge, _too_large)
     app.add_exception_handler(RequestValidationError, _render_request_invalid)
     app.add_exception_handler(Exception, server_error)  # a 500 carries the security headers too
     app.openapi = lambda: _openapi_with_one_error_shape(app)  # type: ignore[method-assign]
@@ -167,19 +171,31 @@ async def _render_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ServebookError)
     if prefers_json(request):
         return JSONResponse(exc.json_body(), status_code=exc.status_code)
-    return templates.TemplateResponse(
-        request, "error.html", {"message": exc.text()}, status_code=exc.status_code
-    )
+    return error_page(request, exc.text(), exc.status_code)
 
 
 async def _method_not_allowed(request: Request, exc: Exception) -> Response:
     """405 with every method the path answers, not only those of the first route matched."""
     allowed = allowed_methods(request.app, request.scope)
-    detail = f"{request.method} is not allowed here; use {', '.join(allowed)}."
+    said = METHOD_NOT_ALLOWED(method=request.method, allowed=allowed)
     headers = {"Allow": ", ".join(allowed)}
     if prefers_json(request):
-        return JSONResponse({"detail": detail}, status_code=405, headers=headers)
-    return Response(detail, status_code=405, headers=headers, media_type="text/plain")
+        body = {"detail": english(said), **said.as_json()}
+        return JSONResponse(body, status_code=405, headers=headers)
+    return error_page(request, render(said), 405, headers)
+
+
+async def _too_large(request: Request, exc: Exception) -> Response:
+    """A body that outgrew the limit while streaming: answered as one sent too large."""
+    assert isinstance(exc, PayloadTooLarge)
+    return too_large_response(request, exc.said)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    """An address no route serves: JSON as FastAPI words it, a page in the reader's language."""
+    if prefers_json(request):
+        return JSONResponse({"detail": "Not Found"}, status_code=404)
+    return error_page(request, render(NO_SUCH_PAGE()), 404)
 
 
 HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")

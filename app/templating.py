@@ -115,6 +115,7 @@ def register_filters(env: Environment) -> None:
         check_label=lambda code: label("check", code),
         job_status_label=lambda code: label("job_status", code),
         knob_label=lambda code: label("knob", code),
+        role_label=lambda code: label("role", code),
         knob_value=knob_value,
         message_text=message_text,
         messages_text=messages_text,

@@ -7,7 +7,7 @@ from fastapi.responses import RedirectResponse, Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 
 from app.config import PROJECT_ROOT
-from app.errors import ERROR_DESCRIPTIONS
+from app.errors import ERROR_DESCRIPTIONS, page_title
 from app.templating import register_filters
 
 templates = Jinja2Blocks(directory=str(PROJECT_ROOT / "templates"))
@@ -61,6 +61,16 @@ def render(
     )
     response.headers["Vary"] = "HX-Request"
     return response
+
+
+def error_page(
+    request: Request, message: str, status_code: int, headers: dict[str, str] | None = None
+) -> Response:
+    """A refusal as a page: its title for the status, its sentence as the heading."""
+    context = {"message": message, "title": page_title(status_code)}
+    return templates.TemplateResponse(
+        request, "error.html", context, status_code=status_code, headers=headers
+    )
 
 
 def redirect(request: Request, url: str) -> Response:

@@ -136,6 +136,26 @@ class Code(StrEnum):
     KNOB_NO_SPECULATIVE = "knob_no_speculative"
     KNOB_MODEL_PRECISION = "knob_model_precision"
     KNOB_ON_BY_DEFAULT = "knob_on_by_default"
+    # An input the answer rests on that was assumed (the estimate's "Assumed:" list).
+    ASSUMED_WEIGHTS = "assumed_weights"
+    ASSUMED_KV_CACHE = "assumed_kv_cache"
+    ASSUMED_PREFILL_WORKSPACE = "assumed_prefill_workspace"
+    ASSUMED_RUNTIME_RESERVE = "assumed_runtime_reserve"
+    ASSUMED_HARDWARE = "assumed_hardware"
+    ASSUMED_QUANT = "assumed_quant"
+    QUANT_SIZED_LIKE = "quant_sized_like"
+    CUSTOM_USABLE_SHARE = "custom_usable_share"
+    # The name a described model gets when none is given.
+    DESCRIBED_DENSE = "described_dense"
+    DESCRIBED_MOE = "described_moe"
+    DESCRIBED_SAFETENSORS = "described_safetensors"
+    # The runtime versions an official source vouches for.
+    VERSIONS_BETWEEN = "versions_between"
+    VERSIONS_FROM = "versions_from"
+    VERSIONS_ANY = "versions_any"
+    # How to share a server with other machines (the detail page's shared setup).
+    SHARED_WITH_KEY = "shared_with_key"
+    SHARED_NO_ACCESS_CONTROL = "shared_no_access_control"
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from app.estimate.basis import Basis
 from app.estimate.errors import EstimateError
+from app.estimate.messages import Code, Message, message
 
 GGUF, SAFETENSORS, MLX = "gguf", "safetensors", "mlx"
 BF16_BITS = 16.0
@@ -52,6 +53,8 @@ class QuantType:
     expert_bits: float | None = None  # routed-expert tensors of an MoE file
     moe_dense_bits: float | None = None  # attention and other non-expert linears of an MoE file
     embedding_bits: float | None = None  # token embeddings and output head
+    # The note as a code, where the project worded it (an assumed size); `note` is its English.
+    note_words: Message | None = None
 
     def bits_for(self, kind: str, moe: bool) -> float:
         """Bits of one tensor kind: "expert", "linear" or "embedding"."""
@@ -158,12 +161,21 @@ def _legacy(name: str) -> QuantType:
 def _dynamic(name: str, like: str) -> QuantType:
     """Community per-layer mixes (_XL, UD-): sized like the nearest standard mix."""
     ref = next(row for row in _MIXES if row.name == like)
+    # The bits as the table states them (four decimals), not rounded for display.
+    words = message(Code.QUANT_SIZED_LIKE, source="UNSLOTH-DYNAMIC", like=like, bits=str(ref.bits))
     note = (
         f"per-model layer choice (UNSLOTH-DYNAMIC); assumed like {like} ({ref.bits} bits); "
         "give the GGUF header for exact bytes"
     )
     return QuantType(
-        name, GGUF, ref.bits, Basis.ASSUMED, "UNSLOTH-DYNAMIC", note, expert_bits=ref.expert_bits
+        name,
+        GGUF,
+        ref.bits,
+        Basis.ASSUMED,
+        "UNSLOTH-DYNAMIC",
+        note,
+        expert_bits=ref.expert_bits,
+        note_words=words,
     )
 
 

@@ -91,6 +91,12 @@ KNOB_VALUES: Mapping[str, Any] = {
     "off": _l("off"),
     "runtime margin (fixed)": _l("runtime margin (fixed)"),
 }
+# Access-token roles (app.security.tokens.ROLES), as refusals and the sign-in page name them.
+ROLES: Mapping[str, Any] = {
+    "submitter": _l("submitter"),
+    "maintainer": _l("maintainer"),
+    "worker": _l("worker"),
+}
 ATTENTION: Mapping[str, Any] = {
     "hybrid_linear": _l("hybrid linear"),
 }
@@ -108,6 +114,7 @@ LABELS: Mapping[str, Mapping[str, Any]] = {
     "job_status": JOB_STATUSES,
     "knob": KNOBS,
     "knob_value": KNOB_VALUES,
+    "role": ROLES,
 }
 
 

@@ -190,6 +190,31 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.KNOB_MODEL_PRECISION: _l("the model's own precision"),
     Code.KNOB_ON_BY_DEFAULT: _l("on by default"),
     Code.SPECULATIVE_NOT_MODELLED: _l("speculative decoding is not modelled and can raise this"),
+    Code.ASSUMED_WEIGHTS: _l("weights: %(note)s"),
+    Code.ASSUMED_KV_CACHE: _l("KV cache: %(note)s"),
+    Code.ASSUMED_PREFILL_WORKSPACE: _l("prefill workspace: %(note)s"),
+    Code.ASSUMED_RUNTIME_RESERVE: _l("runtime reserve: %(note)s"),
+    Code.ASSUMED_HARDWARE: _l("hardware %(field)s: %(note)s"),
+    Code.ASSUMED_QUANT: _l("quant %(quant)s: %(note)s"),
+    Code.QUANT_SIZED_LIKE: _l(
+        "per-model layer choice (%(source)s); assumed like %(like)s (%(bits)s bits); "
+        "give the GGUF header for exact bytes"
+    ),
+    Code.CUSTOM_USABLE_SHARE: _l("%(share)s of the memory given"),
+    Code.DESCRIBED_DENSE: _l("%(params)sB model"),
+    Code.DESCRIBED_MOE: _l("%(params)sB, %(active)sB active model"),
+    Code.DESCRIBED_SAFETENSORS: _l("%(params)sB safetensors model"),
+    Code.VERSIONS_BETWEEN: _l("%(low)s – %(high)s"),
+    Code.VERSIONS_FROM: _l(">= %(low)s"),
+    Code.VERSIONS_ANY: _l("any version"),
+    Code.SHARED_WITH_KEY: _l(
+        "Add %(flags)s and bind to a private interface behind a firewall; clients then send "
+        "'Authorization: Bearer <key>'."
+    ),
+    Code.SHARED_NO_ACCESS_CONTROL: _l(
+        "%(runtime)s has no access control of its own: keep it on 127.0.0.1 and put an "
+        "authenticating reverse proxy in front of it."
+    ),
 }
 
 
@@ -236,9 +261,15 @@ def _param_text(value: Any) -> str:
         return decimal(value, "#,##0", locale)
     if isinstance(value, float):
         return decimal(value, "#,##0.0##", locale)
+    if isinstance(value, tuple | list) and value and all(_is_message(v) for v in value):
+        return messages_text(value)  # a figure's notes: clauses, joined as a reason's are
     if isinstance(value, tuple | list):
         return format_list([_param_text(v) for v in value], style="or", locale=locale)
     return str(value)
+
+
+def _is_message(value: Any) -> bool:
+    return isinstance(value, Message) or (isinstance(value, Mapping) and "code" in value)
 
 
 @contextmanager

@@ -15,10 +15,11 @@ from app.estimate.hf_config import ModelShape
 from app.estimate.messages import Message
 from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
+from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
-from app.resolve.commands import HOST, PORT, shared_setup
+from app.resolve.commands import HOST, PORT, shared_setup_message
 from app.resolve.described import KV_UNKNOWN_WARNING, ModelDescription
 
 
@@ -153,7 +154,7 @@ def estimate_out(
         "tensor_parallel": estimate.tensor_parallel if estimate else None,
         "decode_tokens_per_s": speed.as_json() if speed else None,
         "basis": estimate.basis.value if estimate else None,
-        "assumed": assumptions(recipe, description),
+        **assumed_out(assumptions(recipe, description)),
         "described": described_out(description),
     }
     if not kv_known:
@@ -165,27 +166,6 @@ def estimate_out(
     return out
 
 
-def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) -> list[str]:
-    """Every input the answer rests on that was assumed rather than read or derived."""
-    found: list[str] = []
-    if recipe.estimate is not None:
-        m = recipe.estimate.memory
-        parts = {
-            "weights": m.weights,
-            "KV cache": m.kv_cache,
-            "prefill workspace": m.prefill_workspace,
-            "runtime reserve": m.runtime_reserve,
-        }
-        assumed = [(name, q) for name, q in parts.items() if q.basis.value == "assumed"]
-        found += [f"{name}: {english(q.note)}" for name, q in assumed]
-    for name, entry in (recipe.hardware.basis or {}).items():
-        if entry.get("basis") == "assumed":
-            found.append(f"hardware {name}: {entry.get('note', '')}")
-    if description is not None and description.quant.basis.value == "assumed":
-        found.append(f"quant {description.quant.name}: {description.quant.note}")
-    return found
-
-
 def described_out(description: ModelDescription | None) -> dict[str, Any] | None:
     """What a described model was read as: its source, counts, quant and shape."""
     if description is None:
@@ -193,6 +173,7 @@ def described_out(description: ModelDescription | None) -> dict[str, Any] | None
     quant = description.quant
     out: dict[str, Any] = {
         "name": description.name,
+        "name_message": description.name_words.as_json() if description.name_words else None,
         "source": description.source,
         "params_total_b": round(description.params_total_b, 3),
         "params_active_b": round(description.params_active_b, 3),
@@ -332,8 +313,8 @@ def memory_check(recipe: ResolvedRecipe) -> str:
     return MEMORY_CHECKS.get(recipe.hardware.platform, "free -g")
 
 
-def exposure_note(recipe: ResolvedRecipe) -> str | None:
-    return shared_setup(recipe.route.runtime) if recipe.route else None
+def exposure_note(recipe: ResolvedRecipe) -> Message | None:
+    return shared_setup_message(recipe.route.runtime) if recipe.route else None
 
 
 def record_prefill(recipe: ResolvedRecipe) -> dict[str, str]:

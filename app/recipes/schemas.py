@@ -222,5 +222,6 @@ class EstimateOut(BaseModel):
     max_context: int | None
     decode_tokens_per_s: SpeedOut | None
     kv_cache: Literal["estimated", "unknown"]
-    assumed: list[str]
+    assumed: list[str]  # English; assumed_messages carries the same as codes
+    assumed_messages: list[MessageOut]
     described: dict[str, Any] | None

@@ -6,17 +6,63 @@ resolution the pages render, so what it lists is what they show once the record 
 (unless another record is accepted first). Nothing is written.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.labels import BASES, OUTCOMES, STATUSES, VERDICTS
+from app.i18n.sentences import Kind, Sentence, english, register
 from app.models import Hardware, Profile, Record
-from app.records.schemas import OUTCOME_LABELS
 from app.resolve import ModelInputs, ResolvedRecipe, load_model_inputs, resolve_recipe
 
-STATUS_LABELS = {"verified": "verified", "verification_pending": "verification pending"}
+
+def _words(kind: str, labels: Mapping[str, Any]) -> dict[str, Kind]:
+    """Codes named inside a fact, in the words the pages use for them."""
+    return {code: register(f"acceptance.{kind}.{code}", words) for code, words in labels.items()}
+
+
+VERDICT_WORDS = _words("verdict", VERDICTS)
+STATUS_WORDS = _words("status", STATUSES)
+BASIS_WORDS = _words("basis", BASES)
+OUTCOME_WORDS = _words("outcome", OUTCOMES)
+# The facts a recipe page leads with; the keys are the JSON's `what`, as ever.
+WHAT = {
+    "verdict": register("acceptance.what.verdict", _l("verdict")),
+    "route": register("acceptance.what.route", _l("route")),
+    "commands shown": register("acceptance.what.commands", _l("commands shown")),
+    "token generation": register("acceptance.what.token_generation", _l("token generation")),
+    "memory per GPU": register("acceptance.what.memory", _l("memory per GPU")),
+    "status": register("acceptance.what.status", _l("status")),
+    "starting context": register("acceptance.what.starting_context", _l("starting context")),
+}
+NONE = register("acceptance.none", _l("none"))
+PAIR = {
+    True: register("acceptance.verified_pair", _l("verified pair")),
+    False: register("acceptance.unverified_pair", _l("unverified pair")),
+}
+ROUTE = register("acceptance.route", _l("%(artifact)s with %(runtime)s (%(pair)s)"))
+SPEED = register("acceptance.speed", _l("%(values)s tok/s, %(basis)s"))
+MEMORY = register("acceptance.memory", _l("%(gb)s GB, %(basis)s"))
+TOKENS = register("acceptance.tokens", _l("%(tokens)s tokens"))
+COMMANDS = register("acceptance.commands", _l("%(runtimes)s"))
+STAYS_AS_EVIDENCE = register(
+    "acceptance.stays_as_evidence",
+    _l(
+        "the outcome is “%(outcome)s”; only records that loaded and answered verify a pair or "
+        "replace a figure, so this one stays as evidence"
+    ),
+)
+ADDS_TO_EVIDENCE = register(
+    "acceptance.adds_to_evidence",
+    _l(
+        "every verdict, route, command and figure stays as shown; the record adds to the "
+        "evidence behind them"
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -25,9 +71,22 @@ class Consequence:
 
     hardware: Hardware
     profile: Profile
-    what: str
-    before: str
-    after: str
+    what: str  # the fact's English name, as the JSON gives it
+    said_before: Sentence
+    said_after: Sentence
+
+    @property
+    def before(self) -> str:
+        """English, for the JSON; the page words `said_before` for its reader."""
+        return english(self.said_before)
+
+    @property
+    def after(self) -> str:
+        return english(self.said_after)
+
+    @property
+    def said_what(self) -> Sentence:
+        return WHAT[self.what]()
 
 
 def acceptance_consequences(session: Session, record: Record) -> list[Consequence]:
@@ -74,38 +133,39 @@ def differences(
     ]
 
 
-def recipe_facts(recipe: ResolvedRecipe) -> dict[str, str]:
-    """The facts a recipe page leads with, as a reader would say them, in page order."""
+def recipe_facts(recipe: ResolvedRecipe) -> dict[str, Sentence]:
+    """The facts a recipe page leads with, as a reader would say them, in page order.
+
+    Figures are written as the English pages write them (Korean and Japanese group and
+    point the same way); the words around them are the reader's.
+    """
     route, speed, memory = recipe.route, recipe.token_generation, recipe.memory
-    route_text = speed_text = memory_text = "none"
+    route_said = speed_said = memory_said = NONE()
     if route is not None:
-        pair = "verified pair" if route.verified else "unverified pair"
-        route_text = f"{route.artifact.name} with {route.runtime.name} ({pair})"
+        pair = PAIR[bool(route.verified)]()
+        route_said = ROUTE(artifact=route.artifact.name, runtime=route.runtime.name, pair=pair)
     if speed is not None:
         # One value when one context length was measured, a range otherwise, as pages show it.
         values = f"{speed.low:,.1f}" if speed.single else f"{speed.low:,.1f} ~ {speed.high:,.1f}"
-        speed_text = f"{values} tok/s, {speed.basis.value}"
+        speed_said = SPEED(values=values, basis=BASIS_WORDS[speed.basis.value]())
     if memory is not None:
-        memory_text = f"{memory.required_gb:,.1f} GB, {memory.basis.value}"
+        memory_said = MEMORY(
+            gb=f"{memory.required_gb:,.1f}", basis=BASIS_WORDS[memory.basis.value]()
+        )
+    runtimes = ", ".join(command.runtime for command in recipe.commands)
     return {
-        "verdict": recipe.verdict_label,
-        "route": route_text,
-        "commands shown": ", ".join(command.runtime for command in recipe.commands) or "none",
-        "token generation": speed_text,
-        "memory per GPU": memory_text,
-        "status": STATUS_LABELS.get(recipe.status, recipe.status),
-        "starting context": f"{recipe.start_context:,} tokens",
+        "verdict": VERDICT_WORDS[recipe.verdict.value](),
+        "route": route_said,
+        "commands shown": COMMANDS(runtimes=runtimes) if runtimes else NONE(),
+        "token generation": speed_said,
+        "memory per GPU": memory_said,
+        "status": STATUS_WORDS[recipe.status](),
+        "starting context": TOKENS(tokens=f"{recipe.start_context:,}"),
     }
 
 
-def why_nothing_changes(record: Record) -> str:
+def why_nothing_changes(record: Record) -> Sentence:
     """Said on the record page when accepting would change no page."""
     if record.outcome != "ok":
-        return (
-            f"the outcome is “{OUTCOME_LABELS[record.outcome]}”; only records that loaded "
-            "and answered verify a pair or replace a figure, so this one stays as evidence"
-        )
-    return (
-        "every verdict, route, command and figure stays as shown; the record adds to the "
-        "evidence behind them"
-    )
+        return STAYS_AS_EVIDENCE(outcome=OUTCOME_WORDS[record.outcome]())
+    return ADDS_TO_EVIDENCE()

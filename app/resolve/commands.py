@@ -300,16 +300,15 @@ def build_command(
 
 def shared_setup(runtime: Runtime) -> str:
     """How to require a key when the server must be reachable from other machines."""
+    return english(shared_setup_message(runtime))
+
+
+def shared_setup_message(runtime: Runtime) -> Message:
+    """The same advice as a code, worded on the page in the reader's language."""
     flags = API_KEY_FLAGS.get(runtime.slug)
     if flags:
-        return (
-            f"Add {' '.join(flags)} and bind to a private interface behind a firewall; "
-            "clients then send 'Authorization: Bearer <key>'."
-        )
-    return (
-        f"{runtime.name} has no access control of its own: keep it on 127.0.0.1 and put "
-        "an authenticating reverse proxy in front of it."
-    )
+        return message(Code.SHARED_WITH_KEY, flags=" ".join(flags))
+    return message(Code.SHARED_NO_ACCESS_CONTROL, runtime=runtime.name)
 
 
 def with_offload(command: Command, flags: list[str]) -> Command:

@@ -5,8 +5,9 @@ custom answer has the same shape, rules and figures as a catalog row.
 """
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from app.estimate.messages import Code, message
 from app.models import Hardware
 
 Platform = Literal["cuda", "rocm", "metal", "vulkan", "cpu"]
@@ -47,13 +48,17 @@ def custom_hardware(description: HardwareDescription) -> Hardware:
     """A Hardware row that is never added to a session."""
     d = description
     total = d.memory_gb_per_gpu * d.gpu_count
-    basis: dict[str, dict[str, str]] = {"memory_gb": {"basis": "published", "note": "as given"}}
+    basis: dict[str, dict[str, Any]] = {"memory_gb": {"basis": "published", "note": "as given"}}
     usable = d.usable_memory_gb
     if usable is None:
         usable = round(total * DEFAULT_USABLE_SHARE, 2)
+        share = f"{DEFAULT_USABLE_SHARE:.0%}"
         basis["usable_memory_gb"] = {
             "basis": "assumed",
-            "note": f"{DEFAULT_USABLE_SHARE:.0%} of the memory given",
+            "note": f"{share} of the memory given",
+            # The note as a code, so a page words it for its reader (catalog notes are the
+            # sources' own English and have none).
+            "note_message": message(Code.CUSTOM_USABLE_SHARE, share=share).as_json(),
         }
     count = f"{d.gpu_count}x " if d.gpu_count > 1 else ""
     return Hardware(

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.catalog.repository import CatalogRepository
 from app.estimate import Basis, Quantity
 from app.estimate.hf_config import ModelShape
-from app.estimate.messages import Code, message, plain
+from app.estimate.messages import Code, Message, message, plain
 from app.estimate.quants import QuantType
 from app.estimate.specs import UNKNOWN_ATTENTION
 from app.estimate.weights import weights_by_tensor_kind
@@ -46,6 +46,8 @@ class ModelDescription:
     params_basis: Basis = Basis.DERIVED
     is_moe: bool | None = None  # from the shape when there is one
     repo: str | None = None
+    # A name built from the figures when none was given: `name` is its English wording.
+    name_words: Message | None = None
 
     @property
     def kv_known(self) -> bool:

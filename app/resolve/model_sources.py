@@ -14,7 +14,7 @@ from typing import Any
 
 from app.estimate import Basis, EstimateError, Quantity
 from app.estimate.hf_config import ModelShape, read_hf_config
-from app.estimate.messages import Code, message
+from app.estimate.messages import Code, message, plain
 from app.estimate.quants import QuantType, lookup_quant
 from app.resolve.described import ModelDescription
 
@@ -72,8 +72,14 @@ def from_numbers(
     if not 0 < active <= params_b:
         raise EstimateError("active_params_b", "active_params_b must be > 0 and <= params_b")
     moe = f", {active:g}B active" if active < params_b else ""
+    built = (
+        message(Code.DESCRIBED_MOE, params=plain(params_b), active=plain(active))
+        if active < params_b
+        else message(Code.DESCRIBED_DENSE, params=plain(params_b))
+    )
     return ModelDescription(
         name=name or f"{params_b:g}B{moe} model",
+        name_words=None if name else built,
         source="numbers",
         quant=lookup_quant(quant),
         params_total_b=params_b,
@@ -175,8 +181,10 @@ def from_safetensors(
     chosen = lookup_quant(quant or "BF16")
     basis = Basis.PUBLISHED if params_b else Basis.DERIVED
     total = params_b or size_bytes * 8 / chosen.bits / 1e9
+    built = message(Code.DESCRIBED_SAFETENSORS, params=round(float(total), 1))
     return ModelDescription(
         name=name or repo or f"{total:.1f}B safetensors model",
+        name_words=None if name or repo else built,
         source="safetensors",
         quant=chosen,
         params_total_b=total,

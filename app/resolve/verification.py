@@ -10,6 +10,8 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 
 from app.catalog.repository import CatalogRepository
+from app.estimate.messages import Code, Message, message
+from app.i18n.messages import english
 
 SHOWN_RECORDS = 5
 
@@ -38,12 +40,23 @@ class PairEvidence:
         return "records" if self.record_ids else "none"
 
     def version_range(self) -> str:
-        """Human text for the runtime versions the evidence covers."""
-        if self.official_url:
-            low, high = self.official_versions
-            if low and high:
-                return f"{low} – {high}"
-            return f">= {low}" if low else "any version"
+        """The runtime versions the evidence covers, in English (JSON and the CLI)."""
+        official = self.official_range()
+        if official is not None:
+            return english(official)
+        return self.recorded_versions()
+
+    def official_range(self) -> Message | None:
+        """The versions an official source vouches for, worded on a page for its reader."""
+        if not self.official_url:
+            return None
+        low, high = self.official_versions
+        if low and high:
+            return message(Code.VERSIONS_BETWEEN, low=low, high=high)
+        return message(Code.VERSIONS_FROM, low=low) if low else message(Code.VERSIONS_ANY)
+
+    def recorded_versions(self) -> str:
+        """The versions the records ran, as they name them (no words to translate)."""
         return ", ".join(sorted(set(self.record_versions)))
 
 

@@ -5,20 +5,18 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.errors import TOO_LARGE
+from app.i18n.sentences import Sentence, english, render
 from app.security.http import SAFE_METHODS, prefers_json
-from app.web import templates
-
-
-def too_large_message(limit: int) -> str:
-    return (f"The request body is larger than the {limit:,}-byte limit "
-            "(SERVEBOOK_MAX_UPLOAD_BYTES). Send a smaller file or split the submission.")
+from app.web import error_page
 
 
 class PayloadTooLarge(HTTPException):
     """Raised while streaming a body that outgrows the limit (no Content-Length given)."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(413, too_large_message(limit))
+        self.said = TOO_LARGE(limit=limit)
+        super().__init__(413, english(self.said))
 
 
 class BodyLimitMiddleware:
@@ -35,7 +33,7 @@ class BodyLimitMiddleware:
             return
         declared = content_length(scope)
         if declared is not None and declared > self.limit:
-            response = too_large_response(Request(scope), too_large_message(self.limit))
+            response = too_large_response(Request(scope), TOO_LARGE(limit=self.limit))
             await response(scope, receive, send)
             return
         received = 0
@@ -61,7 +59,8 @@ def content_length(scope: Scope) -> int | None:
     return None
 
 
-def too_large_response(request: Request, message: str) -> Response:
+def too_large_response(request: Request, said: Sentence) -> Response:
+    """JSON: the English detail with the code and limit; a page: the reader's language."""
     if prefers_json(request):
-        return JSONResponse({"detail": message}, status_code=413)
-    return templates.TemplateResponse(request, "error.html", {"message": message}, status_code=413)
+        return JSONResponse({"detail": english(said), **said.as_json()}, status_code=413)
+    return error_page(request, render(said), 413)

@@ -13,6 +13,8 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import Forbidden
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.security.http import SAFE_METHODS
 from app.security.signing import signer
 
@@ -24,6 +26,11 @@ CSRF_MAX_AGE_S = 24 * 3600
 
 class CsrfFailed(Forbidden):
     pass
+
+
+CSRF_MISSING = register(
+    "request.csrf_missing",
+    _l("The form's security token is missing or out of date. Reload the page and submit again."))
 
 
 def csrf_secret(request: Request) -> str:
@@ -61,8 +68,7 @@ async def verify_csrf(request: Request) -> None:
         value = (await request.form()).get(CSRF_FIELD)
         submitted = value if isinstance(value, str) else None
     if not csrf_matches(request, submitted):
-        raise CsrfFailed("The form's security token is missing or out of date. Reload the page "
-                         "and submit again.")
+        raise CsrfFailed(CSRF_MISSING())
 
 
 CsrfDep = Depends(verify_csrf)

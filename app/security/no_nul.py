@@ -8,11 +8,14 @@ string, form body or JSON body carries one (`%00`, `\\u0000`) gets a 422 naming 
 import re
 
 from fastapi import Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register, render
 from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.http import prefers_json
+from app.web import error_page
 
 # An escape for U+0000 in JSON: \u0000 after an even number of backslashes (so not the
 # literal text "\\u0000"); in URL encoding, %00.
@@ -20,6 +23,15 @@ _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
 _URL_NUL = re.compile(rb"%00")
 _CHECKED_BODIES = (b"application/json", b"application/x-www-form-urlencoded")
 MESSAGE = "text may not contain the NUL character (U+0000)"
+# What a page says, in the reader's language (JSON names the field and keeps MESSAGE).
+REFUSED_ON_PAGE = {
+    "query": register(
+        "request.nul_in_query", _l("The address may not contain the NUL character (U+0000).")
+    ),
+    "body": register(
+        "request.nul_in_body", _l("The form may not contain the NUL character (U+0000).")
+    ),
+}
 
 
 def has_nul(data: bytes, *, json: bool = False) -> bool:
@@ -48,7 +60,7 @@ class NulRefusedMiddleware:
         try:
             messages = await whole_body(receive)
         except PayloadTooLarge as error:  # raised by the size limit around this middleware
-            await too_large_response(Request(scope), error.detail)(scope, receive, send)
+            await too_large_response(Request(scope), error.said)(scope, receive, send)
             return
         body = b"".join(m.get("body", b"") for m in messages)
         if has_nul(body, json=content_type.startswith(b"application/json")):
@@ -73,4 +85,4 @@ async def whole_body(receive: Receive) -> list[Message]:
 def refused(scope: Scope, where: str) -> Response:
     if prefers_json(Request(scope)):
         return JSONResponse({"errors": [{"field": where, "message": MESSAGE}]}, status_code=422)
-    return PlainTextResponse(f"The {where}: {MESSAGE}.", status_code=422)
+    return error_page(Request(scope), render(REFUSED_ON_PAGE[where]()), 422)

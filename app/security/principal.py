@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 from app.db import SessionDep
 from app.errors import Forbidden, ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.sentences import register
+from app.i18n.labels import ROLES
+from app.i18n.sentences import Sentence, register
 from app.security.exposure import request_is_exposed
 from app.security.signing import signer
 from app.security.tokens import Role, authenticate
@@ -68,6 +69,16 @@ def resolve_principal(request: Request, session: Session) -> Principal | None:
     return Principal(record.name, record.role, "token")  # type: ignore[arg-type]
 
 
+# A role named inside a sentence, in the words the pages use for it.
+ROLE_WORDS = {role: register(f"auth.role.{role}", words) for role, words in ROLES.items()}
+
+
+def role_words(role: str) -> Sentence | str:
+    """The role as pages name it; a role this version does not know is shown as stored."""
+    kind = ROLE_WORDS.get(role)
+    return kind() if kind else role
+
+
 TOKEN_UNKNOWN = register("auth.token_unknown", _l("The access token is unknown or revoked."))
 SUBMIT_NEEDS_TOKEN = register("auth.submit_needs_token",
                               _l("Submitting needs a submitter or maintainer access token."))
@@ -108,7 +119,8 @@ def require_maintainer(request: Request, session: SessionDep) -> Principal:
     if principal is None:
         raise AuthRequired(REVIEW_NEEDS_TOKEN())
     if not principal.is_maintainer:
-        raise Forbidden(REVIEW_NEEDS_MAINTAINER(name=principal.name, role=principal.role))
+        role = role_words(principal.role)
+        raise Forbidden(REVIEW_NEEDS_MAINTAINER(name=principal.name, role=role))
     return principal
 
 
@@ -118,7 +130,7 @@ def require_worker(request: Request, session: SessionDep) -> Principal:
     if principal is None:
         raise AuthRequired(RUN_NEEDS_TOKEN())
     if principal.via == "token" and principal.role != "worker":
-        raise Forbidden(RUN_NEEDS_WORKER(name=principal.name, role=principal.role))
+        raise Forbidden(RUN_NEEDS_WORKER(name=principal.name, role=role_words(principal.role)))
     return principal
 
 

@@ -145,6 +145,35 @@ SAMPLES: dict[Code, dict] = {
     Code.KNOB_NO_SPECULATIVE: {"runtime": "Ollama"},
     Code.KNOB_MODEL_PRECISION: {},
     Code.KNOB_ON_BY_DEFAULT: {},  # the catalog's own note, as it is
+    # A figure's notes are clauses, joined as a reason's are.
+    Code.ASSUMED_WEIGHTS: {
+        "note": (message(Code.WEIGHTS_DESCRIBED, params=32, bits=4.9, quant="Q4_K_XL"),)
+    },
+    Code.ASSUMED_KV_CACHE: {"note": (message(Code.KV_NOT_COUNTED, kv="auto"),)},
+    Code.ASSUMED_PREFILL_WORKSPACE: {"note": (message(Code.WORKSPACE_HIDDEN_UNKNOWN, gb=0.5),)},
+    Code.ASSUMED_RUNTIME_RESERVE: {
+        "note": (message(Code.RESERVE_FIXED, gb=1.074), message(Code.RESERVE_CUDA_GRAPHS, gb=0.5))
+    },
+    Code.ASSUMED_HARDWARE: {
+        "field": "usable_memory_gb",
+        "note": message(Code.CUSTOM_USABLE_SHARE, share="90%"),
+    },
+    Code.ASSUMED_QUANT: {
+        "quant": "Q4_K_XL",
+        "note": message(
+            Code.QUANT_SIZED_LIKE, source="UNSLOTH-DYNAMIC", like="Q4_K_M", bits="4.8944"
+        ),
+    },
+    Code.QUANT_SIZED_LIKE: {"source": "UNSLOTH-DYNAMIC", "like": "Q4_K_M", "bits": "4.8944"},
+    Code.CUSTOM_USABLE_SHARE: {"share": "90%"},
+    Code.DESCRIBED_DENSE: {"params": 32},
+    Code.DESCRIBED_MOE: {"params": 30, "active": 3},
+    Code.DESCRIBED_SAFETENSORS: {"params": 3.5},
+    Code.VERSIONS_BETWEEN: {"low": "0.8.5", "high": "0.9.1"},
+    Code.VERSIONS_FROM: {"low": "0.8.5"},
+    Code.VERSIONS_ANY: {},
+    Code.SHARED_WITH_KEY: {"flags": "--api-key <key>"},
+    Code.SHARED_NO_ACCESS_CONTROL: {"runtime": "Ollama"},
 }
 
 
