@@ -154,6 +154,8 @@ def cost(client: TestClient, session: Session, url: str) -> tuple[int, int]:
 def test_queries_and_size_do_not_grow_with_the_records(
         client: TestClient, session: Session, detail_path: str, h200: str) -> None:
     urls = (detail_path, f"/api{detail_path}")
+    for url in urls:  # kept once: each cost below then starts from a body kept and stale
+        client.get(url)
     fill(client, session, detail_path, h200, 12, seed=3, accepted_share=1.0)
     few = [cost(client, session, url) for url in urls]
     fill(client, session, detail_path, h200, 600, seed=5)
