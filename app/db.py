@@ -83,8 +83,10 @@ def _replace_if_closed_by_server(dbapi_connection: Any, _record: Any, _proxy: An
     or closed, the connection is dropped; the pool then checks out (or opens) another."""
     if dbapi_connection.closed or dbapi_connection.broken:
         raise DisconnectionError("the connection is closed")
-    readable, _, _ = select.select([dbapi_connection.fileno()], [], [], 0)
-    if readable:
+    # poll, not select: a busy server's descriptors pass select's limit of 1024.
+    waiting = select.poll()
+    waiting.register(dbapi_connection.fileno(), select.POLLIN | select.POLLPRI)
+    if waiting.poll(0):  # readable, hung up or in error
         raise DisconnectionError("the server closed the connection or sent it a notice")
 
 

@@ -210,37 +210,58 @@ def _prepare(
 ) -> _Job:
     """Check the inputs, resolve the plan and size the weights."""
     setup = resolve_setup(model, artifact, runtime, hardware, plan)
+    parts = route_parts(model, artifact, runtime, setup)
+    return _job_for(hardware, setup, parts, kv_basis(model), _usable(hardware))
+
+
+@dataclass(frozen=True, slots=True)
+class RouteParts:
+    """What a job needs of the model, its file, the runtime and the plan, on no hardware:
+    worked out once per model and shared by every card where the caller can."""
+
+    model: ModelSpec
+    artifact: ArtifactSpec
+    runtime: RuntimeSpec
+    weights: Quantity
+    weights_per_gpu: Quantity
+    prefill: Quantity
+    kv: KvShape
+
+
+def route_parts(
+    model: ModelSpec, artifact: ArtifactSpec, runtime: RuntimeSpec, setup: Setup
+) -> RouteParts:
     weights = weights_bytes(model, artifact)
-    return _job_for(
-        model, artifact, runtime, hardware, setup, weights, kv_basis(model), _usable(hardware)
+    tp = setup.tensor_parallel
+    return RouteParts(
+        model,
+        artifact,
+        runtime,
+        weights,
+        _weights_per_gpu(weights, tp),
+        prefill_workspace(model, runtime, setup),
+        kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, tp),
     )
 
 
 def _job_for(
-    model: ModelSpec,
-    artifact: ArtifactSpec,
-    runtime: RuntimeSpec,
-    hardware: HardwareSpec,
-    setup: Setup,
-    weights: Quantity,
-    kv: Basis,
-    usable: Quantity,
+    hardware: HardwareSpec, setup: Setup, parts: RouteParts, kv: Basis, usable: Quantity
 ) -> _Job:
     """The job of a resolved setup, from the parts that depend on the model, the model
     file or the hardware alone (worked out by the caller, once where it can)."""
     return _Job(
-        model,
-        artifact,
-        runtime,
+        parts.model,
+        parts.artifact,
+        parts.runtime,
         hardware,
         setup,
-        weights,
-        weights_per_gpu=_weights_per_gpu(weights, setup.tensor_parallel),
-        prefill=prefill_workspace(model, runtime, setup),
-        reserve=runtime_reserve(runtime, hardware, setup),
+        parts.weights,
+        weights_per_gpu=parts.weights_per_gpu,
+        prefill=parts.prefill,
+        reserve=runtime_reserve(parts.runtime, hardware, setup),
         usable=usable,
         kv_basis=kv,
-        kv=kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel),
+        kv=parts.kv,
     )
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from app.estimate.basis import Quantity
-from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
@@ -14,18 +12,18 @@ from app.estimate.estimator import (
     _estimate,
     _fits_at,
     _Job,
+    _job_for,
     _largest_fitting_context,
     _memory_at,
     _offload,
     _prepare,
     _usable,
-    _weights_per_gpu,
+    route_parts,
 )
-from app.estimate.kv import KvShape, kv_basis, kv_shape
+from app.estimate.kv import kv_basis
 from app.estimate.offload import OffloadPlan
 from app.estimate.setup import Setup, check_hardware, check_model, resolve_checked_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
-from app.estimate.weights import weights_bytes
 
 T = TypeVar("T")
 
@@ -173,25 +171,10 @@ class SharedEstimates:
             ("hardware", id(hardware)), lambda: _checked(check_hardware, hardware, _usable)
         )
         setup = resolve_checked_setup(model, artifact, runtime, hardware, plan)
-        tp = setup.tensor_parallel
-        key = (id(model), id(artifact), id(runtime), setup.kv_dtype, setup.prefill_tokens, tp)
-        weights, per_gpu, prefill, shape = shared._part(
-            key, lambda: _route_parts(model, artifact, runtime, setup)
-        )
-        return _Job(
-            model,
-            artifact,
-            runtime,
-            hardware,
-            setup,
-            weights,
-            weights_per_gpu=per_gpu,
-            prefill=prefill,
-            reserve=runtime_reserve(runtime, hardware, setup),
-            usable=usable,
-            kv_basis=kv,
-            kv=shape,
-        )
+        key = (id(model), id(artifact), id(runtime), setup.kv_dtype, setup.prefill_tokens,
+               setup.tensor_parallel)
+        parts = shared._part(key, lambda: route_parts(model, artifact, runtime, setup))
+        return _job_for(hardware, setup, parts, kv, usable)
 
     def _part(self, key: tuple, work: Callable[[], T]) -> T:
         found = self._parts.get(key)
@@ -213,22 +196,6 @@ def _again(error: EstimateError) -> EstimateError:
     again = BaseException.__new__(type(error), *error.args)  # its kind kept, not re-made
     again.__dict__.update(error.__dict__)
     return again
-
-
-def _route_parts(
-    model: ModelSpec, artifact: ArtifactSpec, runtime: RuntimeSpec, setup: Setup
-) -> tuple[Quantity, Quantity, Quantity, KvShape]:
-    """The parts of a job that depend on the model, its file, the runtime and the plan but
-    on no hardware, in the estimator's order: the weights (whole and each GPU's share),
-    the prefill workspace and the KV cache's shape."""
-    weights = weights_bytes(model, artifact)
-    tp = setup.tensor_parallel
-    return (
-        weights,
-        _weights_per_gpu(weights, tp),
-        prefill_workspace(model, runtime, setup),
-        kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, tp),
-    )
 
 
 def _checked(check: Callable[[T], None], spec: T, part: Callable[[T], object]):
