@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
+
+import msgspec
 
 from app.estimate.messages import Notes
 
@@ -33,8 +34,7 @@ def weakest(*bases: Basis | str) -> Basis:
     return found if type(found) is Basis else Basis(found)
 
 
-@dataclass(frozen=True, slots=True)
-class Quantity:
+class Quantity(msgspec.Struct, frozen=True):
     """A number with its basis and a short note on how it was obtained."""
 
     value: float

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
@@ -27,8 +28,7 @@ from app.estimate.weights import active_params, active_weight_bytes, weights_byt
 CONTEXT_STEP = 256
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryBreakdown:
+class MemoryBreakdown(msgspec.Struct, frozen=True):
     """Memory per GPU in decimal GB: what the setup needs against what it can get."""
 
     weights: Quantity
@@ -59,8 +59,7 @@ class MemoryBreakdown:
         return self.required <= self.usable.value
 
 
-@dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(msgspec.Struct, frozen=True):
     """Everything the estimator says about one model file on one runtime and hardware."""
 
     weights_gb: Quantity
@@ -75,8 +74,7 @@ class Estimate:
     basis: Basis
 
 
-@dataclass(frozen=True, slots=True)
-class Sizing:
+class Sizing(msgspec.Struct, frozen=True):
     """The memory part of an estimate: the breakdown at the plan's context and the largest
     context that fits. Choosing a route or fitting a concurrency reads nothing else, so it
     skips the speed, warnings and basis a full estimate works out."""
@@ -85,8 +83,7 @@ class Sizing:
     max_context: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Job:
+class _Job(msgspec.Struct, frozen=True):
     """Checked inputs of one estimate, with the plan resolved, the weights sized, and every
     part of the memory that does not depend on context worked out once (with its basis):
     the largest-context search only adds the KV cache to them."""
@@ -214,8 +211,7 @@ def _prepare(
     return _job_for(hardware, setup, parts, kv_basis(model), _usable(hardware))
 
 
-@dataclass(frozen=True, slots=True)
-class RouteParts:
+class RouteParts(msgspec.Struct, frozen=True):
     """What a job needs of the model, its file, the runtime and the plan, on no hardware:
     worked out once per model and shared by every card where the caller can."""
 

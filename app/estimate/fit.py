@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 
+import msgspec
+
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import Estimate, Sizing, estimate, offload, size
 from app.estimate.messages import Code, Message, message
@@ -34,8 +36,7 @@ class Verdict(StrEnum):
     EXCEEDS_MEMORY = "exceeds_memory"
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(msgspec.Struct, frozen=True):
     """A model file served by a runtime; verified when the pair is known to load and answer."""
 
     artifact: ArtifactSpec
@@ -109,8 +110,7 @@ class Assessment:
     offload: OffloadPlan | None = None
 
 
-@dataclass(frozen=True)
-class _Request:
+class _Request(msgspec.Struct, frozen=True):
     """What is being assessed: a model on hardware at a context and concurrency."""
 
     model: ModelSpec

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
+
+import msgspec
 
 from app.estimate.basis import Basis, weakest
 from app.estimate.errors import EstimateError
@@ -178,8 +179,7 @@ def checked_kv_cache_bytes(
     return kv_shape(model, kv_dtype, caps_sliding_window, tensor_parallel).bytes_at(context)
 
 
-@dataclass(frozen=True, slots=True)
-class KvShape:
+class KvShape(msgspec.Struct, frozen=True):
     """What the KV cache of one sequence on one GPU is made of, worked out once so that its
     size at a context is integer arithmetic: the estimator's inner loop asks it many times."""
 

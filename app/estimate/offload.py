@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import msgspec
+
 from app.estimate.messages import Code, Message, message
 from app.estimate.specs import HardwareSpec
 from app.estimate.speed import DecodeLoad, SpeedRange, decode_range
@@ -26,8 +28,7 @@ ASSUMED_HOST_MEMORY_GB = 64
 HOST_SHARE = 0.75
 
 
-@dataclass(frozen=True)
-class OffloadPlan:
+class OffloadPlan(msgspec.Struct, frozen=True):
     """Where the weights go and what a token then costs."""
 
     gpu_weights_gb: float

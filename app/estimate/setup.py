@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from app.estimate.errors import EstimateError
 from app.estimate.kv import check_attention_data, kv_dtype_bytes
@@ -10,8 +10,7 @@ from app.estimate.messages import Code, message
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
 
-@dataclass(frozen=True, slots=True)
-class Setup:
+class Setup(msgspec.Struct, frozen=True):
     """A plan with every default resolved against the runtime and the hardware."""
 
     context: int

@@ -171,8 +171,14 @@ class SharedEstimates:
             ("hardware", id(hardware)), lambda: _checked(check_hardware, hardware, _usable)
         )
         setup = resolve_checked_setup(model, artifact, runtime, hardware, plan)
-        key = (id(model), id(artifact), id(runtime), setup.kv_dtype, setup.prefill_tokens,
-               setup.tensor_parallel)
+        key = (
+            id(model),
+            id(artifact),
+            id(runtime),
+            setup.kv_dtype,
+            setup.prefill_tokens,
+            setup.tensor_parallel,
+        )
         parts = shared._part(key, lambda: route_parts(model, artifact, runtime, setup))
         return _job_for(hardware, setup, parts, kv, usable)
 

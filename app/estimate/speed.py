@@ -11,7 +11,7 @@ half checks them (`make accuracy`). Every constant below names what set it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from app.estimate.basis import Basis
 from app.estimate.messages import Code, Notes, message, plain
@@ -88,8 +88,7 @@ TENSOR_PARALLEL_FACTOR = 0.9
 PCIE_FACTOR = 0.8
 
 
-@dataclass(frozen=True)
-class SpeedRange:
+class SpeedRange(msgspec.Struct, frozen=True):
     """A tokens-per-second range with its basis and how it was reached."""
 
     low: float
@@ -98,8 +97,7 @@ class SpeedRange:
     note: Notes
 
 
-@dataclass(frozen=True)
-class DecodeLoad:
+class DecodeLoad(msgspec.Struct, frozen=True):
     """What one decoded token costs: bytes read from GPU memory (per GPU) and, when part of
     the weights stay in system memory, bytes read from there by the CPU."""
 

@@ -19,8 +19,11 @@ from app.web import page_responses, render
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 HUGGING_FACE = "https://huggingface.co/"
 # Size bands of the home page's filter, in billions of total parameters: (slug, label, below).
-SIZE_BANDS = (("small", _l("under 30B"), 30.0), ("medium", _l("30B to 150B"), 150.0),
-              ("large", _l("150B and up"), float("inf")))
+SIZE_BANDS = (
+    ("small", _l("under 30B"), 30.0),
+    ("medium", _l("30B to 150B"), 150.0),
+    ("large", _l("150B and up"), float("inf")),
+)
 
 
 @dataclass(frozen=True)
@@ -43,8 +46,11 @@ def index(request: Request, session: SessionDep) -> Response:
 
     def build() -> Response:
         models = list(CatalogService(session).list_models())
-        context = {"lines": [ModelLine(m) for m in models],
-                   "publishers": sorted({m.publisher for m in models}), "size_bands": SIZE_BANDS}
+        context = {
+            "lines": [ModelLine(m) for m in models],
+            "publishers": sorted({m.publisher for m in models}),
+            "size_bands": SIZE_BANDS,
+        }
         return render(request, "catalog/index.html", context)
 
     return serve_at_revision(request, current_revision(session), build)
@@ -57,8 +63,11 @@ def runs_on(request: Request, slug: str, session: SessionDep) -> Response:
     revision, resolved = RecipeService(session, request.state.recipe_cache).resolved(slug)
 
     def build() -> Response:
-        context = {"model": resolved.inputs.model, "runs_on": resolved.runs_on,
-                   "configurations": len(resolved.rows)}
+        context = {
+            "model": resolved.inputs.model,
+            "runs_on": resolved.runs_on,
+            "configurations": len(resolved.rows),
+        }
         return render(request, "catalog/_runs_on.html", context)
 
     return serve_at_revision(request, revision, build)

@@ -7,6 +7,7 @@ import json
 import shlex
 from typing import Any
 
+import msgspec
 from fastapi import Request
 
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
@@ -103,7 +104,7 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         "status": recipe.status,
         "start_context": recipe.start_context,
         "max_context": recipe.max_context,
-        "context_steps": [step.__dict__ for step in recipe.context_steps],
+        "context_steps": [msgspec.structs.asdict(step) for step in recipe.context_steps],
         "memory": memory_out(recipe),
         "token_generation": speed_out(recipe),
         "applied_values": recipe.applied.as_json() if recipe.applied else None,
@@ -111,7 +112,7 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         "commands": [c.as_json() for c in recipe.commands],
         "estimate_only": recipe.estimate_only,
         "can_benchmark": not recipe.unsupported,
-        "measured": [point.__dict__ for point in recipe.measured],
+        "measured": [msgspec.structs.asdict(point) for point in recipe.measured],
         "estimate_vs_measured": {
             "decode": recipe.decode_check.as_json() if recipe.decode_check else None,
             "memory": recipe.memory_check.as_json() if recipe.memory_check else None,

@@ -73,8 +73,12 @@ def model_page(request: Request, slug: str, recipes: RecipesDep, filters: Filter
     return serve_at_revision(request, revision, build)
 
 
-@api_router.get("/models/{slug}/fit", name="api:model_fit", response_model=FitTableOut,
-                responses=error_responses(404))
+@api_router.get(
+    "/models/{slug}/fit",
+    name="api:model_fit",
+    response_model=FitTableOut,
+    responses=error_responses(404),
+)
 def model_fit(request: Request, slug: str, recipes: RecipesDep, filters: FiltersDep) -> Response:
     """The hardware fit table of a model, one row per hardware configuration (balanced),
     100 rows a page."""
@@ -128,8 +132,12 @@ def detail_page(
     return serve_at_revision(request, revision, build)
 
 
-@api_router.get(DETAIL_PATH, name="api:profile_detail", response_model=dict[str, Any],
-                responses=error_responses(404))
+@api_router.get(
+    DETAIL_PATH,
+    name="api:profile_detail",
+    response_model=dict[str, Any],
+    responses=error_responses(404),
+)
 def detail_api(
     request: Request,
     model: str,

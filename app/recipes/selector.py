@@ -42,13 +42,17 @@ OPTIONAL_FIELDS = frozenset(
     }
 )
 MEMORY_NEEDED = register("selector.memory_needed", _l("describe the memory per card (GB)"))
-USABLE_OVER_TOTAL = register("selector.usable_over_total",
-                             _l("more than the %(total)s GB the cards have in all"))
+USABLE_OVER_TOTAL = register(
+    "selector.usable_over_total", _l("more than the %(total)s GB the cards have in all")
+)
 CHOOSE_ONE = register("selector.choose_one", _l("choose one of: %(choices)s"))
-WRONG_PLATFORM = register("selector.wrong_platform",
-                          _l("%(runtime)s does not run on %(platform)s (runs on %(platforms)s)"))
-CANNOT_LOAD = register("selector.cannot_load",
-                       _l("%(runtime)s cannot load %(format)s files (loads %(formats)s)"))
+WRONG_PLATFORM = register(
+    "selector.wrong_platform",
+    _l("%(runtime)s does not run on %(platform)s (runs on %(platforms)s)"),
+)
+CANNOT_LOAD = register(
+    "selector.cannot_load", _l("%(runtime)s cannot load %(format)s files (loads %(formats)s)")
+)
 
 
 class SelectorInput(BaseModel):
@@ -152,11 +156,15 @@ def route_errors(inputs: ModelInputs, data: SelectorInput, hardware: Hardware) -
     if data.profile not in {p.slug for p in inputs.profiles}:
         errors["profile"] = say(CHOOSE_ONE(choices=[p.slug for p in inputs.profiles]))
     if runtime is not None and hardware.platform not in runtime.platforms:
-        errors["runtime"] = say(WRONG_PLATFORM(runtime=runtime.name, platform=hardware.platform,
-                                               platforms=list(runtime.platforms)))
+        errors["runtime"] = say(
+            WRONG_PLATFORM(
+                runtime=runtime.name, platform=hardware.platform, platforms=list(runtime.platforms)
+            )
+        )
     elif runtime is not None and artifact is not None and artifact.format not in runtime.formats:
-        errors["runtime"] = say(CANNOT_LOAD(runtime=runtime.name, format=artifact.format,
-                                            formats=list(runtime.formats)))
+        errors["runtime"] = say(
+            CANNOT_LOAD(runtime=runtime.name, format=artifact.format, formats=list(runtime.formats))
+        )
     return errors
 
 

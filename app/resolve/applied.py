@@ -3,6 +3,8 @@
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import msgspec
+
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.estimate import (
     ArtifactSpec,
@@ -29,8 +31,7 @@ MAX_MEMORY_FRACTION = 0.90
 KV_DTYPE_CHOICES = {"fp8": ("fp8", "fp8_e4m3", "q8_0"), "auto": ("auto",)}
 
 
-@dataclass(frozen=True)
-class AppliedValues:
+class AppliedValues(msgspec.Struct, frozen=True):
     tensor_parallel: int
     split: str
     context: int
@@ -40,18 +41,14 @@ class AppliedValues:
     memory_fraction: float | None
     speculative_decoding: bool
     cuda_graphs: bool
-    why: dict[str, Message] = field(default_factory=dict)  # knob -> why it has its value
+    why: dict[str, Message] = msgspec.field(default_factory=dict)  # knob -> why it has its value
     # Knobs the command leaves to the runtime: the estimate then uses the runtime's own rule
     # (SGLang's reserve, the runtime's prefill chunk), not the profile's wish.
     left_at_default: frozenset[str] = frozenset()
 
     def changed(self, **changes: object) -> "AppliedValues":
-        """These values with some changed, as `dataclasses.replace` makes them, without its
-        check of every field: each recipe changes its values three or four times."""
-        assert changes.keys() <= self.__dict__.keys(), changes.keys() - self.__dict__.keys()
-        copied = object.__new__(AppliedValues)
-        copied.__dict__.update(self.__dict__, **changes)
-        return copied
+        """These values with some changed."""
+        return msgspec.structs.replace(self, **changes)
 
     def plan(self, concurrency: int | None = None, context: int | None = None) -> Plan:
         """The estimator's plan at the served load, or at one request or another context."""
@@ -67,7 +64,8 @@ class AppliedValues:
         )
 
     def as_json(self) -> dict:
-        values = {k: v for k, v in self.__dict__.items() if k not in ("why", "left_at_default")}
+        values = msgspec.structs.asdict(self)
+        del values["why"], values["left_at_default"]
         return {
             **values,
             "why": {name: english(why) for name, why in self.why.items()},

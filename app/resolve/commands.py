@@ -17,9 +17,11 @@ Speculative decoding flags (seed_data/SOURCES.md, "Speculative decoding"):
 import json
 import shlex
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
+
+import msgspec
 
 from app.estimate.messages import Code, Message, message
 from app.i18n.messages import english
@@ -48,8 +50,7 @@ class KnobState(StrEnum):
     UNSUPPORTED = "unsupported"  # the runtime cannot set it; `note` says why
 
 
-@dataclass(frozen=True)
-class Knob:
+class Knob(msgspec.Struct, frozen=True):
     state: KnobState
     flag: str | None = None
     note: Message | None = None
@@ -64,13 +65,12 @@ class Knob:
         }
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(msgspec.Struct, frozen=True):
     runtime: str
     artifact: str
     argv: list[str]
     followup: list[str] | None = None  # e.g. pulling the model into a daemon
-    knobs: dict[str, Knob] = field(default_factory=dict)
+    knobs: dict[str, Knob] = msgspec.field(default_factory=dict)
 
     @property
     def shell(self) -> str:
@@ -319,4 +319,4 @@ def with_offload(command: Command, flags: list[str]) -> Command:
         return command
     at = command.argv.index("--n-gpu-layers")
     argv = command.argv[:at] + flags + command.argv[at + 2 :]
-    return replace(command, argv=argv)
+    return msgspec.structs.replace(command, argv=argv)

@@ -7,9 +7,10 @@ usable minus required as written.
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from statistics import median
+
+import msgspec
 
 from app.estimate import Estimate
 from app.estimate.basis import Basis
@@ -33,8 +34,7 @@ def gb(value: float) -> float:
     return round(value, GB_DIGITS)
 
 
-@dataclass(frozen=True)
-class MeasuredPoint:
+class MeasuredPoint(msgspec.Struct, frozen=True):
     """One accepted single-request measurement of a working record."""
 
     record_id: int
@@ -48,8 +48,7 @@ class MeasuredPoint:
     peak_memory_gb_per_gpu: float | None
 
 
-@dataclass(frozen=True)
-class ContextMedian:
+class ContextMedian(msgspec.Struct, frozen=True):
     """Medians over accepted records at one context length, single request."""
 
     context_length: int
@@ -59,8 +58,7 @@ class ContextMedian:
     records: int
 
 
-@dataclass(frozen=True)
-class SpeedFigure:
+class SpeedFigure(msgspec.Struct, frozen=True):
     """Token generation per request: one value, or a range over several."""
 
     low: float
@@ -86,8 +84,7 @@ class SpeedFigure:
         }
 
 
-@dataclass(frozen=True)
-class MemoryFigure:
+class MemoryFigure(msgspec.Struct, frozen=True):
     """Memory per GPU: what the recipe needs against what each GPU offers."""
 
     required_gb: float
@@ -155,8 +152,7 @@ def measured_peak(medians: Sequence[ContextMedian]) -> ContextMedian | None:
     return max(peaks, key=lambda m: m.peak_memory_gb_per_gpu or 0.0, default=None)
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(msgspec.Struct, frozen=True):
     """A measured value against the estimate: measured / estimated."""
 
     measured: float

@@ -6,7 +6,7 @@ the decode range read from GPU and system memory, and for a verified pair the co
 with the offload flags.
 """
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from app.estimate import Assessment, Estimate, Verdict
 from app.estimate.messages import Code, message

@@ -1,6 +1,6 @@
 """What one resolution answers: a resolved recipe and the labels of its verdicts."""
 
-from dataclasses import dataclass
+import msgspec
 
 from app.estimate import Estimate, Verdict
 from app.estimate.cautions import speculative_caution
@@ -24,8 +24,7 @@ VERDICT_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class ContextStep:
+class ContextStep(msgspec.Struct, frozen=True):
     """One step of raising the context after the start works."""
 
     context: int
@@ -33,8 +32,7 @@ class ContextStep:
     fits: bool
 
 
-@dataclass(frozen=True)
-class ResolvedRecipe:
+class ResolvedRecipe(msgspec.Struct, frozen=True):
     """Everything any surface shows about one model on one hardware under one profile."""
 
     model: LlmModel

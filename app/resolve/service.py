@@ -2,10 +2,11 @@
 together (once per catalog revision when a cache is given) and read from there."""
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import ceil
 from typing import TYPE_CHECKING
 
+from msgspec.structs import replace
 from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository

@@ -8,6 +8,7 @@ benchmark sets and checks their values); the arithmetic here is independent of i
 
 from dataclasses import replace
 
+import msgspec
 import pytest
 from estimate_specs import (
     DGX_SPARK,
@@ -160,7 +161,7 @@ def test_rocm_and_vulkan_share_a_family_and_a_unified_cuda_gpu_has_its_own():
 
 def test_a_runtime_factor_scales_the_speed_on_the_same_bytes():
     base = DecodeLoad(gpu_bytes=4e9, layers=32, context=1024, runtime="llama-cpp")
-    mlx = replace(base, runtime="mlx-lm")
+    mlx = msgspec.structs.replace(base, runtime="mlx-lm")
     llama = decode_range(base, MAC_STUDIO_256, 1)
     faster = decode_range(mlx, MAC_STUDIO_256, 1)
     assert faster.high == pytest.approx(llama.high * RUNTIME_FACTOR["mlx-lm"], abs=0.1)
@@ -169,7 +170,7 @@ def test_a_runtime_factor_scales_the_speed_on_the_same_bytes():
 
 def test_bytes_in_system_memory_add_their_time_at_host_bandwidth():
     gpu_only = DecodeLoad(gpu_bytes=2e9, layers=24, context=0)
-    split = replace(gpu_only, host_bytes=1e9)
+    split = msgspec.structs.replace(gpu_only, host_bytes=1e9)
     seconds = 2e9 / (EFFICIENCY[("cuda", False)] * 1008e9) + 24 * PER_LAYER_OVERHEAD_S["cuda"]
     seconds += 1e9 / (HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9)
     speed = decode_range(split, RTX_4090, 1)
