@@ -74,13 +74,48 @@ class Estimate(msgspec.Struct, frozen=True):
     basis: Basis
 
 
-class Sizing(msgspec.Struct, frozen=True):
+class Sizing:
     """The memory part of an estimate: the breakdown at the plan's context and the largest
     context that fits. Choosing a route or fitting a concurrency reads nothing else, so it
-    skips the speed, warnings and basis a full estimate works out."""
+    skips the speed, warnings and basis a full estimate works out.
 
-    memory: MemoryBreakdown
-    max_context: int | None
+    Choosing reads whether each route fits and by how much, the same sums the breakdown
+    makes; the breakdown itself (each part with its basis and notes) is built when first
+    read, which is for the chosen route alone.
+    """
+
+    __slots__ = ("_job", "_context", "_concurrency", "_memory", "max_context")
+
+    def __init__(self, job: _Job, context: int, concurrency: int, max_context: int | None):
+        self._job, self._context, self._concurrency = job, context, concurrency
+        self._memory: MemoryBreakdown | None = None
+        self.max_context = max_context
+
+    @property
+    def memory(self) -> MemoryBreakdown:
+        if self._memory is None:
+            self._memory = _memory_at(self._job, self._context, self._concurrency)
+        return self._memory
+
+    @property
+    def fits(self) -> bool:
+        """`memory.fits`, summed without the breakdown."""
+        return _fits_at(self._job, self._context, self._concurrency)
+
+    @property
+    def headroom(self) -> float:
+        """`memory.headroom`, summed without the breakdown."""
+        return self._job.usable.value - _required_gb(self._job, self._context, self._concurrency)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sizing):
+            return NotImplemented
+        return (self.memory, self.max_context) == (other.memory, other.max_context)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Sizing(memory={self.memory!r}, max_context={self.max_context!r})"
 
 
 class _Job(msgspec.Struct, frozen=True):
@@ -144,7 +179,8 @@ def size(
 ) -> Sizing:
     """The memory and the largest fitting context of `estimate`, and nothing else."""
     job = _prepare(model, artifact, runtime, hardware, plan)
-    return Sizing(_memory_at(job, job.setup.context), _largest_fitting_context(job))
+    setup = job.setup
+    return Sizing(job, setup.context, setup.concurrency, _largest_fitting_context(job))
 
 
 def max_context(
@@ -320,10 +356,14 @@ def _usable(hardware: HardwareSpec) -> Quantity:
 def _fits_at(job: _Job, context: int, concurrency: int | None = None) -> bool:
     """Whether the plan fits at a context length: the same sum as `MemoryBreakdown.fits`,
     without building the breakdown."""
+    return _required_gb(job, context, concurrency) <= job.usable.value
+
+
+def _required_gb(job: _Job, context: int, concurrency: int | None = None) -> float:
+    """`MemoryBreakdown.required` at a context length, without building the breakdown."""
     kv_gb = bytes_to_gb(_kv_bytes_per_gpu(job, context, concurrency))
     # Summed in the breakdown's order, so a boundary case falls the same way.
-    required = job.weights_per_gpu.value + kv_gb + job.prefill.value + job.reserve.value
-    return required <= job.usable.value
+    return job.weights_per_gpu.value + kv_gb + job.prefill.value + job.reserve.value
 
 
 def _largest_fitting_context(job: _Job, concurrency: int | None = None) -> int | None:

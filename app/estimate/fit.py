@@ -187,7 +187,7 @@ def _try_route(request: _Request, route: Route) -> RouteResult:
         found = _size_route(request, route, request.context)
     except EstimateError as error:
         return RouteResult(route, None, error, False, None)
-    fits = found.memory.fits
+    fits = found.fits
     return RouteResult(route, found, None, fits, found.max_context, request, request.context)
 
 
@@ -299,7 +299,7 @@ def _exceeds(
     results: tuple[RouteResult, ...],
 ) -> Assessment:
     """Nothing fits: report the route that came closest."""
-    closest = max(estimated, key=lambda r: r.sizing.memory.headroom)
+    closest = max(estimated, key=lambda r: r.sizing.headroom)
     memory = closest.sizing.memory
     needs = message(
         Code.NEEDS_MEMORY, needed=round(memory.required), usable=round(memory.usable.value)

@@ -14,7 +14,6 @@ from app.estimate.estimator import (
     _Job,
     _job_for,
     _largest_fitting_context,
-    _memory_at,
     _offload,
     _prepare,
     _usable,
@@ -74,7 +73,7 @@ class SharedEstimates:
         plan: Plan,
     ) -> Sizing:
         job, largest = self._job(model, artifact, runtime, hardware, plan, True)
-        return Sizing(_memory_at(job, plan.context, plan.concurrency), largest)
+        return Sizing(job, plan.context, plan.concurrency, largest)
 
     def fits(
         self,

@@ -113,7 +113,7 @@ class Specs:
     def fits(self, plan: Plan) -> bool:
         """Whether the plan fits in memory: `size(plan).memory.fits`, worked out for less."""
         if self.shared is None:
-            return self.size(plan).memory.fits
+            return self.size(plan).fits
         return self._memoised("fits", self.shared.fits, plan)
 
     def _memoised(self, kind: str, work, plan: Plan):

@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import msgspec
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from app.catalog.repository import CatalogRepository  # noqa: E402
@@ -25,6 +27,7 @@ from app.catalog.seed import seed_catalog  # noqa: E402
 from app.catalog.seed_schema import load_catalog  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database  # noqa: E402
+from app.estimate.estimator import Sizing  # noqa: E402
 from app.recipes.selector import run_selector  # noqa: E402
 from app.resolve import RecipeService, load_catalog_inputs  # noqa: E402
 from app.resolve.service import ResolvedModel  # noqa: E402
@@ -41,6 +44,14 @@ CUSTOM = (
 SKIPPED = frozenset({"request", "memo", "shared", "prebuilt"})
 
 
+def _field_names(value) -> list[str]:
+    if isinstance(value, msgspec.Struct):
+        names = value.__struct_fields__
+    else:
+        names = [f.name for f in dataclasses.fields(value)]
+    return [name for name in names if name not in SKIPPED]
+
+
 def plain(value):
     """A JSON-ready copy: catalog rows and estimator specs by slug, floats in full."""
     if isinstance(value, enum.Enum):
@@ -51,14 +62,12 @@ def plain(value):
         return value
     if hasattr(value, "__table__"):  # a catalog row: its slug names it
         return getattr(value, "slug", None) or getattr(value, "id", None)
-    if dataclasses.is_dataclass(value):
+    if isinstance(value, Sizing):  # its breakdown is built when read
+        return {"memory": plain(value.memory), "max_context": value.max_context}
+    if dataclasses.is_dataclass(value) or isinstance(value, msgspec.Struct):
         if type(value).__name__.endswith("Spec"):
             return f"{type(value).__name__}:{value.slug}"
-        return {
-            f.name: plain(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if f.name not in SKIPPED
-        }
+        return {name: plain(getattr(value, name)) for name in _field_names(value)}
     if isinstance(value, dict):
         return {str(plain(k)): plain(v) for k, v in value.items()}
     if isinstance(value, frozenset | set):

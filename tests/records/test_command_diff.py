@@ -234,7 +234,7 @@ def test_each_knob_the_recipe_sets_is_carried_by_the_flags_the_table_names(slug)
 )
 def test_one_knob_changed_in_a_recipe_changes_only_its_flags(slug, knob, value) -> None:
     base = every_knob_set()
-    other = AppliedValues(**{**base.__dict__, knob: value})
+    other = base.changed(**{knob: value})
     keys = changed(recipe_command(slug, base), recipe_command(slug, other), slug)
     carriers = KNOB_FLAGS[slug].get(knob, ())
     assert set(keys) <= set(carriers)
