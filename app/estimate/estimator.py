@@ -84,11 +84,12 @@ class Sizing:
     read, which is for the chosen route alone.
     """
 
-    __slots__ = ("_job", "_context", "_concurrency", "_memory", "max_context")
+    __slots__ = ("_job", "_context", "_concurrency", "_memory", "_estimate", "max_context")
 
     def __init__(self, job: _Job, context: int, concurrency: int, max_context: int | None):
         self._job, self._context, self._concurrency = job, context, concurrency
         self._memory: MemoryBreakdown | None = None
+        self._estimate: Estimate | None = None
         self.max_context = max_context
 
     @property
@@ -96,6 +97,14 @@ class Sizing:
         if self._memory is None:
             self._memory = _memory_at(self._job, self._context, self._concurrency)
         return self._memory
+
+    @property
+    def estimate(self) -> Estimate:
+        """The full estimate of the same plan, the one `estimate` gives."""
+        if self._estimate is None:
+            job = _at(self._job, self._context, self._concurrency)
+            self._estimate = _estimate(job, self.max_context)
+        return self._estimate
 
     @property
     def fits(self) -> bool:
@@ -423,3 +432,35 @@ def _input_basis(job: _Job) -> Basis:
         bases.append(hardware.basis_of("bf16_tflops_per_gpu"))
     bases.append(model.basis_of("params_active_b" if model.is_moe else "params_total_b"))
     return weakest(*bases)
+
+
+def _at(job: _Job, context: int, concurrency: int) -> _Job:
+    """The same job at another context and concurrency: nothing else in it depends on them.
+    (Built field by field: a general replace costs more than the estimate's arithmetic.)"""
+    s = job.setup
+    if s.context == context and s.concurrency == concurrency:
+        return job
+    setup = Setup(
+        context,
+        concurrency,
+        s.kv_dtype,
+        s.prefill_tokens,
+        s.tensor_parallel,
+        s.cuda_graphs,
+        s.caps_sliding_window,
+        s.memory_fraction,
+    )
+    return _Job(
+        job.model,
+        job.artifact,
+        job.runtime,
+        job.hardware,
+        setup,
+        job.weights,
+        job.weights_per_gpu,
+        job.prefill,
+        job.reserve,
+        job.usable,
+        job.kv_basis,
+        job.kv,
+    )

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from functools import cached_property
 
 import msgspec
 
 from app.estimate.errors import EstimateError
-from app.estimate.estimator import Estimate, Sizing, estimate, offload, size
+from app.estimate.estimator import Estimate, Sizing, offload, size
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
 from app.estimate.setup import check_runtime_runs
@@ -44,12 +43,11 @@ class Route(msgspec.Struct, frozen=True):
     verified: bool
 
 
-@dataclass(frozen=True)
-class RouteResult:
+class RouteResult(msgspec.Struct, frozen=True):
     """One route at the assessed context: its sizing, or why it could not be estimated.
 
     Choosing among routes reads only the sizing; the full estimate (speed, warnings, basis)
-    is worked out when first read, which is for the chosen route alone.
+    is worked out from it when first read, which is for the chosen route alone.
     """
 
     route: Route
@@ -57,15 +55,10 @@ class RouteResult:
     error: EstimateError | None
     fits_at_context: bool
     max_context: int | None
-    # What the full estimate is worked out from; None when the route could not be estimated.
-    request: _Request | None = field(default=None, repr=False, compare=False)
-    context: int | None = None
 
-    @cached_property
+    @property
     def estimate(self) -> Estimate | None:
-        if self.request is None or self.context is None:
-            return None
-        return _estimate_route(self.request, self.route, self.context)
+        return None if self.sizing is None else self.sizing.estimate
 
 
 class _ChosenEstimate:
@@ -167,15 +160,8 @@ def _plan_for(runtime: RuntimeSpec, request: _Request, context: int) -> Plan:
     return shared_plan(context, request.concurrency, kv_dtype, None, None, None, None)
 
 
-def _estimate_route(request: _Request, route: Route, context: int) -> Estimate:
-    """Estimate one route at a context."""
-    plan = _plan_for(route.runtime, request, context)
-    work = estimate if request.shared is None else request.shared.estimate
-    return work(request.model, route.artifact, route.runtime, request.hardware, plan)
-
-
 def _size_route(request: _Request, route: Route, context: int) -> Sizing:
-    """Size one route at a context: the memory part of `_estimate_route`."""
+    """Size one route at a context: the memory part of its estimate."""
     plan = _plan_for(route.runtime, request, context)
     work = size if request.shared is None else request.shared.size
     return work(request.model, route.artifact, route.runtime, request.hardware, plan)
@@ -187,8 +173,7 @@ def _try_route(request: _Request, route: Route) -> RouteResult:
         found = _size_route(request, route, request.context)
     except EstimateError as error:
         return RouteResult(route, None, error, False, None)
-    fits = found.fits
-    return RouteResult(route, found, None, fits, found.max_context, request, request.context)
+    return RouteResult(route, found, None, found.fits, found.max_context)
 
 
 def _choose_fits(
@@ -263,9 +248,7 @@ def _choose_offload(
                 continue
             if split is not None:
                 at_context = _size_route(request, route, context)
-                chosen = RouteResult(
-                    route, at_context, None, False, result.max_context, request, context
-                )
+                chosen = RouteResult(route, at_context, None, False, result.max_context)
                 reason = (message(Code.RUNS_WITH_OFFLOAD, tokens=context, split=split.summary),)
                 found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
                 return replace(found, offload=split)
@@ -348,9 +331,7 @@ def _reduced_assessment(
 ) -> Assessment:
     """An assessment at the route's largest fitting context, estimated again at that context."""
     at_reduced = _size_route(request, best.route, best.max_context)
-    reduced = RouteResult(
-        best.route, at_reduced, None, True, best.max_context, request, best.max_context
-    )
+    reduced = RouteResult(best.route, at_reduced, None, True, best.max_context)
     return _assessment(verdict, reduced, best.max_context, reason, results)
 
 

@@ -9,6 +9,7 @@ from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
     Sizing,
+    _at,
     _estimate,
     _fits_at,
     _Job,
@@ -21,7 +22,7 @@ from app.estimate.estimator import (
 )
 from app.estimate.kv import kv_basis
 from app.estimate.offload import OffloadPlan
-from app.estimate.setup import Setup, check_hardware, check_model, resolve_checked_setup
+from app.estimate.setup import check_hardware, check_model, resolve_checked_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
 T = TypeVar("T")
@@ -206,35 +207,3 @@ def _again(error: EstimateError) -> EstimateError:
 def _checked(check: Callable[[T], None], spec: T, part: Callable[[T], object]):
     check(spec)
     return part(spec)
-
-
-def _at(job: _Job, context: int, concurrency: int) -> _Job:
-    """The same job at another context and concurrency: nothing else in it depends on them.
-    (Built field by field: `dataclasses.replace` costs more than the estimate's arithmetic.)"""
-    s = job.setup
-    if s.context == context and s.concurrency == concurrency:
-        return job
-    setup = Setup(
-        context,
-        concurrency,
-        s.kv_dtype,
-        s.prefill_tokens,
-        s.tensor_parallel,
-        s.cuda_graphs,
-        s.caps_sliding_window,
-        s.memory_fraction,
-    )
-    return _Job(
-        job.model,
-        job.artifact,
-        job.runtime,
-        job.hardware,
-        setup,
-        job.weights,
-        job.weights_per_gpu,
-        job.prefill,
-        job.reserve,
-        job.usable,
-        job.kv_basis,
-        job.kv,
-    )

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import msgspec
+
 from app.estimate.basis import Basis
 from app.estimate.messages import Code, Notes, message
 
@@ -112,8 +114,7 @@ class HardwareSpec:
         return found if type(found) is Basis else Basis(found)
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(msgspec.Struct, frozen=True):
     """How the model is to be served; None fields take the runtime's or hardware's default."""
 
     context: int

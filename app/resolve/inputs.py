@@ -59,7 +59,9 @@ class ModelInputs:
     # Route assessments by (hardware, context, artifact, runtime): profiles that start at the
     # same context on the same hardware share one. Never carried over by `replace`.
     assessments: dict[tuple, Assessment] = field(init=False, default_factory=dict, repr=False)
-    hardware_specs: dict[int, HardwareSpec] = field(init=False, default_factory=dict, repr=False)
+    # Each catalog card's spec by hardware id; it reads no model, so the models of one pass
+    # may share one dict.
+    hardware_specs: dict[int, HardwareSpec] = field(default_factory=dict, repr=False)
     # Estimates by (artifact, runtime, hardware) and the estimator's shared work (see
     # `Specs`): catalog hardware only, so custom hardware asked on demand adds nothing.
     estimates: dict[tuple, dict] = field(init=False, default_factory=dict, repr=False)
@@ -272,6 +274,7 @@ def load_catalog_inputs(session: Session) -> list[ModelInputs]:
     measured: dict[int, list[MeasuredPoint]] = defaultdict(list)
     for *point, model_id in repo.all_accepted_single_stream_points():
         measured[model_id].append(MeasuredPoint(*point))
+    hardware_specs: dict[int, HardwareSpec] = {}
     return [
         ModelInputs(
             model=model,
@@ -280,6 +283,7 @@ def load_catalog_inputs(session: Session) -> list[ModelInputs]:
             verified=VerifiedPairs.from_rows(pairings[model.id], ok_pairs[model.id]),
             measured=measured[model.id],
             reported=_reported(model),
+            hardware_specs=hardware_specs,
         )
         for model in models
     ]
