@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from app.estimate.basis import Basis, Quantity
 from app.estimate.errors import EstimateError
 from app.estimate.messages import Code, Notes, message, plain
@@ -21,35 +23,43 @@ _SGLANG_GRAPH_BATCH = ((20, 8), (35, 24), (60, 32), (160, 256))
 def runtime_reserve(runtime: RuntimeSpec, hardware: HardwareSpec, setup: Setup) -> Quantity:
     """Memory per GPU the runtime keeps out of the usable figure, in GB."""
     rule = runtime.budget
+    memory, usable = hardware.memory_gb_per_gpu, hardware.usable_gb_per_gpu
     if rule.kind == "vllm_fraction":
         fraction = setup.memory_fraction or rule.fraction
-        return _fraction_reserve(runtime, hardware, fraction, setup.cuda_graphs)
+        return _fraction_reserve(runtime.slug, True, memory, usable, fraction, setup.cuda_graphs)
     if rule.kind == "sglang_static":
         if setup.memory_fraction is not None:
             # An explicit mem_fraction_static replaces SGLang's own reserve rule: the rest of
             # the card is left for activations, graphs and communication.
-            return _fraction_reserve(runtime, hardware, setup.memory_fraction, cuda_graphs=False)
-        return _sglang_reserve(hardware, setup)
+            fraction = setup.memory_fraction
+            return _fraction_reserve(runtime.slug, False, memory, usable, fraction, False)
+        return _sglang_reserve(memory, usable, setup.prefill_tokens, setup.tensor_parallel)
     if rule.kind == "fixed_margin":
-        return _fixed_reserve(runtime)
+        return _fixed_reserve(runtime.slug, rule.margin_gb)
     raise EstimateError("runtime", f"{runtime.slug}: unknown budget rule {rule.kind!r}")
 
 
-def withheld_gb(hardware: HardwareSpec) -> float:
-    """Memory per GPU the hardware's usable figure already leaves out."""
-    return hardware.memory_gb_per_gpu - hardware.usable_gb_per_gpu
+# The reserves below are worked out from a few numbers that most routes of a catalog share
+# (a runtime on a card), so each distinct answer is kept: a catalog pass asks for thousands.
+_RESERVES_KEPT = 1024
 
 
+@lru_cache(maxsize=_RESERVES_KEPT, typed=True)
 def _fraction_reserve(
-    runtime: RuntimeSpec, hardware: HardwareSpec, fraction: float | None, cuda_graphs: bool
+    slug: str,
+    vllm: bool,
+    memory_gb: float,
+    usable_gb: float,
+    fraction: float | None,
+    cuda_graphs: bool,
 ) -> Quantity:
     """The runtime leaves (1 - fraction) of the GPU free, plus non-torch and graph memory."""
     if fraction is None or not 0 < fraction <= 1:
-        raise EstimateError("runtime", f"{runtime.slug}: vllm_fraction needs a fraction in (0, 1]")
-    left_free = (1 - fraction) * hardware.memory_gb_per_gpu
-    beyond_usable = max(0.0, left_free - withheld_gb(hardware))
+        raise EstimateError("runtime", f"{slug}: vllm_fraction needs a fraction in (0, 1]")
+    left_free = (1 - fraction) * memory_gb
+    withheld = memory_gb - usable_gb  # what the usable figure already leaves out
+    beyond_usable = max(0.0, left_free - withheld)
     graphs = CUDA_GRAPHS_GB if cuda_graphs else 0.0
-    vllm = runtime.budget.kind == "vllm_fraction"
     note: Notes = (
         message(
             Code.RESERVE_GPU_MEMORY_UTILIZATION if vllm else Code.RESERVE_MEMORY_FRACTION,
@@ -82,23 +92,24 @@ def sglang_reserved_mib(memory_gb: float, prefill_tokens: int, tensor_parallel: 
     return max(reserved, SGLANG_FLOOR_MIB) if memory_gb > 60 else reserved
 
 
-def _sglang_reserve(hardware: HardwareSpec, setup: Setup) -> Quantity:
+@lru_cache(maxsize=_RESERVES_KEPT, typed=True)
+def _sglang_reserve(
+    memory_gb: float, usable_gb: float, prefill_tokens: int, tensor_parallel: int
+) -> Quantity:
     """SGLang's reserve, less what the usable figure already leaves out."""
-    reserved_mib = sglang_reserved_mib(
-        hardware.memory_gb_per_gpu, setup.prefill_tokens, setup.tensor_parallel
-    )
-    reserve = max(0.0, mib_to_gb(reserved_mib) - withheld_gb(hardware))
+    reserved_mib = sglang_reserved_mib(memory_gb, prefill_tokens, tensor_parallel)
+    reserve = max(0.0, mib_to_gb(reserved_mib) - (memory_gb - usable_gb))
     note = message(
         Code.RESERVE_SGLANG, mib=round(reserved_mib), gb=round(mib_to_gb(reserved_mib), 2)
     )
     return Quantity(reserve, Basis.ASSUMED, (note,))
 
 
-def _fixed_reserve(runtime: RuntimeSpec) -> Quantity:
+@lru_cache(maxsize=_RESERVES_KEPT, typed=True)
+def _fixed_reserve(slug: str, margin: float) -> Quantity:
     """A fixed margin per GPU, as the runtime documents it."""
-    margin = runtime.budget.margin_gb
     if margin < 0:
-        raise EstimateError("runtime", f"{runtime.slug}: margin_gb must not be negative")
+        raise EstimateError("runtime", f"{slug}: margin_gb must not be negative")
     return Quantity(margin, Basis.ASSUMED, (message(Code.RESERVE_FIXED, gb=plain(margin)),))
 
 
