@@ -11,6 +11,8 @@ half checks them (`make accuracy`). Every constant below names what set it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import msgspec
 
 from app.estimate.basis import Basis
@@ -154,35 +156,63 @@ def _decode_note(
     load: DecodeLoad, hardware: HardwareSpec, family: str, eta: float, tensor_parallel: int
 ) -> Notes:
     """How the decode range was reached, clause by clause."""
+    read = message(Code.DECODE_READ, gb=round(load.gpu_bytes / 1e9, 2), tokens=load.context)
+    slowdown = long_context_factor(load.context)
+    parallel = plain(multi_gpu_factor(hardware, tensor_parallel)) if tensor_parallel > 1 else None
+    rest = _decode_clauses(
+        load.is_moe,
+        eta,
+        hardware.bandwidth_gb_s_per_gpu,
+        family,
+        load.layers,
+        load.host_bytes,
+        round(slowdown, 2) if slowdown < 0.995 else None,
+        parallel,
+        load.runtime,
+    )
+    return (read, *rest)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _decode_clauses(
+    is_moe: bool,
+    eta: float,
+    bandwidth: float,
+    family: str,
+    layers: int | None,
+    host_bytes: float,
+    slowdown: float | None,
+    parallel: float | None,
+    runtime: str,
+) -> Notes:
+    """The clauses after the bytes read: they depend on the card, the model and the runtime,
+    which most estimates of a catalog pass share, so each distinct set is kept."""
     note: Notes = (
-        message(Code.DECODE_READ, gb=round(load.gpu_bytes / 1e9, 2), tokens=load.context),
         message(
-            Code.DECODE_BANDWIDTH_MOE if load.is_moe else Code.DECODE_BANDWIDTH_DENSE,
+            Code.DECODE_BANDWIDTH_MOE if is_moe else Code.DECODE_BANDWIDTH_DENSE,
             share=round(eta, 2),
-            bandwidth=plain(hardware.bandwidth_gb_s_per_gpu),
+            bandwidth=plain(bandwidth),
             family=family,
-            overhead=round(overhead_s(family, load.layers) * 1e3, 2),
+            overhead=round(overhead_s(family, layers) * 1e3, 2),
         ),
     )
-    if load.layers is None:
+    if layers is None:
         note += (message(Code.DECODE_LAYERS_ASSUMED, layers=DEFAULT_LAYERS),)
-    if load.host_bytes:
+    if host_bytes:
         host = message(
             Code.DECODE_FROM_SYSTEM_MEMORY,
-            gb=round(load.host_bytes / 1e9, 2),
+            gb=round(host_bytes / 1e9, 2),
             share=plain(HOST_EFFICIENCY),
             bandwidth=plain(HOST_BANDWIDTH_GB_S),
         )
         note += (host,)
-    slowdown = long_context_factor(load.context)
-    if slowdown < 0.995:
-        note += (message(Code.DECODE_LONG_CONTEXT, factor=round(slowdown, 2)),)
-    if tensor_parallel > 1:
-        parallel = plain(multi_gpu_factor(hardware, tensor_parallel))
+    if slowdown is not None:
+        note += (message(Code.DECODE_LONG_CONTEXT, factor=slowdown),)
+    if parallel is not None:
         note += (message(Code.DECODE_TENSOR_PARALLEL, factor=parallel),)
-    factor = RUNTIME_FACTOR.get(load.runtime, 1.0)
+    factor = RUNTIME_FACTOR.get(runtime, 1.0)
     if factor != 1.0:
-        note += (message(Code.DECODE_RUNTIME_FACTOR, factor=plain(factor), runtime=load.runtime),)
+        note += (message(Code.DECODE_RUNTIME_FACTOR, factor=plain(factor), runtime=runtime),)
     return (*note, message(Code.DECODE_RANGE_COVERS, share=RANGE_COVERS))
 
 
@@ -195,6 +225,13 @@ def prefill_range(
     tflops = hardware.bf16_tflops_per_gpu
     if tflops is None:
         return None
+    return _prefill_range(active_params, tflops, tensor_parallel)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _prefill_range(active_params: float, tflops: float, tensor_parallel: int) -> SpeedRange:
+    """`prefill_range` of known compute: the same for every estimate of a model on a card,
+    so each distinct answer is kept."""
     low_mfu, high_mfu = PREFILL_MFU
     roofline = tensor_parallel * tflops * 1e12 / (2 * active_params)
     note = (
