@@ -84,13 +84,20 @@ class Sizing:
     read, which is for the chosen route alone.
     """
 
-    __slots__ = ("_job", "_context", "_concurrency", "_memory", "_estimate", "max_context")
+    __slots__ = ("_job", "_context", "_concurrency", "_largest", "_memory", "_estimate")
 
-    def __init__(self, job: _Job, context: int, concurrency: int, max_context: int | None):
+    def __init__(
+        self, job: _Job, context: int, concurrency: int, largest: dict[int, int | None]
+    ) -> None:
+        """`largest`: the job's largest fitting contexts by concurrency (see `_largest_at`)."""
         self._job, self._context, self._concurrency = job, context, concurrency
+        self._largest = largest
         self._memory: MemoryBreakdown | None = None
         self._estimate: Estimate | None = None
-        self.max_context = max_context
+
+    @property
+    def max_context(self) -> int | None:
+        return _largest_at(self._job, self._largest, self._concurrency)
 
     @property
     def memory(self) -> MemoryBreakdown:
@@ -188,8 +195,7 @@ def size(
 ) -> Sizing:
     """The memory and the largest fitting context of `estimate`, and nothing else."""
     job = _prepare(model, artifact, runtime, hardware, plan)
-    setup = job.setup
-    return Sizing(job, setup.context, setup.concurrency, _largest_fitting_context(job))
+    return Sizing(job, job.setup.context, job.setup.concurrency, {})
 
 
 def max_context(
@@ -373,6 +379,15 @@ def _required_gb(job: _Job, context: int, concurrency: int | None = None) -> flo
     kv_gb = bytes_to_gb(_kv_bytes_per_gpu(job, context, concurrency))
     # Summed in the breakdown's order, so a boundary case falls the same way.
     return job.weights_per_gpu.value + kv_gb + job.prefill.value + job.reserve.value
+
+
+def _largest_at(job: _Job, largest: dict[int, int | None], concurrency: int) -> int | None:
+    """The largest fitting context at a concurrency, kept in `largest` once worked out: the
+    plans of one job (every context at every concurrency) share it, and a route that is
+    not chosen may never be asked."""
+    if concurrency not in largest:
+        largest[concurrency] = _largest_fitting_context(job, concurrency)
+    return largest[concurrency]
 
 
 def _largest_fitting_context(job: _Job, concurrency: int | None = None) -> int | None:

@@ -54,7 +54,10 @@ class RouteResult(msgspec.Struct, frozen=True):
     sizing: Sizing | None
     error: EstimateError | None
     fits_at_context: bool
-    max_context: int | None
+
+    @property
+    def max_context(self) -> int | None:
+        return None if self.sizing is None else self.sizing.max_context
 
     @property
     def estimate(self) -> Estimate | None:
@@ -172,8 +175,8 @@ def _try_route(request: _Request, route: Route) -> RouteResult:
     try:
         found = _size_route(request, route, request.context)
     except EstimateError as error:
-        return RouteResult(route, None, error, False, None)
-    return RouteResult(route, found, None, found.fits, found.max_context)
+        return RouteResult(route, None, error, False)
+    return RouteResult(route, found, None, found.fits)
 
 
 def _choose_fits(
@@ -248,7 +251,7 @@ def _choose_offload(
                 continue
             if split is not None:
                 at_context = _size_route(request, route, context)
-                chosen = RouteResult(route, at_context, None, False, result.max_context)
+                chosen = RouteResult(route, at_context, None, False)
                 reason = (message(Code.RUNS_WITH_OFFLOAD, tokens=context, split=split.summary),)
                 found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
                 return replace(found, offload=split)
@@ -331,7 +334,7 @@ def _reduced_assessment(
 ) -> Assessment:
     """An assessment at the route's largest fitting context, estimated again at that context."""
     at_reduced = _size_route(request, best.route, best.max_context)
-    reduced = RouteResult(best.route, at_reduced, None, True, best.max_context)
+    reduced = RouteResult(best.route, at_reduced, None, True)
     return _assessment(verdict, reduced, best.max_context, reason, results)
 
 

@@ -14,7 +14,7 @@ from app.estimate.estimator import (
     _fits_at,
     _Job,
     _job_for,
-    _largest_fitting_context,
+    _largest_at,
     _offload,
     _prepare,
     _usable,
@@ -62,8 +62,9 @@ class SharedEstimates:
         hardware: HardwareSpec,
         plan: Plan,
     ) -> Estimate:
-        job, largest = self._job(model, artifact, runtime, hardware, plan, True)
-        return _estimate(_at(job, plan.context, plan.concurrency), largest)
+        job, largest = self._job(model, artifact, runtime, hardware, plan)
+        at_load = _largest_at(job, largest, plan.concurrency)
+        return _estimate(_at(job, plan.context, plan.concurrency), at_load)
 
     def size(
         self,
@@ -73,7 +74,7 @@ class SharedEstimates:
         hardware: HardwareSpec,
         plan: Plan,
     ) -> Sizing:
-        job, largest = self._job(model, artifact, runtime, hardware, plan, True)
+        job, largest = self._job(model, artifact, runtime, hardware, plan)
         return Sizing(job, plan.context, plan.concurrency, largest)
 
     def fits(
@@ -85,7 +86,7 @@ class SharedEstimates:
         plan: Plan,
     ) -> bool:
         """`size(...).memory.fits`, without the largest context or the breakdown."""
-        job, _ = self._job(model, artifact, runtime, hardware, plan, False)
+        job, _ = self._job(model, artifact, runtime, hardware, plan)
         return _fits_at(job, plan.context, plan.concurrency)
 
     def offload(
@@ -97,7 +98,7 @@ class SharedEstimates:
         plan: Plan,
     ) -> OffloadPlan | None:
         """The estimator's `offload`, from the shared job."""
-        job, _ = self._job(model, artifact, runtime, hardware, plan, False)
+        job, _ = self._job(model, artifact, runtime, hardware, plan)
         return _offload(_at(job, plan.context, plan.concurrency))
 
     def _job(
@@ -107,15 +108,14 @@ class SharedEstimates:
         runtime: RuntimeSpec,
         hardware: HardwareSpec,
         plan: Plan,
-        with_largest: bool,
-    ) -> tuple[_Job, int | None]:
+    ) -> tuple[_Job, dict[int, int | None]]:
         """The job of the plan at its first context and concurrency (the callers work out
-        the plan's own from it), and the largest fitting context at the plan's concurrency."""
+        the plan's own from it), and its largest fitting contexts by concurrency, as far as
+        they have been worked out (see `_largest_at`)."""
         if plan.context < 1 or plan.concurrency < 1:
             # Refused by the checks, in their order (a bad model is named before the
             # context), so never shared.
-            job = _prepare(model, artifact, runtime, hardware, plan)
-            return job, _largest_fitting_context(job)
+            return _prepare(model, artifact, runtime, hardware, plan), {}
         key = (
             id(model),
             id(artifact),
@@ -143,13 +143,7 @@ class SharedEstimates:
         job, largest_by_concurrency = found
         if isinstance(job, EstimateError):
             raise _again(job)
-        if not with_largest:
-            return job, None
-        concurrency = plan.concurrency
-        if concurrency in largest_by_concurrency:
-            return job, largest_by_concurrency[concurrency]
-        largest = largest_by_concurrency[concurrency] = _largest_fitting_context(job, concurrency)
-        return job, largest
+        return job, largest_by_concurrency
 
     def _keep(self, *specs: object) -> None:
         for spec in specs:
