@@ -50,6 +50,20 @@ class AppliedValues(msgspec.Struct, frozen=True):
         """These values with some changed."""
         return msgspec.structs.replace(self, **changes)
 
+    def knobs(self) -> tuple:
+        """The values a command sets, without why they have them."""
+        return (
+            self.tensor_parallel,
+            self.split,
+            self.context,
+            self.kv_cache_dtype,
+            self.prefill_tokens,
+            self.max_concurrency,
+            self.memory_fraction,
+            self.speculative_decoding,
+            self.cuda_graphs,
+        )
+
     def plan(self, concurrency: int | None = None, context: int | None = None) -> Plan:
         """The estimator's plan at the served load, or at one request or another context."""
         default = self.left_at_default

@@ -17,6 +17,7 @@ from app.errors import NotFound
 from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
 from app.resolve.applied import AppliedValues, Specs, requested_values
+from app.resolve.commands import Command, build_command
 from app.resolve.figures import MeasuredPoint
 from app.resolve.verification import VerifiedPairs
 
@@ -78,6 +79,9 @@ class ModelInputs:
     balanced_by_route: dict[tuple, AppliedValues] = field(
         init=False, default_factory=dict, repr=False
     )
+    # Launch commands by route and the values they set: recipes on cards alike (the same
+    # split, the same context fitted) ask for the same command.
+    commands: dict[tuple, Command | None] = field(init=False, default_factory=dict, repr=False)
 
     @cached_property
     def spec(self) -> ModelSpec:
@@ -178,6 +182,17 @@ class ModelInputs:
             found = self.balanced_by_route[key] = requested_values(self.balanced, specs)
         return found
 
+    def command(
+        self, choice: RouteChoice, values: AppliedValues, explicit: frozenset[str]
+    ) -> Command | None:
+        """The route's command for these values (`build_command`), built once for each
+        distinct set: a command reads the values' knobs alone, not why they have them."""
+        key = (choice.key, values.knobs(), explicit)
+        if key not in self.commands:
+            runtime, artifact = choice.runtime, choice.artifact
+            self.commands[key] = build_command(runtime, artifact, self.model, values, explicit)
+        return self.commands[key]
+
     def points(self, hardware: Hardware, profile: Profile, route: RouteChoice) -> list:
         """Accepted single-request points of this route and profile on this hardware."""
         return [
@@ -202,6 +217,7 @@ class ModelInputs:
             "route_specs",
             "shared",
             "balanced_by_route",
+            "commands",
             "transient",
         ]
         cached = ["spec", "balanced"]

@@ -9,7 +9,7 @@ from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, as
 from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
-from app.resolve.commands import Command, build_command, departures
+from app.resolve.commands import Command, departures
 from app.resolve.figures import (
     Evidence,
     MemoryFigure,
@@ -152,7 +152,7 @@ def _serve(
     explicit = departures(wanted, inputs.balanced_values(choice, hardware, specs))
     if concurrency:
         explicit |= {"max_concurrency"}
-    probe = build_command(choice.runtime, choice.artifact, inputs.model, wanted, explicit)
+    probe = inputs.command(choice, wanted, explicit)
     if probe is not None:
         # What the command leaves out is the runtime's default, and the estimate says so.
         wanted = wanted.changed(left_at_default=probe.left_at_default())
@@ -164,7 +164,7 @@ def _serve(
     if applied.context == wanted.context and applied.max_concurrency == wanted.max_concurrency:
         # Fitting to memory changed only the reasons, which no command reads: the probe is it.
         return applied, probe
-    command = build_command(choice.runtime, choice.artifact, inputs.model, applied, explicit)
+    command = inputs.command(choice, applied, explicit)
     return applied, command
 
 
