@@ -106,7 +106,7 @@ class Sizing:
         return self._memory
 
     @property
-    def estimate(self) -> Estimate:
+    def full_estimate(self) -> Estimate:
         """The full estimate of the same plan, the one `estimate` gives."""
         if self._estimate is None:
             job = _at(self._job, self._context, self._concurrency)

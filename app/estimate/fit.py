@@ -61,7 +61,7 @@ class RouteResult(msgspec.Struct, frozen=True):
 
     @property
     def estimate(self) -> Estimate | None:
-        return None if self.sizing is None else self.sizing.estimate
+        return None if self.sizing is None else self.sizing.full_estimate
 
 
 class _ChosenEstimate:
