@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from sqlalchemy.exc import IntegrityError
@@ -49,12 +50,22 @@ class IdempotencyConflict(Conflict):
         self.record_id = record_id
 
 
+class WrittenRecord(SimpleNamespace):
+    """A record's columns as written (for a retry, those it is answered with) as plain
+    attributes, with its measurement rows: nothing on the write path loads it back, so no
+    ORM object is built."""
+
+    id: int
+    review_state: str
+    flags: list[Any]
+
+
 @dataclass(frozen=True)
 class Submission:
     """The record as written (or, for a retry, as first written): its columns, not its
     relations, which are never loaded back on the write path."""
 
-    record: Record
+    record: WrittenRecord
     created: bool
 
 
@@ -135,15 +146,15 @@ def store_submission(session: Session, prepared: Prepared) -> Submission:
     now = utcnow()
     row = {**prepared.record, "created_at": now}
     record_id = store.insert_record(row)
-    store.insert_measurements([{**point, "record_id": record_id}
-                               for point in prepared.measurements])
+    points = [{**point, "record_id": record_id} for point in prepared.measurements]
+    store.insert_measurements(points)
     store.insert_event({"record_id": record_id, "action": "submitted", "reason": "",
                         "actor": prepared.actor, "created_at": now})
     # The record is listed on its recipe page; no accepted figure changes yet.
     record = prepared.record
     bump_revision(session, Touched(record["model_id"], record["hardware_id"],
                                    record["profile_id"], evidence=False))
-    return Submission(Record(id=record_id, **row), created=True)
+    return Submission(WrittenRecord(id=record_id, **row, measurements=points), created=True)
 
 
 def replay_after_race(session: Session, prepared: Prepared) -> Submission | None:
@@ -189,7 +200,7 @@ def replay(earlier: Earlier, print_: str) -> Submission:
     """The first record for a retry that repeats it; a conflict for one that does not."""
     if earlier.fingerprint != print_:
         raise IdempotencyConflict(earlier.id)
-    record = Record(id=earlier.id, review_state=earlier.review_state, flags=earlier.flags)
+    record = WrittenRecord(id=earlier.id, review_state=earlier.review_state, flags=earlier.flags)
     return Submission(record, created=False)
 
 
