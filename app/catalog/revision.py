@@ -9,6 +9,7 @@ writes what it touched (`CatalogChange`), so a cache a few revisions behind rebu
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
@@ -40,6 +41,9 @@ BUMP_AND_RECORD_CHANGE = insert(CHANGES).from_select(
         *(bindparam(column.name, type_=column.type) for column in SCOPE),
     ),
 ).returning(CHANGES.c.revision)
+# The same, as the last part of a larger statement that writes what the bump stands for
+# (app.records.store writes a record with it on PostgreSQL): its `revision` is the new one.
+BUMPED_CHANGE = BUMP_AND_RECORD_CHANGE.cte("change_written")
 # A cache further behind than this many revisions starts again rather than read them all.
 MOST_CHANGES_READ = 64
 # So no change row older than that is read again: every so many bumps (one short delete,
@@ -94,12 +98,7 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
     update holds the row until commit), and the change row takes the revision it made.
     Without `touched`, anything in the catalog may have changed."""
     scope = (
-        {
-            "model_id": touched.model_id,
-            "hardware_id": touched.hardware_id,
-            "profile_id": touched.profile_id,
-            "evidence": touched.evidence,
-        }
+        touched_scope(touched)
         if touched
         else {"model_id": None, "hardware_id": None, "profile_id": None, "evidence": True}
     )
@@ -110,6 +109,18 @@ def bump_revision(session: Session, touched: Touched | None = None) -> None:
     else:
         revision = connection.execute(BUMP).scalar_one()
         connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
+    prune_if_due(connection, revision)
+
+
+def touched_scope(touched: Touched) -> dict[str, Any]:
+    """The bound values of BUMPED_CHANGE for what a write touched."""
+    return {"model_id": touched.model_id, "hardware_id": touched.hardware_id,
+            "profile_id": touched.profile_id, "evidence": touched.evidence}
+
+
+def prune_if_due(connection: Connection, revision: int) -> None:
+    """After a bump to `revision`: every PRUNE_EVERY bumps, the change rows no reader
+    asks for any more go."""
     if revision % PRUNE_EVERY == 0:
         connection.execute(PRUNE, {"oldest_read": revision - MOST_CHANGES_READ})
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import Touched, bump_revision
+from app.catalog.revision import Touched
 from app.db import utcnow
 from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
@@ -139,22 +139,17 @@ def prepare_submission(
 
 
 def store_submission(session: Session, prepared: Prepared) -> Submission:
-    """The record, its measurements and its first event, in one statement per table, and the
-    catalog revision; the answer is built from what was written. The caller's transaction
-    makes it all or nothing."""
-    store = RecordStore(session)
+    """The record, its measurements, its first event and the catalog revision (one
+    statement on PostgreSQL, one per table on SQLite); the answer is built from what was
+    written. The caller's transaction makes it all or nothing."""
     now = utcnow()
     row = {**prepared.record, "created_at": now}
-    record_id = store.insert_record(row)
-    points = [{**point, "record_id": record_id} for point in prepared.measurements]
-    store.insert_measurements(points)
-    store.insert_event({"record_id": record_id, "action": "submitted", "reason": "",
-                        "actor": prepared.actor, "created_at": now})
+    event = {"action": "submitted", "reason": "", "actor": prepared.actor, "created_at": now}
     # The record is listed on its recipe page; no accepted figure changes yet.
-    record = prepared.record
-    bump_revision(session, Touched(record["model_id"], record["hardware_id"],
-                                   record["profile_id"], evidence=False))
-    return Submission(WrittenRecord(id=record_id, **row, measurements=points), created=True)
+    touched = Touched(row["model_id"], row["hardware_id"], row["profile_id"], evidence=False)
+    record_id = RecordStore(session).write(row, prepared.measurements, event, touched)
+    return Submission(WrittenRecord(id=record_id, **row, measurements=prepared.measurements),
+                      created=True)
 
 
 def replay_after_race(session: Session, prepared: Prepared) -> Submission | None:
