@@ -1,5 +1,6 @@
 """The statements of the write path: a record with its measurements, first event and
-catalog revision bump, and the earlier record a retry is answered with.
+catalog revision bump, and the earlier record a retry is answered with (read only once the
+unique key has refused the retry's copy).
 
 Records are written with Core inserts, not through the ORM unit of work: the answer is
 built from the values written, so nothing is flushed, tracked or loaded back while the
@@ -17,7 +18,13 @@ from sqlalchemy import JSON, Integer, Select, bindparam, column, func, insert, s
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import BUMPED_CHANGE, Touched, bump_revision, prune_if_due, touched_scope
+from app.catalog.revision import (
+    BUMPED_AT_DEFINITION,
+    Touched,
+    bump_revision,
+    prune_if_due,
+    touched_scope,
+)
 from app.models import CatalogState, Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
@@ -36,33 +43,28 @@ class Earlier:
 
 EARLIER = select(Record.id, Record.review_state, Record.flags, Record.provenance_detail).where(
     Record.idempotency_key == bindparam("key"))
-# The same lookup with the catalog definition beside it, in one statement: a submission
-# with a key needs both before it writes (app.catalog.references keys its snapshot on it).
-EARLIER_AND_DEFINITION = (
-    select(STATE.c.definition, RECORDS.c.id, RECORDS.c.review_state, RECORDS.c.flags,
-           RECORDS.c.provenance_detail)
-    .select_from(STATE)
-    .outerjoin(RECORDS, RECORDS.c.idempotency_key == bindparam("key"))
-    .where(STATE.c.id == 1)
-)
 INSERT_RECORD = insert(RECORDS)
 INSERT_MEASUREMENTS = insert(MEASUREMENTS)
 INSERT_EVENT = insert(EVENTS)
 
+RECORD_COLUMNS = [c for c in RECORDS.c if c.name != "id"]
 POINT_COLUMNS = [c for c in MEASUREMENTS.c if c.name not in ("id", "record_id")]
 EVENT_COLUMNS = ("action", "reason", "actor", "created_at")
 
 
 def _write_on_postgresql() -> Select:
-    """The record (its columns bound as record_<name>), its points (one JSON array, bound
-    as `points`, read back into rows in their order by json_to_recordset), its first event
-    (event_<name>) and the catalog revision bump with its change row, in one statement that
-    answers the record's id and the new revision."""
-    written = (insert(RECORDS)
-               .values({c.name: bindparam(f"record_{c.name}", type_=c.type)
-                        for c in RECORDS.c if c.name != "id"})
-               .returning(RECORDS.c.id)
-               .cte("written"))
+    """The catalog revision bump with its change row, only at the catalog definition the
+    record was checked against (bound as `checked_definition`); then the record (its
+    columns bound as record_<name>), its points (one JSON array, bound as `points`, read
+    back into rows in their order by json_to_recordset) and its first event
+    (event_<name>), all only if the bump was made. One statement; it answers the record's
+    id and the new revision, or no row when the catalog has moved."""
+    bumped = BUMPED_AT_DEFINITION
+    written = insert(RECORDS).from_select(
+        [c.name for c in RECORD_COLUMNS],
+        select(*(bindparam(f"record_{c.name}", type_=c.type) for c in RECORD_COLUMNS))
+        .select_from(bumped),
+    ).returning(RECORDS.c.id).cte("written")
     points = (func.json_to_recordset(bindparam("points", type_=JSON))
               .table_valued(*(column(c.name, c.type) for c in POINT_COLUMNS),
                             column("position", Integer))
@@ -78,8 +80,8 @@ def _write_on_postgresql() -> Select:
         select(written.c.id,
                *(bindparam(f"event_{name}", type_=EVENTS.c[name].type) for name in EVENT_COLUMNS)),
     ).cte("event_written")
-    return (select(written.c.id, BUMPED_CHANGE.c.revision)
-            .select_from(written).join(BUMPED_CHANGE, true())
+    return (select(written.c.id, bumped.c.revision)
+            .select_from(written).join(bumped, true())
             .add_cte(points_written, event_written))
 
 
@@ -108,30 +110,29 @@ class RecordStore:
     def earlier(self, key: str) -> Earlier | None:
         return earlier_of(self.connection().execute(EARLIER, {"key": key}).one_or_none())
 
-    def earlier_and_definition(self, key: str) -> tuple[Earlier | None, int]:
-        """The first record under `key`, if any, and the catalog definition (0 when unset)."""
-        row = self.connection().execute(EARLIER_AND_DEFINITION, {"key": key}).one_or_none()
-        if row is None:  # no catalog state row yet
-            return self.earlier(key), 0
-        return earlier_of(row if row.id is not None else None), row.definition or 0
-
     def write(self, row: dict[str, Any], points: Sequence[dict[str, Any]],
-              event: dict[str, Any], touched: Touched) -> int:
+              event: dict[str, Any], touched: Touched, definition: int) -> int | None:
         """A record, its points (in order, without their record id) and its first event,
-        and the catalog revision bump for what it touched; the new record's id."""
+        and the catalog revision bump for what it touched, while the catalog is at
+        `definition` (the one the record was checked against): the new record's id, or
+        None, with nothing written, when the catalog has moved since."""
         connection = self.connection()
         if connection.dialect.name == "postgresql":
             values = {f"record_{name}": value for name, value in row.items()}
             values.update({f"event_{name}": event[name] for name in EVENT_COLUMNS})
             values["points"] = [{**point, "position": n} for n, point in enumerate(points)]
-            written = connection.execute(WRITE_ON_POSTGRESQL,
-                                         {**values, **touched_scope(touched)}).one()
+            values.update(touched_scope(touched), checked_definition=definition)
+            written = connection.execute(WRITE_ON_POSTGRESQL, values).one_or_none()
+            if written is None:
+                return None
             prune_if_due(connection, written.revision)
             return int(written.id)
+        # The bump first: it checks the definition, and nothing is written when it moved.
+        if not bump_revision(self.session, touched, definition):
+            return None
         record_id = self.insert_record(row)
         self.insert_measurements([{**point, "record_id": record_id} for point in points])
         self.insert_event({**event, "record_id": record_id})
-        bump_revision(self.session, touched)
         return record_id
 
     def insert_record(self, row: dict[str, Any]) -> int:
