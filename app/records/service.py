@@ -29,7 +29,7 @@ from app.models import Record
 from app.records.plausibility import plausibility_flags
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, MeasurementIn, RecordIn
-from app.records.store import Earlier, RecordStore
+from app.records.store import Earlier, KeyTaken, RecordStore
 from app.records.validation import Resolved, validate_at_held_catalog
 
 Provenance = Literal["form", "api", "import", "bench"]
@@ -179,7 +179,7 @@ def checked_and_stored(session: Session, prepare: Callable[[], Prepared],
             if attempt == MOST_ATTEMPTS - 1:
                 raise
             catalog_references(session)  # read the catalog again for the next check
-        except IntegrityError:
+        except (IntegrityError, KeyTaken):
             earlier = replayed(session, prepared.key, prepared.fingerprint) if prepared.key \
                 else None
             if earlier is None:

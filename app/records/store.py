@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import JSON, Integer, Select, bindparam, column, func, insert, select, true
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -29,6 +30,11 @@ from app.models import CatalogState, Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
 STATE = CatalogState.__table__
+
+
+class KeyTaken(Exception):
+    """The record's idempotency key is stored already (PostgreSQL says so without an
+    error; on SQLite the unique key raises IntegrityError): nothing was written."""
 
 
 @dataclass(frozen=True)
@@ -57,14 +63,19 @@ def _write_on_postgresql() -> Select:
     record was checked against (bound as `checked_definition`); then the record (its
     columns bound as record_<name>), its points (one JSON array, bound as `points`, read
     back into rows in their order by json_to_recordset) and its first event
-    (event_<name>), all only if the bump was made. One statement; it answers the record's
-    id and the new revision, or no row when the catalog has moved."""
+    (event_<name>), all only if the bump was made and the key is new. One statement; it
+    answers the new revision and the record's id (None for a key seen before), or no row
+    when the catalog has moved."""
     bumped = BUMPED_AT_DEFINITION
-    written = insert(RECORDS).from_select(
-        [c.name for c in RECORD_COLUMNS],
-        select(*(bindparam(f"record_{c.name}", type_=c.type) for c in RECORD_COLUMNS))
-        .select_from(bumped),
-    ).returning(RECORDS.c.id).cte("written")
+    written = (
+        postgresql_insert(RECORDS).from_select(
+            [c.name for c in RECORD_COLUMNS],
+            select(*(bindparam(f"record_{c.name}", type_=c.type) for c in RECORD_COLUMNS))
+            .select_from(bumped),
+        )
+        # A key seen before: no record, and no error for the server to log per retry.
+        .on_conflict_do_nothing(index_elements=[RECORDS.c.idempotency_key])
+        .returning(RECORDS.c.id).cte("written"))
     points = (func.json_to_recordset(bindparam("points", type_=JSON))
               .table_valued(*(column(c.name, c.type) for c in POINT_COLUMNS),
                             column("position", Integer))
@@ -81,7 +92,7 @@ def _write_on_postgresql() -> Select:
                *(bindparam(f"event_{name}", type_=EVENTS.c[name].type) for name in EVENT_COLUMNS)),
     ).cte("event_written")
     return (select(written.c.id, bumped.c.revision)
-            .select_from(written).join(bumped, true())
+            .select_from(bumped).outerjoin(written, true())
             .add_cte(points_written, event_written))
 
 
@@ -125,6 +136,8 @@ class RecordStore:
             written = connection.execute(WRITE_ON_POSTGRESQL, values).one_or_none()
             if written is None:
                 return None
+            if written.id is None:
+                raise KeyTaken  # the bump is undone with the transaction
             prune_if_due(connection, written.revision)
             return int(written.id)
         # The bump first: it checks the definition, and nothing is written when it moved.
