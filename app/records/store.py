@@ -26,10 +26,9 @@ from app.catalog.revision import (
     prune_if_due,
     touched_scope,
 )
-from app.models import CatalogState, Measurement, Record, RecordEvent
+from app.models import Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
-STATE = CatalogState.__table__
 
 
 class KeyTaken(Exception):
