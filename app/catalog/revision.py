@@ -37,7 +37,7 @@ BUMP_AT_DEFINITION = BUMP.where(STATE.c.definition == bindparam("checked_definit
 RECORD_CHANGE = insert(CHANGES)
 
 
-def _bump_and_record_change(bump: Update, name: str) -> CTE:
+def bump_and_record_change(bump: Update, name: str) -> CTE:
     """On PostgreSQL the bump and its change row are one statement (a data-modifying
     WITH), one round trip; SQLite has no UPDATE inside WITH, and its statements cost no
     round trip. The change row's `revision` is the new one; none without a bump."""
@@ -51,11 +51,8 @@ def _bump_and_record_change(bump: Update, name: str) -> CTE:
     ).returning(CHANGES.c.revision).cte(f"{name}_change")
 
 
-_BUMPED_CHANGE = _bump_and_record_change(BUMP, "bumped")
+_BUMPED_CHANGE = bump_and_record_change(BUMP, "bumped")
 BUMP_AND_RECORD_CHANGE = select(_BUMPED_CHANGE.c.revision)
-# The same at a definition, as part of a larger statement that writes what the bump
-# stands for (app.records.store writes a record with it on PostgreSQL).
-BUMPED_AT_DEFINITION = _bump_and_record_change(BUMP_AT_DEFINITION, "bumped_at_definition")
 # A cache further behind than this many revisions starts again rather than read them all.
 MOST_CHANGES_READ = 64
 # So no change row older than that is read again: every so many bumps (one short delete,

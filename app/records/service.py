@@ -29,7 +29,7 @@ from app.models import Record
 from app.records.plausibility import plausibility_flags
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, MeasurementIn, RecordIn
-from app.records.store import Earlier, KeyTaken, RecordStore
+from app.records.store import KEY_SEEN, Earlier, KeyTaken, RecordStore
 from app.records.validation import Resolved, validate_at_held_catalog
 
 Provenance = Literal["form", "api", "import", "bench"]
@@ -141,11 +141,12 @@ def prepare_submission(
                     key, print_, definition)
 
 
-def store_submission(session: Session, prepared: Prepared) -> Submission:
+def store_submission(session: Session, prepared: Prepared) -> Submission | None:
     """The record, its measurements, its first event and the catalog revision (one
     statement on PostgreSQL, one per table on SQLite), or CatalogMoved when the catalog is
     no longer the one the record was checked against; the answer is built from what was
-    written. The caller's transaction makes it all or nothing."""
+    written. None when its key was stored before (PostgreSQL; nothing written). The
+    caller's transaction makes it all or nothing."""
     now = utcnow()
     row = {**prepared.record, "created_at": now}
     event = {"action": "submitted", "reason": "", "actor": prepared.actor, "created_at": now}
@@ -155,6 +156,8 @@ def store_submission(session: Session, prepared: Prepared) -> Submission:
                                            prepared.definition)
     if record_id is None:
         raise CatalogMoved
+    if record_id is KEY_SEEN:
+        return None
     return Submission(WrittenRecord(id=record_id, **row, measurements=prepared.measurements),
                       created=True)
 
@@ -174,17 +177,22 @@ def checked_and_stored(session: Session, prepare: Callable[[], Prepared],
         prepared = prepare()
         try:
             with transaction():
-                return store_submission(session, prepared)
+                stored = store_submission(session, prepared)
         except CatalogMoved:
             if attempt == MOST_ATTEMPTS - 1:
                 raise
             catalog_references(session)  # read the catalog again for the next check
+            continue
         except (IntegrityError, KeyTaken):
             earlier = replayed(session, prepared.key, prepared.fingerprint) if prepared.key \
                 else None
             if earlier is None:
                 raise
             return earlier
+        if stored is None:  # its key was stored before; nothing was written
+            stored = replayed(session, prepared.key or "", prepared.fingerprint)
+            assert stored is not None, "a key found stored has its record"
+        return stored
     raise AssertionError("unreachable")
 
 

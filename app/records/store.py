@@ -12,16 +12,29 @@ WITH, and its statements cost no round trip, so there it is one statement per ta
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import JSON, Integer, Select, bindparam, column, func, insert, select, true
+from sqlalchemy import (
+    JSON,
+    Integer,
+    Select,
+    bindparam,
+    column,
+    exists,
+    func,
+    insert,
+    select,
+    true,
+)
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from app.catalog.revision import (
-    BUMPED_AT_DEFINITION,
+    BUMP_AT_DEFINITION,
     Touched,
+    bump_and_record_change,
     bump_revision,
     prune_if_due,
     touched_scope,
@@ -32,8 +45,20 @@ RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordE
 
 
 class KeyTaken(Exception):
-    """The record's idempotency key is stored already (PostgreSQL says so without an
-    error; on SQLite the unique key raises IntegrityError): nothing was written."""
+    """The record's idempotency key was stored by a twin while this write ran (PostgreSQL
+    says so without an error; on SQLite the unique key raises IntegrityError): the
+    transaction must be undone."""
+
+
+class KeySeen(Enum):
+    """The answer of a write that found its key stored before it began: nothing written,
+    so the transaction may end as it is (on PostgreSQL a rollback also drops the
+    connection's prepared statements)."""
+
+    KEY_SEEN = "key seen"
+
+
+KEY_SEEN = KeySeen.KEY_SEEN
 
 
 @dataclass(frozen=True)
@@ -63,9 +88,13 @@ def _write_on_postgresql() -> Select:
     columns bound as record_<name>), its points (one JSON array, bound as `points`, read
     back into rows in their order by json_to_recordset) and its first event
     (event_<name>), all only if the bump was made and the key is new. One statement; it
-    answers the new revision and the record's id (None for a key seen before), or no row
-    when the catalog has moved."""
-    bumped = BUMPED_AT_DEFINITION
+    answers the new revision and the record's id (both None when the catalog has moved or
+    the key was seen before, which `key_seen` tells apart; the id alone None for a key
+    stored while it ran)."""
+    # A key stored before the statement began: no bump and no record (a twin committed
+    # while it runs is left to ON CONFLICT below).
+    key_seen = exists().where(RECORDS.c.idempotency_key == bindparam("record_idempotency_key"))
+    bumped = bump_and_record_change(BUMP_AT_DEFINITION.where(~key_seen), "bumped")
     written = (
         postgresql_insert(RECORDS).from_select(
             [c.name for c in RECORD_COLUMNS],
@@ -90,9 +119,11 @@ def _write_on_postgresql() -> Select:
         select(written.c.id,
                *(bindparam(f"event_{name}", type_=EVENTS.c[name].type) for name in EVENT_COLUMNS)),
     ).cte("event_written")
-    return (select(written.c.id, bumped.c.revision)
-            .select_from(bumped).outerjoin(written, true())
-            .add_cte(points_written, event_written))
+    return select(
+        select(bumped.c.revision).scalar_subquery().label("revision"),
+        select(written.c.id).scalar_subquery().label("id"),
+        key_seen.label("key_seen"),
+    ).add_cte(points_written, event_written)
 
 
 WRITE_ON_POSTGRESQL = _write_on_postgresql()
@@ -121,22 +152,26 @@ class RecordStore:
         return earlier_of(self.connection().execute(EARLIER, {"key": key}).one_or_none())
 
     def write(self, row: dict[str, Any], points: Sequence[dict[str, Any]],
-              event: dict[str, Any], touched: Touched, definition: int) -> int | None:
+              event: dict[str, Any], touched: Touched,
+              definition: int) -> int | KeySeen | None:
         """A record, its points (in order, without their record id) and its first event,
         and the catalog revision bump for what it touched, while the catalog is at
-        `definition` (the one the record was checked against): the new record's id, or
-        None, with nothing written, when the catalog has moved since."""
+        `definition` (the one the record was checked against): the new record's id, or,
+        with nothing written, None when the catalog has moved since and KEY_SEEN (on
+        PostgreSQL) when the record's key was stored before."""
         connection = self.connection()
         if connection.dialect.name == "postgresql":
             values = {f"record_{name}": value for name, value in row.items()}
             values.update({f"event_{name}": event[name] for name in EVENT_COLUMNS})
             values["points"] = [{**point, "position": n} for n, point in enumerate(points)]
             values.update(touched_scope(touched), checked_definition=definition)
-            written = connection.execute(WRITE_ON_POSTGRESQL, values).one_or_none()
-            if written is None:
+            written = connection.execute(WRITE_ON_POSTGRESQL, values).one()
+            if written.key_seen:
+                return KEY_SEEN
+            if written.id is None and written.revision is not None:
+                raise KeyTaken  # the bump made is undone with the transaction
+            if written.revision is None:
                 return None
-            if written.id is None:
-                raise KeyTaken  # the bump is undone with the transaction
             prune_if_due(connection, written.revision)
             return int(written.id)
         # The bump first: it checks the definition, and nothing is written when it moved.
