@@ -1,5 +1,6 @@
 """Engine, declarative base, the per-request and per-command units of work, migrations."""
 
+import os
 import select
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,11 @@ from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from app.config import PROJECT_ROOT, Settings
+
+try:  # POSIX; elsewhere SQLite's busy handler alone orders the writers of other processes
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 # Named constraints are what let SQLite batch migrations alter them later.
 NAMING_CONVENTION = {
@@ -119,35 +125,73 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 
 # ---------------------------------------------------------------- SQLite write transactions
 
-# One writer per SQLite database at a time in this process. Writers queue on a lock instead
-# of in SQLite's busy handler, which polls in sleeps of up to 100 ms and lets a late writer
-# overtake an early one; the busy timeout still orders writers of other processes.
-_SQLITE_WRITERS: dict[str, threading.Lock] = {}
+# One writer per SQLite database at a time. Writers queue on locks instead of in SQLite's
+# busy handler, which polls in sleeps of up to 100 ms and lets a late writer overtake an
+# early one: in a process on a thread lock, and between the app processes that serve one
+# file (uvicorn --workers, or several `servebook serve`) on a lock file beside it, so each
+# process parses and checks its next record while another writes. Other writers (commands,
+# pages that save a form) still wait in the busy handler, which keeps it all correct.
+_SQLITE_WRITERS: dict[str, "SqliteWriterQueue"] = {}
 _SQLITE_WRITERS_GUARD = threading.Lock()
 
 
-def _sqlite_writer_lock(engine: Engine) -> threading.Lock:
+class SqliteWriterQueue:
+    """The turn to write to one SQLite file: this process's thread lock, then the file lock
+    every process takes (held by one thread of a process at a time, as flock is per open
+    file). An in-memory database has no file and no other process."""
+
+    def __init__(self, database: str | None) -> None:
+        self.threads = threading.Lock()
+        self.path = (f"{database}-writer" if database and database != ":memory:"
+                     and not database.startswith("file:") and fcntl is not None else None)
+        self.descriptor: int | None = None
+        self.opened_by = 0  # a forked child opens its own: a shared descriptor shares the lock
+
+    def acquire(self) -> None:
+        self.threads.acquire()
+        try:
+            if self.path is not None:
+                if self.descriptor is None or self.opened_by != os.getpid():
+                    self.descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                    self.opened_by = os.getpid()
+                fcntl.flock(self.descriptor, fcntl.LOCK_EX)  # the GIL is free while it waits
+        except BaseException:
+            self.threads.release()
+            raise
+
+    def release(self) -> None:
+        try:
+            if self.descriptor is not None:
+                fcntl.flock(self.descriptor, fcntl.LOCK_UN)
+        finally:
+            self.threads.release()
+
+
+def _sqlite_writer_queue(engine: Engine) -> SqliteWriterQueue:
     with _SQLITE_WRITERS_GUARD:
-        return _SQLITE_WRITERS.setdefault(str(engine.url), threading.Lock())
+        key = str(engine.url)
+        if key not in _SQLITE_WRITERS:
+            _SQLITE_WRITERS[key] = SqliteWriterQueue(engine.url.database)
+        return _SQLITE_WRITERS[key]
 
 
-def _queue_sqlite_writer(connection: Connection) -> "threading.Lock | None":
-    """Wait for this process's turn to write, then take the write lock up front with BEGIN
-    IMMEDIATE: under WAL a transaction that read first and writes later fails at once
+def _queue_sqlite_writer(connection: Connection) -> SqliteWriterQueue | None:
+    """Wait for this writer's turn, then take the write lock up front with BEGIN IMMEDIATE:
+    under WAL a transaction that read first and writes later fails at once
     (SQLITE_BUSY_SNAPSHOT) when another writer committed in between, instead of waiting.
     A connection that already wrote in this transaction holds the write lock: it goes on,
     for queueing behind a writer that waits for that lock would never end."""
     dbapi_connection = connection.connection.dbapi_connection
     if dbapi_connection is None or dbapi_connection.in_transaction:
         return None
-    lock = _sqlite_writer_lock(connection.engine)
-    lock.acquire()
+    queue = _sqlite_writer_queue(connection.engine)
+    queue.acquire()
     try:
         dbapi_connection.execute("BEGIN IMMEDIATE")  # pysqlite leaves explicit BEGINs to us
     except BaseException:
-        lock.release()
+        queue.release()
         raise
-    return lock
+    return queue
 
 
 @contextmanager
@@ -156,7 +200,7 @@ def write_transaction(session: Session) -> Iterator[None]:
     ends and rolls back if it raises. Read and check before entering it; on SQLite the
     block holds the database's only write lock."""
     connection = session.connection()  # checked out before queueing, never while holding
-    lock = _queue_sqlite_writer(connection) if connection.dialect.name == "sqlite" else None
+    queue = _queue_sqlite_writer(connection) if connection.dialect.name == "sqlite" else None
     try:
         yield
         session.commit()
@@ -164,8 +208,8 @@ def write_transaction(session: Session) -> Iterator[None]:
         session.rollback()
         raise
     finally:
-        if lock is not None:
-            lock.release()
+        if queue is not None:
+            queue.release()
 
 
 # ---------------------------------------------------------------- commands and migrations

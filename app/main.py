@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from anyio import CapacityLimiter
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -65,6 +66,9 @@ from app.web import error_page, templates
 
 register_template_globals(templates.env)
 
+# Below the database pool's five kept connections (SQLAlchemy's default).
+SUBMISSIONS_AT_ONCE = 4
+
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app from settings; tests pass their own."""
@@ -86,6 +90,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 return current_revision_on(connection)
 
         yield {
+            # Submissions run in worker threads at most this many at a time per process:
+            # records are written one at a time on SQLite, and through the few pooled
+            # connections on PostgreSQL, so more threads only take turns at the GIL and
+            # open connections past the pool's size, each costing more than a record.
+            "submissions_at_once": CapacityLimiter(SUBMISSIONS_AT_ONCE),
             "read_revision": read_revision,
             "settings": settings,
             "engine": engine,

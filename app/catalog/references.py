@@ -5,9 +5,12 @@ flags and the record row read.
 Loading them costs more than the rest of a submission, so each process keeps one immutable
 snapshot, keyed on the catalog definition (app.catalog.revision): a number that moves only
 when a seed or a catalog edit commits, not with every record as the catalog revision does.
-Every request reads that number (one scalar query) and reloads on a change, so a seed in
-one process is seen by every other at its next request, on SQLite or a shared PostgreSQL.
-The snapshot holds plain frozen values, never ORM rows, so threads and sessions share it.
+A reader that asks for the current snapshot reads that number (one scalar query) and
+reloads on a change, so a seed in one process is seen by every other at its next request,
+on SQLite or a shared PostgreSQL. A record is checked against the snapshot held, with no
+query, and written only while the catalog is still at its number (app.records.store): a
+change in between sends it back to be checked again. The snapshot holds plain frozen
+values, never ORM rows, so threads and sessions share it.
 """
 
 import threading
@@ -177,6 +180,11 @@ class ReferenceCache:
                 self._latest = latest
         return latest
 
+    def held(self, session: Session) -> CatalogReferences:
+        """The latest snapshot as it is, with no query (one is read when there is none):
+        for a writer that checks the definition when it writes."""
+        return self._latest or self.get(session)
+
     def clear(self) -> None:
         self._latest = None
 
@@ -186,3 +194,7 @@ REFERENCES = ReferenceCache()  # one per process
 
 def catalog_references(session: Session, definition: int | None = None) -> CatalogReferences:
     return REFERENCES.get(session, definition)
+
+
+def held_references(session: Session) -> CatalogReferences:
+    return REFERENCES.held(session)

@@ -9,8 +9,9 @@ writes what it touched (`CatalogChange`), so a cache a few revisions behind rebu
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, select, update
+from sqlalchemy import CTE, Update, and_, bindparam, delete, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -28,18 +29,30 @@ BUMP = (
     .values(revision=STATE.c.revision + 1)
     .returning(STATE.c.revision)
 )
+# A bump only while the catalog definition is the one a writer checked its rows against (a
+# record validated against a process's snapshot of the catalog): no row when the catalog
+# has moved since. The update holds the state row, so no catalog edit commits in between.
+BUMP_AT_DEFINITION = BUMP.where(STATE.c.definition == bindparam("checked_definition"))
 # What each bump touched, as bound parameters: the statement is built (and cached) once.
 RECORD_CHANGE = insert(CHANGES)
-# On PostgreSQL the bump and its change row are one statement (a data-modifying WITH), one
-# round trip; SQLite has no UPDATE inside WITH, and its statements cost no round trip.
-_BUMPED = BUMP.cte("bumped")
-BUMP_AND_RECORD_CHANGE = insert(CHANGES).from_select(
-    ["revision", "model_id", "hardware_id", "profile_id", "evidence"],
-    select(
-        _BUMPED.c.revision,
-        *(bindparam(column.name, type_=column.type) for column in SCOPE),
-    ),
-).returning(CHANGES.c.revision)
+
+
+def bump_and_record_change(bump: Update, name: str) -> CTE:
+    """On PostgreSQL the bump and its change row are one statement (a data-modifying
+    WITH), one round trip; SQLite has no UPDATE inside WITH, and its statements cost no
+    round trip. The change row's `revision` is the new one; none without a bump."""
+    bumped = bump.cte(name)
+    return insert(CHANGES).from_select(
+        ["revision", "model_id", "hardware_id", "profile_id", "evidence"],
+        select(
+            bumped.c.revision,
+            *(bindparam(column.name, type_=column.type) for column in SCOPE),
+        ),
+    ).returning(CHANGES.c.revision).cte(f"{name}_change")
+
+
+_BUMPED_CHANGE = bump_and_record_change(BUMP, "bumped")
+BUMP_AND_RECORD_CHANGE = select(_BUMPED_CHANGE.c.revision)
 # A cache further behind than this many revisions starts again rather than read them all.
 MOST_CHANGES_READ = 64
 # So no change row older than that is read again: every so many bumps (one short delete,
@@ -89,27 +102,43 @@ def current_revision_on(connection: Connection) -> int:
     return connection.scalar(REVISION) or 0
 
 
-def bump_revision(session: Session, touched: Touched | None = None) -> None:
+def bump_revision(session: Session, touched: Touched | None = None,
+                  definition: int | None = None) -> bool:
     """One atomic increment; concurrent writers on PostgreSQL each get their own step (the
     update holds the row until commit), and the change row takes the revision it made.
-    Without `touched`, anything in the catalog may have changed."""
+    Without `touched`, anything in the catalog may have changed. With `definition`, only
+    while the catalog is at that definition: False (nothing written) when it has moved."""
     scope = (
-        {
-            "model_id": touched.model_id,
-            "hardware_id": touched.hardware_id,
-            "profile_id": touched.profile_id,
-            "evidence": touched.evidence,
-        }
+        touched_scope(touched)
         if touched
         else {"model_id": None, "hardware_id": None, "profile_id": None, "evidence": True}
     )
     connection = session.connection()
-    if connection.dialect.name == "postgresql":
+    if definition is not None:
+        revision = connection.execute(BUMP_AT_DEFINITION,
+                                      {"checked_definition": definition}).scalar()
+        if revision is None:
+            return False
+        connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
+    elif connection.dialect.name == "postgresql":
         # No state row: raises.
         revision = connection.execute(BUMP_AND_RECORD_CHANGE, scope).scalar_one()
     else:
         revision = connection.execute(BUMP).scalar_one()
         connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
+    prune_if_due(connection, revision)
+    return True
+
+
+def touched_scope(touched: Touched) -> dict[str, Any]:
+    """The bound values of BUMPED_CHANGE for what a write touched."""
+    return {"model_id": touched.model_id, "hardware_id": touched.hardware_id,
+            "profile_id": touched.profile_id, "evidence": touched.evidence}
+
+
+def prune_if_due(connection: Connection, revision: int) -> None:
+    """After a bump to `revision`: every PRUNE_EVERY bumps, the change rows no reader
+    asks for any more go."""
     if revision % PRUNE_EVERY == 0:
         connection.execute(PRUNE, {"oldest_read": revision - MOST_CHANGES_READ})
 

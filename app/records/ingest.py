@@ -10,18 +10,17 @@ SQLite the one write lock is held for a few statements.
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db import write_transaction
 from app.models import Record
 from app.records.review import apply_review, prepare_review
 from app.records.service import (
+    Prepared,
     Provenance,
     Submission,
+    checked_and_stored,
     prepare_submission,
-    replay_after_race,
-    store_submission,
 )
 
 
@@ -29,18 +28,12 @@ def ingest_record(session: Session, raw: Mapping[str, Any], *, provenance: Prove
                   submitted_by: str, idempotency_key: str | None = None) -> Submission:
     """Store one record and commit; a retry with the same key gets the first record, even
     when both copies arrive at once (the unique key lets one in, the other replays it)."""
-    prepared = prepare_submission(session, raw, provenance=provenance,
+
+    def prepare() -> Prepared:
+        return prepare_submission(session, raw, provenance=provenance,
                                   submitted_by=submitted_by, idempotency_key=idempotency_key)
-    if isinstance(prepared, Submission):
-        return prepared
-    try:
-        with write_transaction(session):
-            return store_submission(session, prepared)
-    except IntegrityError:
-        earlier = replay_after_race(session, prepared)
-        if earlier is None:
-            raise
-        return earlier
+
+    return checked_and_stored(session, prepare, lambda: write_transaction(session))
 
 
 def review_committed(session: Session, record_id: int, raw: Mapping[str, Any],

@@ -7,8 +7,8 @@ htmx (htmx 2 does not swap 4xx responses), 422 for a plain form post.
 import uuid
 from typing import Annotated, Any, Literal
 
+from anyio import to_thread
 from fastapi import APIRouter, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy.orm import Session
@@ -271,8 +271,10 @@ async def create_api(request: Request) -> Response:
     """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
     # The whole unit of work (who asks, the body, the write) in one trip to a worker thread:
     # a trip costs more CPU than reading the record, and dependencies would take three.
+    # A few at a time (app.main): the rest wait here, in the event loop, at no cost.
     body = await request.body()
-    return await run_in_threadpool(submit_api, request, body)
+    return await to_thread.run_sync(submit_api, request, body,
+                                    limiter=request.state.submissions_at_once)
 
 
 def submit_api(request: Request, body: bytes) -> Response:

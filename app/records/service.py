@@ -10,14 +10,17 @@ event are written together or not at all.
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import Touched, bump_revision
+from app.catalog.references import catalog_references
+from app.catalog.revision import Touched
 from app.db import utcnow
 from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
@@ -26,8 +29,8 @@ from app.models import Record
 from app.records.plausibility import plausibility_flags
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, MeasurementIn, RecordIn
-from app.records.store import Earlier, RecordStore
-from app.records.validation import Resolved, validate_record
+from app.records.store import KEY_SEEN, Earlier, KeyTaken, RecordStore
+from app.records.validation import Resolved, validate_at_held_catalog
 
 Provenance = Literal["form", "api", "import", "bench"]
 
@@ -49,12 +52,22 @@ class IdempotencyConflict(Conflict):
         self.record_id = record_id
 
 
+class WrittenRecord(SimpleNamespace):
+    """A record's columns as written (for a retry, those it is answered with) as plain
+    attributes, with its measurement rows: nothing on the write path loads it back, so no
+    ORM object is built."""
+
+    id: int
+    review_state: str
+    flags: list[Any]
+
+
 @dataclass(frozen=True)
 class Submission:
     """The record as written (or, for a retry, as first written): its columns, not its
     relations, which are never loaded back on the write path."""
 
-    record: Record
+    record: WrittenRecord
     created: bool
 
 
@@ -90,13 +103,19 @@ def scoped_key(submitted_by: str, key: str) -> str:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A submission checked and turned into rows, ready to write; nothing stored yet."""
+    """A submission checked and turned into rows, ready to write; nothing stored yet.
+    `definition`: the catalog definition it was checked against."""
 
     record: dict[str, Any]
     measurements: list[dict[str, Any]]
     actor: str
     key: str | None
     fingerprint: str
+    definition: int
+
+
+class CatalogMoved(Exception):
+    """The catalog changed between checking a record and writing it; nothing was written."""
 
 
 def prepare_submission(
@@ -108,48 +127,73 @@ def prepare_submission(
     idempotency_key: str | None = None,
     provenance_detail: Mapping[str, Any] | None = None,
     extra_errors: list[FieldError] | None = None,
-) -> Prepared | Submission:
-    """Everything that reads: validation, every catalog row, the flags, and whether the key
-    was seen before (then the first record, as a Submission). Writes nothing."""
+) -> Prepared:
+    """Validation against the process's catalog snapshot, the flags and the rows: no query
+    while the snapshot is current, and nothing written. Whether the key was seen before is
+    left to the write (the unique key), since a key is new far more often than not."""
     errors = [*(extra_errors or []), *key_errors(idempotency_key)]
     key = scoped_key(submitted_by, idempotency_key) if idempotency_key and not errors else None
-    # With a key, the earlier record and the catalog definition come in one query; the
-    # earlier record counts only once the submission is valid and fingerprinted.
-    earlier, definition = (RecordStore(session).earlier_and_definition(key) if key is not None
-                           else (None, None))
-    data, refs = validate_record(session, raw, errors, definition)
+    data, refs, definition = validate_at_held_catalog(session, raw, errors)
     detail = dict(provenance_detail or {})
     print_ = fingerprint(data, provenance, detail)
-    if earlier is not None:
-        return replay(earlier, print_)
     row = record_row(data, refs, provenance, {**detail, "fingerprint": print_}, submitted_by, key)
     return Prepared(row, [measurement_row(point) for point in data.measurements], submitted_by,
-                    key, print_)
+                    key, print_, definition)
 
 
-def store_submission(session: Session, prepared: Prepared) -> Submission:
-    """The record, its measurements and its first event, in one statement per table, and the
-    catalog revision; the answer is built from what was written. The caller's transaction
-    makes it all or nothing."""
-    store = RecordStore(session)
+def store_submission(session: Session, prepared: Prepared) -> Submission | None:
+    """The record, its measurements, its first event and the catalog revision (one
+    statement on PostgreSQL, one per table on SQLite), or CatalogMoved when the catalog is
+    no longer the one the record was checked against; the answer is built from what was
+    written. None when its key was stored before (PostgreSQL; nothing written). The
+    caller's transaction makes it all or nothing."""
     now = utcnow()
     row = {**prepared.record, "created_at": now}
-    record_id = store.insert_record(row)
-    store.insert_measurements([{**point, "record_id": record_id}
-                               for point in prepared.measurements])
-    store.insert_event({"record_id": record_id, "action": "submitted", "reason": "",
-                        "actor": prepared.actor, "created_at": now})
+    event = {"action": "submitted", "reason": "", "actor": prepared.actor, "created_at": now}
     # The record is listed on its recipe page; no accepted figure changes yet.
-    record = prepared.record
-    bump_revision(session, Touched(record["model_id"], record["hardware_id"],
-                                   record["profile_id"], evidence=False))
-    return Submission(Record(id=record_id, **row), created=True)
+    touched = Touched(row["model_id"], row["hardware_id"], row["profile_id"], evidence=False)
+    record_id = RecordStore(session).write(row, prepared.measurements, event, touched,
+                                           prepared.definition)
+    if record_id is None:
+        raise CatalogMoved
+    if record_id is KEY_SEEN:
+        return None
+    return Submission(WrittenRecord(id=record_id, **row, measurements=prepared.measurements),
+                      created=True)
 
 
-def replay_after_race(session: Session, prepared: Prepared) -> Submission | None:
-    """After a unique-key failure: the concurrent twin that stored the key first, if that
-    is what failed."""
-    return replayed(session, prepared.key, prepared.fingerprint) if prepared.key else None
+# A catalog edited faster than a record is checked and written is no catalog a person
+# edits; the last attempt's CatalogMoved is then a server error.
+MOST_ATTEMPTS = 5
+
+
+def checked_and_stored(session: Session, prepare: Callable[[], Prepared],
+                       transaction: Callable[[], AbstractContextManager[Any]]) -> Submission:
+    """Check (`prepare`), then write in `transaction`, which undoes a failed write whole:
+    again when the catalog moved in between, against the catalog as it is now; when the
+    unique key refuses the record, the first record stored under it (a retry, or a twin
+    sent at the same moment) answers, if this one repeats it."""
+    for attempt in range(MOST_ATTEMPTS):
+        prepared = prepare()
+        try:
+            with transaction():
+                stored = store_submission(session, prepared)
+        except CatalogMoved:
+            if attempt == MOST_ATTEMPTS - 1:
+                raise
+            catalog_references(session)  # read the catalog again for the next check
+            continue
+        except (IntegrityError, KeyTaken):
+            earlier = replayed(session, prepared.key, prepared.fingerprint) if prepared.key \
+                else None
+            if earlier is None:
+                raise
+            return earlier
+        if stored is None:  # its key was stored before; nothing was written
+            stored = replayed(session, prepared.key or "", prepared.fingerprint)
+            assert stored is not None, "a key found stored has its record"
+        return stored
+    raise AssertionError("unreachable")
 
 
 def submit_record(
@@ -164,20 +208,14 @@ def submit_record(
 ) -> Submission:
     """Validate, flag and store one record inside the caller's unit of work (a savepoint,
     so a failure leaves the rest of it alone); a retry with the same key returns the first."""
-    prepared = prepare_submission(
-        session, raw, provenance=provenance, submitted_by=submitted_by,
-        idempotency_key=idempotency_key, provenance_detail=provenance_detail,
-        extra_errors=extra_errors)
-    if isinstance(prepared, Submission):
-        return prepared
-    try:
-        with session.begin_nested():
-            return store_submission(session, prepared)
-    except IntegrityError:
-        earlier = replay_after_race(session, prepared)
-        if earlier is None:
-            raise
-        return earlier
+
+    def prepare() -> Prepared:
+        return prepare_submission(
+            session, raw, provenance=provenance, submitted_by=submitted_by,
+            idempotency_key=idempotency_key, provenance_detail=provenance_detail,
+            extra_errors=extra_errors)
+
+    return checked_and_stored(session, prepare, session.begin_nested)
 
 
 def replayed(session: Session, key: str, print_: str) -> Submission | None:
@@ -189,7 +227,7 @@ def replay(earlier: Earlier, print_: str) -> Submission:
     """The first record for a retry that repeats it; a conflict for one that does not."""
     if earlier.fingerprint != print_:
         raise IdempotencyConflict(earlier.id)
-    record = Record(id=earlier.id, review_state=earlier.review_state, flags=earlier.flags)
+    record = WrittenRecord(id=earlier.id, review_state=earlier.review_state, flags=earlier.flags)
     return Submission(record, created=False)
 
 

@@ -1,24 +1,64 @@
-"""The statements of the write path: a record written in as few statements as there are
-tables, and the earlier record a retry is answered with.
+"""The statements of the write path: a record with its measurements, first event and
+catalog revision bump, and the earlier record a retry is answered with (read only once the
+unique key has refused the retry's copy).
 
 Records are written with Core inserts, not through the ORM unit of work: the answer is
 built from the values written, so nothing is flushed, tracked or loaded back while the
 write lock is held. Statements that load no ORM objects run on the session's connection,
-in its transaction, without the ORM's per-statement layer.
+in its transaction, without the ORM's per-statement layer. On PostgreSQL the whole write is
+one statement (data-modifying WITH clauses), one round trip; SQLite has no INSERT inside
+WITH, and its statements cost no round trip, so there it is one statement per table.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import (
+    JSON,
+    Integer,
+    Select,
+    bindparam,
+    column,
+    exists,
+    func,
+    insert,
+    select,
+    true,
+)
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.models import CatalogState, Measurement, Record, RecordEvent
+from app.catalog.revision import (
+    BUMP_AT_DEFINITION,
+    Touched,
+    bump_and_record_change,
+    bump_revision,
+    prune_if_due,
+    touched_scope,
+)
+from app.models import Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
-STATE = CatalogState.__table__
+
+
+class KeyTaken(Exception):
+    """The record's idempotency key was stored by a twin while this write ran (PostgreSQL
+    says so without an error; on SQLite the unique key raises IntegrityError): the
+    transaction must be undone."""
+
+
+class KeySeen(Enum):
+    """The answer of a write that found its key stored before it began: nothing written,
+    so the transaction may end as it is (on PostgreSQL a rollback also drops the
+    connection's prepared statements)."""
+
+    KEY_SEEN = "key seen"
+
+
+KEY_SEEN = KeySeen.KEY_SEEN
 
 
 @dataclass(frozen=True)
@@ -33,18 +73,60 @@ class Earlier:
 
 EARLIER = select(Record.id, Record.review_state, Record.flags, Record.provenance_detail).where(
     Record.idempotency_key == bindparam("key"))
-# The same lookup with the catalog definition beside it, in one statement: a submission
-# with a key needs both before it writes (app.catalog.references keys its snapshot on it).
-EARLIER_AND_DEFINITION = (
-    select(STATE.c.definition, RECORDS.c.id, RECORDS.c.review_state, RECORDS.c.flags,
-           RECORDS.c.provenance_detail)
-    .select_from(STATE)
-    .outerjoin(RECORDS, RECORDS.c.idempotency_key == bindparam("key"))
-    .where(STATE.c.id == 1)
-)
 INSERT_RECORD = insert(RECORDS)
 INSERT_MEASUREMENTS = insert(MEASUREMENTS)
 INSERT_EVENT = insert(EVENTS)
+
+RECORD_COLUMNS = [c for c in RECORDS.c if c.name != "id"]
+POINT_COLUMNS = [c for c in MEASUREMENTS.c if c.name not in ("id", "record_id")]
+EVENT_COLUMNS = ("action", "reason", "actor", "created_at")
+
+
+def _write_on_postgresql() -> Select:
+    """The catalog revision bump with its change row, only at the catalog definition the
+    record was checked against (bound as `checked_definition`); then the record (its
+    columns bound as record_<name>), its points (one JSON array, bound as `points`, read
+    back into rows in their order by json_to_recordset) and its first event
+    (event_<name>), all only if the bump was made and the key is new. One statement; it
+    answers the new revision and the record's id (both None when the catalog has moved or
+    the key was seen before, which `key_seen` tells apart; the id alone None for a key
+    stored while it ran)."""
+    # A key stored before the statement began: no bump and no record (a twin committed
+    # while it runs is left to ON CONFLICT below).
+    key_seen = exists().where(RECORDS.c.idempotency_key == bindparam("record_idempotency_key"))
+    bumped = bump_and_record_change(BUMP_AT_DEFINITION.where(~key_seen), "bumped")
+    written = (
+        postgresql_insert(RECORDS).from_select(
+            [c.name for c in RECORD_COLUMNS],
+            select(*(bindparam(f"record_{c.name}", type_=c.type) for c in RECORD_COLUMNS))
+            .select_from(bumped),
+        )
+        # A key seen before: no record, and no error for the server to log per retry.
+        .on_conflict_do_nothing(index_elements=[RECORDS.c.idempotency_key])
+        .returning(RECORDS.c.id).cte("written"))
+    points = (func.json_to_recordset(bindparam("points", type_=JSON))
+              .table_valued(*(column(c.name, c.type) for c in POINT_COLUMNS),
+                            column("position", Integer))
+              .render_derived("point", with_types=True))
+    points_written = insert(MEASUREMENTS).from_select(
+        ["record_id", *(c.name for c in POINT_COLUMNS)],
+        select(written.c.id, *(points.c[c.name] for c in POINT_COLUMNS))
+        .select_from(written).join(points, true())
+        .order_by(points.c.position),  # ids in the order the points were sent
+    ).cte("points_written")
+    event_written = insert(EVENTS).from_select(
+        ["record_id", *EVENT_COLUMNS],
+        select(written.c.id,
+               *(bindparam(f"event_{name}", type_=EVENTS.c[name].type) for name in EVENT_COLUMNS)),
+    ).cte("event_written")
+    return select(
+        select(bumped.c.revision).scalar_subquery().label("revision"),
+        select(written.c.id).scalar_subquery().label("id"),
+        key_seen.label("key_seen"),
+    ).add_cte(points_written, event_written)
+
+
+WRITE_ON_POSTGRESQL = _write_on_postgresql()
 
 
 def earlier_of(row: Any) -> Earlier | None:
@@ -69,12 +151,36 @@ class RecordStore:
     def earlier(self, key: str) -> Earlier | None:
         return earlier_of(self.connection().execute(EARLIER, {"key": key}).one_or_none())
 
-    def earlier_and_definition(self, key: str) -> tuple[Earlier | None, int]:
-        """The first record under `key`, if any, and the catalog definition (0 when unset)."""
-        row = self.connection().execute(EARLIER_AND_DEFINITION, {"key": key}).one_or_none()
-        if row is None:  # no catalog state row yet
-            return self.earlier(key), 0
-        return earlier_of(row if row.id is not None else None), row.definition or 0
+    def write(self, row: dict[str, Any], points: Sequence[dict[str, Any]],
+              event: dict[str, Any], touched: Touched,
+              definition: int) -> int | KeySeen | None:
+        """A record, its points (in order, without their record id) and its first event,
+        and the catalog revision bump for what it touched, while the catalog is at
+        `definition` (the one the record was checked against): the new record's id, or,
+        with nothing written, None when the catalog has moved since and KEY_SEEN (on
+        PostgreSQL) when the record's key was stored before."""
+        connection = self.connection()
+        if connection.dialect.name == "postgresql":
+            values = {f"record_{name}": value for name, value in row.items()}
+            values.update({f"event_{name}": event[name] for name in EVENT_COLUMNS})
+            values["points"] = [{**point, "position": n} for n, point in enumerate(points)]
+            values.update(touched_scope(touched), checked_definition=definition)
+            written = connection.execute(WRITE_ON_POSTGRESQL, values).one()
+            if written.key_seen:
+                return KEY_SEEN
+            if written.id is None and written.revision is not None:
+                raise KeyTaken  # the bump made is undone with the transaction
+            if written.revision is None:
+                return None
+            prune_if_due(connection, written.revision)
+            return int(written.id)
+        # The bump first: it checks the definition, and nothing is written when it moved.
+        if not bump_revision(self.session, touched, definition):
+            return None
+        record_id = self.insert_record(row)
+        self.insert_measurements([{**point, "record_id": record_id} for point in points])
+        self.insert_event({**event, "record_id": record_id})
+        return record_id
 
     def insert_record(self, row: dict[str, Any]) -> int:
         result = self.connection().execute(INSERT_RECORD, row)

@@ -15,6 +15,7 @@ from app.catalog.references import (
     ProfileRef,
     RuntimeRef,
     catalog_references,
+    held_references,
 )
 from app.errors import ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
@@ -203,9 +204,11 @@ REFERENCE_FIELDS = ("model", "artifact", "runtime", "hardware", "profile", "gpu_
 
 def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
                     extra_errors: list[FieldError] | None = None,
-                    definition: int | None = None) -> tuple[RecordIn, Resolved]:
+                    definition: int | None = None,
+                    references: CatalogReferences | None = None) -> tuple[RecordIn, Resolved]:
     """The record and its catalog rows, or RecordInvalid listing every problem found;
-    `definition`, the catalog definition when the caller has read it already."""
+    `definition`, the catalog definition when the caller has read it already, or
+    `references`, the catalog snapshot to check against."""
     errors = list(extra_errors or [])
     data: RecordIn | None = raw if isinstance(raw, RecordIn) else None
     if data is None:
@@ -215,9 +218,27 @@ def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
             errors += schema_errors(error)
     # The references only: dumping the whole record (its measurements too) costs more.
     lookup = {name: getattr(data, name) for name in REFERENCE_FIELDS} if data is not None else raw
-    resolved, reference_errors = check_references(catalog_references(session, definition),
-                                                  lookup)
+    catalog = references or catalog_references(session, definition)
+    resolved, reference_errors = check_references(catalog, lookup)
     errors += reference_errors
     if errors or data is None or resolved is None:
         raise RecordInvalid(errors or [FieldError.of("record", INCOMPLETE())])
     return data, resolved
+
+
+def validate_at_held_catalog(session: Session, raw: Mapping[str, Any] | RecordIn,
+                             extra_errors: list[FieldError] | None = None,
+                             ) -> tuple[RecordIn, Resolved, int]:
+    """As validate_record, against the catalog snapshot this process holds, with no query;
+    the catalog definition it stands for comes back, for the write to check that the
+    catalog has not moved since. A record that snapshot refuses is checked again against
+    the catalog as it is now when that has moved (a file added by another process)."""
+    held = held_references(session)
+    try:
+        return (*validate_record(session, raw, extra_errors, references=held), held.definition)
+    except RecordInvalid:
+        current = catalog_references(session)
+        if current.definition == held.definition:
+            raise
+        return (*validate_record(session, raw, extra_errors, references=current),
+                current.definition)

@@ -106,10 +106,15 @@ def loads_strict(
     other tools' result files, which write them for statistics they could not compute."""
     if isinstance(text, bytes | bytearray):
         text = text.decode("utf-8")
-    depth = nesting_depth(text)
-    if depth > max_depth:
-        raise JsonRefused(TOO_DEEP(depth=depth, most=max_depth))
-    if _JSON_NUL.search(text):  # PostgreSQL text cannot hold it; refused on every database
+    # Every level opens with a bracket, so a text with few brackets (strings included)
+    # cannot nest deeper than their count: only a text with more is measured.
+    if text.count("[") + text.count("{") > max_depth:
+        depth = nesting_depth(text)
+        if depth > max_depth:
+            raise JsonRefused(TOO_DEEP(depth=depth, most=max_depth))
+    # PostgreSQL text cannot hold NUL; refused on every database (the substring test first:
+    # it is cheaper than the pattern, and the pattern needs one of them to match).
+    if ("\\u0000" in text or "\\U0000" in text) and _JSON_NUL.search(text):
         raise JsonRefused(NUL_TEXT())
     constant: Callable[[str], Any] = _none_for_constant if nan_as_null else _refuse_constant
     try:

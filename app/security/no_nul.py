@@ -20,7 +20,6 @@ from app.web import error_page
 # An escape for U+0000 in JSON: \u0000 after an even number of backslashes (so not the
 # literal text "\\u0000"); in URL encoding, %00.
 _JSON_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
-_URL_NUL = re.compile(rb"%00")
 _CHECKED_BODIES = (b"application/json", b"application/x-www-form-urlencoded")
 MESSAGE = "text may not contain the NUL character (U+0000)"
 # What a page says, in the reader's language (JSON names the field and keeps MESSAGE).
@@ -36,8 +35,11 @@ REFUSED_ON_PAGE = {
 
 def has_nul(data: bytes, *, json: bool = False) -> bool:
     """NUL raw or escaped: JSON's escape in a JSON body, URL encoding anywhere else."""
-    escaped = _JSON_NUL if json else _URL_NUL
-    return b"\x00" in data or bool(escaped.search(data))
+    if b"\x00" in data:
+        return True
+    if json:  # the substring test first: cheaper than the pattern, which needs one to match
+        return (b"\\u0000" in data or b"\\U0000" in data) and bool(_JSON_NUL.search(data))
+    return b"%00" in data
 
 
 class NulRefusedMiddleware:

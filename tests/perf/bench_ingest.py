@@ -5,8 +5,8 @@ Each client is a closed loop (the next record as soon as the last is answered) o
 keep-alive connection, with its own Idempotency-Key per record; every tenth record is sent
 a second time with the same key, as a client retrying after a lost answer would, and must
 come back as the first record (tests/perf/ingest_load.py). The server is uvicorn on
-127.0.0.1 with no benchmark worker: on SQLite one writer at a time (WAL, BEGIN IMMEDIATE),
-on PostgreSQL two app processes. The catalog is migrated and seeded first.
+127.0.0.1 with no benchmark worker, two app processes: on SQLite one writer at a time (WAL,
+BEGIN IMMEDIATE, the processes queued on a lock file). The catalog is migrated and seeded first.
 
 `--database both` (the default when PostgreSQL's server binaries are installed) runs SQLite
 on a fresh file, then PostgreSQL on a throwaway cluster started for the run
@@ -51,9 +51,10 @@ from tests.perf.ingest_load import Tally, run_load  # noqa: E402
 from tests.pg_server import PostgresServer, PostgresUnavailable, server_bin_dir  # noqa: E402
 
 BIN = Path(sys.executable).parent
-# SQLite: one process; its writes queue on one in-process lock, which is cheaper than two
-# processes contending for the file's lock through the busy handler (--workers 2 to compare).
-DEFAULT_WORKERS = {"sqlite": 1, "postgresql": 2}
+# Two app processes on both: on SQLite they take turns at the write through a lock file
+# beside the database (app.db), so one parses and checks a record while the other writes
+# (--workers 1 to compare).
+DEFAULT_WORKERS = {"sqlite": 2, "postgresql": 2}
 BODY = {
     "model": "glm-5.3-flash",
     "artifact": "glm-5.3-flash-fp8",
@@ -279,7 +280,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--workers", type=int, default=None,
-                        help="app processes (default: 1 on SQLite, 2 on PostgreSQL)")
+                        help="app processes (default: 2)")
     args = parser.parse_args()
     given = os.environ.get("DATABASE_URL")
     results = []

@@ -110,31 +110,27 @@ class TestConcurrent:
         notes = session.scalars(select(Record.notes)).all()
         assert len(set(notes)) == 48
 
-    def test_a_twin_that_missed_the_first_in_its_check_gets_the_first(
+    def test_a_retry_is_refused_by_the_unique_key_and_answered_with_the_first(
             self, settings: Any, valid: dict, session: Session,
             monkeypatch: pytest.MonkeyPatch) -> None:
-        """The unique key, not the check before the write, is what keeps one copy."""
+        """No lookup before the write: the unique key is what keeps one copy, and the
+        first record is read only after it refused the second."""
         from app.main import create_app
         with TestClient(create_app(settings)) as client:
             first = post_record(client, valid, key="twin").json()
-            check, replay = RecordStore.earlier_and_definition, service.replayed
-            checks: list[str] = []
+            replay = service.replayed
             replays: list[Any] = []
-
-            def saw_nothing(store: RecordStore, key: str) -> Any:
-                checks.append(key)
-                return None, check(store, key)[1]  # the catalog as it is, no earlier record
 
             def replayed(*args: Any) -> Any:
                 replays.append(args)
                 return replay(*args)
 
-            monkeypatch.setattr(RecordStore, "earlier_and_definition", saw_nothing)
             monkeypatch.setattr(service, "replayed", replayed)
             twin = post_record(client, valid, key="twin")
-        # The check before the write, then the replay after the unique key refused it.
-        assert len(checks) == 1 and len(replays) == 1
+            changed = post_record(client, {**valid, "notes": "other"}, key="twin")
+        assert len(replays) == 2
         assert twin.status_code == 200 and twin.json()["id"] == first["id"]
+        assert changed.status_code == 409 and changed.json()["record_id"] == first["id"]
         assert stored(session) == (1, 2, 1)
 
 
@@ -167,12 +163,14 @@ class TestHalfWrites:
             self, settings: Any, valid: dict, session: Session,
             monkeypatch: pytest.MonkeyPatch) -> None:
         before = revision(session)
-        real = RecordStore.insert_measurements
+        real = RecordStore.write
 
-        def second_point_refused(self: RecordStore, rows: list[dict]) -> None:
-            real(self, [rows[0], {**rows[1], "needle_accuracy": 7.0}])  # CHECK: 0..1
+        def second_point_refused(self: RecordStore, row: dict, points: list[dict],
+                                 *rest: Any) -> int:
+            return real(self, row, [points[0], {**points[1], "needle_accuracy": 7.0}],  # 0..1
+                        *rest)
 
-        monkeypatch.setattr(RecordStore, "insert_measurements", second_point_refused)
+        monkeypatch.setattr(RecordStore, "write", second_point_refused)
         from app.main import create_app
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
             assert post_record(client, valid, key="once").status_code == 500
@@ -192,6 +190,36 @@ class TestAnswers:
         assert created["review_state"] == read["review_state"] == "pending"
         assert created["flags"] == read["flag_details"]
         assert created["url"] == read["url"]
+
+    def test_every_point_is_stored_as_sent_in_the_order_sent(self, client: TestClient,
+                                                             valid: dict) -> None:
+        """On PostgreSQL the points travel as one JSON array read back into rows: their
+        order, their floats to the last digit, nulls and nested details survive it."""
+        points = [
+            {"context_length": 131072, "concurrency": 64, "repetitions": 5,
+             "ttft_ms": 0.1, "decode_tokens_per_s": 1e-7, "itl_ms": 123456.789012345,
+             "kv_cache_usage_peak": 0.3333333333333333, "needle_accuracy": 1.0,
+             "token_count_source": "usage", "memory_source": "nvidia-smi",
+             "samples": {"ttft_ms": [0.1, 2.5e-5, 99999.99]},
+             "details": {"p99_ttft_ms": 7.25, "gpus": [{"name": "H200 \u2160", "peak": 1}]}},
+            {"context_length": 1, "throughput_tokens_per_s": 5e7},
+            {"context_length": 4096, "concurrency": 2, "e2e_latency_ms": 1600.0,
+             "peak_memory_gb_per_gpu": 120.5},
+        ]
+        created = post_record(client, {**valid, "measurements": points}, key="points")
+        assert created.status_code == 201, created.text
+        read = client.get(f"/api/records/{created.json()['id']}").json()["measurements"]
+        assert [p["context_length"] for p in read] == [131072, 1, 4096]
+        first = read[0]
+        for name in ("ttft_ms", "decode_tokens_per_s", "itl_ms", "kv_cache_usage_peak",
+                     "needle_accuracy", "concurrency", "repetitions", "token_count_source",
+                     "memory_source"):
+            assert first[name] == points[0][name], name
+        assert first["e2e_latency_ms"] is None and read[1]["ttft_ms"] is None
+        assert first["details"] == {**points[0]["details"], "samples": points[0]["samples"]}
+        assert read[1]["throughput_tokens_per_s"] == 5e7 and read[1]["concurrency"] == 1
+        assert read[1]["details"] == {}
+        assert read[2]["peak_memory_gb_per_gpu"] == 120.5
 
     def test_a_review_answers_the_new_state_and_history_as_a_read_does(
             self, client: TestClient, valid: dict, session: Session) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import delete
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from app.catalog.references import REFERENCES, catalog_references
@@ -27,7 +27,8 @@ from app.catalog.seed import seed_catalog
 from app.catalog.seed_schema import SeedCatalog, load_catalog
 from app.config import PROJECT_ROOT, Settings
 from app.db import session_scope
-from app.models import Artifact
+from app.models import Artifact, Record
+from app.records import service
 from tests.conftest import TEST_SECRET_KEY
 from tests.records.conftest import GLM, GLM_FP8, post_record
 
@@ -228,3 +229,51 @@ class TestTheSnapshot:
             model.slug = "changed"  # type: ignore[misc]
         assert type(model.artifacts) is tuple
         assert not hasattr(references.hardware, "__setitem__")
+
+
+class TestMovedBetweenCheckAndWrite:
+    """A record is checked against the snapshot with no query, and written only while the
+    catalog is still at the snapshot's definition: a catalog edit committed in between
+    sends it back to be checked against the catalog as it is now."""
+
+    @pytest.fixture
+    def edit_after_check(self, monkeypatch: pytest.MonkeyPatch) -> Any:
+        checks: list[int] = []
+
+        def arm(edit: Any) -> list[int]:
+            real = service.validate_at_held_catalog
+
+            def checked_then_edited(*args: Any) -> Any:
+                result = real(*args)
+                checks.append(result[2])
+                if len(checks) == 1:
+                    edit()  # committed before the write begins
+                return result
+
+            monkeypatch.setattr(service, "validate_at_held_catalog", checked_then_edited)
+            return checks
+
+        return arm
+
+    def test_a_file_removed_in_between_is_refused_not_written(
+        self, client: TestClient, settings: Settings, valid: dict, session: Session,
+        edit_after_check: Any,
+    ) -> None:
+        reseed(settings, DROPPED)
+        assert post_record(client, valid).status_code == 201  # the snapshot holds the file
+        checks = edit_after_check(lambda: remove_file(settings, DROPPED))
+        message = refused_artifact(post_record(client, naming(valid, DROPPED)))
+        assert message.startswith(f"unknown artifact '{DROPPED}' for {GLM}")
+        assert len(checks) == 1  # the second check refused it before the write
+        assert session.scalar(select(func.count()).select_from(Record)) == 1
+
+    def test_a_record_still_valid_after_the_edit_is_written_once(
+        self, client: TestClient, settings: Settings, valid: dict, session: Session,
+        edit_after_check: Any,
+    ) -> None:
+        assert post_record(client, valid).status_code == 201
+        checks = edit_after_check(lambda: reseed(settings, ADDED))
+        response = post_record(client, valid, key="moved")
+        assert response.status_code == 201, response.text
+        assert len(checks) == 2 and checks[0] != checks[1] == current_definition(session)
+        assert session.scalar(select(func.count()).select_from(Record)) == 2

@@ -211,15 +211,17 @@ class TestIdempotency:
 
 
 def break_second_measurement(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The database refuses the measurements (a CHECK constraint) after the record row is in."""
-    real = RecordStore.insert_measurements
+    """The database refuses the second measurement (a CHECK constraint) in the write that
+    inserts the record row too: after that row is in (SQLite, one statement per table), or
+    in the same statement (PostgreSQL)."""
+    real = RecordStore.write
     written: list[int] = []
 
-    def failing(self: RecordStore, rows: list[dict]) -> None:
-        written.append(rows[0]["record_id"])  # the record row is already inserted
-        real(self, [rows[0], {**rows[1], "context_length": 0}])
+    def failing(self: RecordStore, row: dict, points: list[dict], *rest: Any) -> int:
+        written.append(len(points))
+        return real(self, row, [points[0], {**points[1], "context_length": 0}], *rest)
 
-    monkeypatch.setattr(RecordStore, "insert_measurements", failing)
+    monkeypatch.setattr(RecordStore, "write", failing)
     return written
 
 
