@@ -26,8 +26,9 @@ def docs(request: Request) -> Response:
     nonce = secrets.token_urlsafe(16)
     # The page's only inline script is the one tag without attributes.
     html = bytes(page.body).decode().replace("<script>", f'<script nonce="{nonce}">')
-    return HTMLResponse(html, headers={"Content-Security-Policy": docs_policy(nonce),
-                                       "Cache-Control": "no-store"})
+    return HTMLResponse(
+        html, headers={"Content-Security-Policy": docs_policy(nonce), "Cache-Control": "no-store"}
+    )
 
 
 @router.get("/favicon.ico", name="favicon")

@@ -29,8 +29,13 @@ def serve(host: str | None, port: int | None) -> None:
     if not is_loopback(host):
         require_tokens_to_expose(settings, host)
     # The app reads forwarding headers itself, from SERVEBOOK_TRUSTED_PROXIES alone.
-    uvicorn.run("app.main:create_app", factory=True, host=host, port=port or settings.port,
-                proxy_headers=False)
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port or settings.port,
+        proxy_headers=False,
+    )
 
 
 @main.group()

@@ -142,8 +142,14 @@ class SqliteWriterQueue:
 
     def __init__(self, database: str | None) -> None:
         self.threads = threading.Lock()
-        self.path = (f"{database}-writer" if database and database != ":memory:"
-                     and not database.startswith("file:") and fcntl is not None else None)
+        self.path = (
+            f"{database}-writer"
+            if database
+            and database != ":memory:"
+            and not database.startswith("file:")
+            and fcntl is not None
+            else None
+        )
         self.descriptor: int | None = None
         self.opened_by = 0  # a forked child opens its own: a shared descriptor shares the lock
 

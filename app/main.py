@@ -106,8 +106,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine.dispose()
 
     # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
-    app = FastAPI(title="servebook", version="0.1.0", lifespan=lifespan, docs_url=None,
-                  redoc_url=None)
+    app = FastAPI(
+        title="servebook", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
+    )
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
     # Routes are tried in order: the record API, the busiest (clients submitting results),
@@ -158,7 +159,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app
-
 
 
 class CachedStaticFiles(StaticFiles):
@@ -212,9 +212,14 @@ HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
     """The methods some route answers fully at this path."""
-    return [method for method in HTTP_METHODS
-            if any(route.matches({**scope, "method": method})[0] is Match.FULL
-                   for route in app.router.routes)]
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(
+            route.matches({**scope, "method": method})[0] is Match.FULL
+            for route in app.router.routes
+        )
+    ]
 
 
 async def _render_request_invalid(request: Request, exc: Exception) -> Response:

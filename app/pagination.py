@@ -41,8 +41,11 @@ CursorQuery = Annotated[
 
 BAD_CURSOR = register(
     "list.bad_cursor",
-    _l("The cursor is not one this list gave out; start again from the first page "
-       "(leave the cursor out)."))
+    _l(
+        "The cursor is not one this list gave out; start again from the first page "
+        "(leave the cursor out)."
+    ),
+)
 
 
 class BadCursor(ServebookError):

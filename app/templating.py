@@ -122,5 +122,6 @@ def register_filters(env: Environment) -> None:
         prose=prose,
         said=said,
     )
-    env.globals.update(current_locale=current_locale, language_links=language_links,
-                       url_for=url_for)
+    env.globals.update(
+        current_locale=current_locale, language_links=language_links, url_for=url_for
+    )

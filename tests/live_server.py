@@ -27,8 +27,14 @@ from app.config import Settings
 from app.main import create_app
 
 CHROMIUM = os.environ.get("SERVEBOOK_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 START_TIMEOUT_S = 20.0
 PAGE_TIMEOUT_MS = 15_000
 

@@ -22,7 +22,8 @@ def end_session(url: str, pid: int) -> None:
             assert connection.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
             for _ in range(100):
                 alive = connection.scalar(
-                    text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid})
+                    text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
+                )
                 if not alive:
                     return
                 time.sleep(0.05)

@@ -14,8 +14,18 @@ APP = Path(__file__).resolve().parents[1] / "app"
 
 # package -> app packages it must never import
 FORBIDDEN = {
-    "estimate": {"catalog", "resolve", "recipes", "records", "bench", "benchmarks", "models",
-                 "db", "cli", "security"},
+    "estimate": {
+        "catalog",
+        "resolve",
+        "recipes",
+        "records",
+        "bench",
+        "benchmarks",
+        "models",
+        "db",
+        "cli",
+        "security",
+    },
     "catalog": {"resolve", "recipes", "records", "bench", "benchmarks", "cli"},
     "resolve": {"recipes", "records", "bench", "benchmarks", "cli"},
     "records": {"recipes", "cli"},

@@ -90,7 +90,8 @@ def catalog_prose(settings: Settings) -> dict[str, tuple]:
     with engine.connect() as connection:
         models = connection.execute(text("SELECT slug, description, notes FROM models"))
         profiles = connection.execute(
-            text("SELECT slug, summary, stop_conditions, measurement_order FROM profiles"))
+            text("SELECT slug, summary, stop_conditions, measurement_order FROM profiles")
+        )
         rows = {f"model {r[0]}": tuple(r[1:]) for r in models}
         rows |= {f"profile {r[0]}": tuple(r[1:]) for r in profiles}
     engine.dispose()

@@ -19,4 +19,3 @@ def test_pages_load_the_pinned_htmx(client) -> None:  # noqa: ANN001
     html = client.get("/").text
     assert "/static/vendor/htmx-2.0.11.min.js" in html
     assert client.get("/static/vendor/htmx-2.0.11.min.js").status_code == 200
-

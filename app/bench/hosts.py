@@ -18,8 +18,11 @@ HTTP_ONLY = register("bench.http_only", _l("%(url)s: only http and https URLs ar
 NO_HOST = register("bench.no_host", _l("%(url)s: no host in URL"))
 HOST_REFUSED = register(
     "bench.host_refused",
-    _l("refusing to benchmark %(host)s: only loopback hosts (127.0.0.0/8, ::1, localhost) "
-       "are allowed unless the host is listed in allowed_hosts"))
+    _l(
+        "refusing to benchmark %(host)s: only loopback hosts (127.0.0.0/8, ::1, localhost) "
+        "are allowed unless the host is listed in allowed_hosts"
+    ),
+)
 
 
 class HostNotAllowedError(ValueError):

@@ -100,8 +100,9 @@ class TaskCheck(BaseModel):
         # A check reads as written: its one kind, and tolerance or ignore_case when used.
         data = handler(self)
         # By identity: a number check of 0 (== False) is a check, not an unused field.
-        return {key: value for key, value in data.items()
-                if value is not None and value is not False}
+        return {
+            key: value for key, value in data.items() if value is not None and value is not False
+        }
 
     @property
     def kind(self) -> str:

@@ -44,8 +44,9 @@ def page_context(
     cursor: str | None = None,
     limit: int = JOBS_PER_PAGE,
 ) -> dict[str, Any]:
-    choices = form_choices(session, values.get("model"), values.get("artifact"),
-                           values.get("runtime"), keep=True)
+    choices = form_choices(
+        session, values.get("model"), values.get("artifact"), values.get("runtime"), keep=True
+    )
     jobs = jobs_page(session, cursor, limit)
     return {
         "values": values,

@@ -24,8 +24,11 @@ LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 LABEL_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, e.g. gpu-a"
 PLAIN_LABEL = register(
     "job.worker_label",
-    _l("a worker label is letters, digits, '.', '_' and '-', starting with a letter or digit, "
-       "e.g. gpu-a (at most 100)"))
+    _l(
+        "a worker label is letters, digits, '.', '_' and '-', starting with a letter or digit, "
+        "e.g. gpu-a (at most 100)"
+    ),
+)
 AT_LEAST_ONE = register("job.at_least_one", _l("every value must be at least 1"))
 
 

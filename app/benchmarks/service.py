@@ -32,7 +32,8 @@ PLAN_FIELDS = {
 
 LENGTH_BELOW_OUTPUT = register(
     "job.length_below_output",
-    _l("every context length must exceed the output tokens per request (%(max_tokens)s)"))
+    _l("every context length must exceed the output tokens per request (%(max_tokens)s)"),
+)
 NO_TASK = register("job.no_task", _l("no task %(task)s"))
 NO_JOB = register("job.not_found", _l("No benchmark job %(job)s."))
 

@@ -42,13 +42,18 @@ def bump_and_record_change(bump: Update, name: str) -> CTE:
     WITH), one round trip; SQLite has no UPDATE inside WITH, and its statements cost no
     round trip. The change row's `revision` is the new one; none without a bump."""
     bumped = bump.cte(name)
-    return insert(CHANGES).from_select(
-        ["revision", "model_id", "hardware_id", "profile_id", "evidence"],
-        select(
-            bumped.c.revision,
-            *(bindparam(column.name, type_=column.type) for column in SCOPE),
-        ),
-    ).returning(CHANGES.c.revision).cte(f"{name}_change")
+    return (
+        insert(CHANGES)
+        .from_select(
+            ["revision", "model_id", "hardware_id", "profile_id", "evidence"],
+            select(
+                bumped.c.revision,
+                *(bindparam(column.name, type_=column.type) for column in SCOPE),
+            ),
+        )
+        .returning(CHANGES.c.revision)
+        .cte(f"{name}_change")
+    )
 
 
 _BUMPED_CHANGE = bump_and_record_change(BUMP, "bumped")
@@ -102,8 +107,9 @@ def current_revision_on(connection: Connection) -> int:
     return connection.scalar(REVISION) or 0
 
 
-def bump_revision(session: Session, touched: Touched | None = None,
-                  definition: int | None = None) -> bool:
+def bump_revision(
+    session: Session, touched: Touched | None = None, definition: int | None = None
+) -> bool:
     """One atomic increment; concurrent writers on PostgreSQL each get their own step (the
     update holds the row until commit), and the change row takes the revision it made.
     Without `touched`, anything in the catalog may have changed. With `definition`, only
@@ -115,8 +121,9 @@ def bump_revision(session: Session, touched: Touched | None = None,
     )
     connection = session.connection()
     if definition is not None:
-        revision = connection.execute(BUMP_AT_DEFINITION,
-                                      {"checked_definition": definition}).scalar()
+        revision = connection.execute(
+            BUMP_AT_DEFINITION, {"checked_definition": definition}
+        ).scalar()
         if revision is None:
             return False
         connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
@@ -132,8 +139,12 @@ def bump_revision(session: Session, touched: Touched | None = None,
 
 def touched_scope(touched: Touched) -> dict[str, Any]:
     """The bound values of BUMPED_CHANGE for what a write touched."""
-    return {"model_id": touched.model_id, "hardware_id": touched.hardware_id,
-            "profile_id": touched.profile_id, "evidence": touched.evidence}
+    return {
+        "model_id": touched.model_id,
+        "hardware_id": touched.hardware_id,
+        "profile_id": touched.profile_id,
+        "evidence": touched.evidence,
+    }
 
 
 def prune_if_due(connection: Connection, revision: int) -> None:

@@ -21,12 +21,21 @@ Slug = Annotated[str | None, Query(max_length=120, description="a catalog slug")
 
 
 @router.get("/choices/{field}", name="catalog:choices")
-def choices(request: Request, session: SessionDep, field: Literal["artifact", "runtime"],
-            model: Slug = None, artifact: Slug = None, runtime: Slug = None) -> Response:
+def choices(
+    request: Request,
+    session: SessionDep,
+    field: Literal["artifact", "runtime"],
+    model: Slug = None,
+    artifact: Slug = None,
+    runtime: Slug = None,
+) -> Response:
     """The <option>s of the record and benchmark forms' model file or runtime select,
     narrowed to the chosen model (and model file); the current choice stays if offered."""
-    context = {"field": field, "choices": form_choices(session, model, artifact),
-               "selected": artifact if field == "artifact" else runtime}
+    context = {
+        "field": field,
+        "choices": form_choices(session, model, artifact),
+        "selected": artifact if field == "artifact" else runtime,
+    }
     return render(request, "_partials/choice_options.html", context)
 
 

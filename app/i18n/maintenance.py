@@ -43,7 +43,11 @@ def extract(root: Path = PROJECT_ROOT) -> Catalog:
         method_map, options_map = parse_mapping_cfg(cfg)
     catalog = new_catalog(None)
     for filename, lineno, message, comments, context in extract_from_dir(
-        root, method_map, options_map, keywords=KEYWORDS, comment_tags=("Translators:",),
+        root,
+        method_map,
+        options_map,
+        keywords=KEYWORDS,
+        comment_tags=("Translators:",),
         directory_filter=visible_directory,
     ):
         catalog.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)

@@ -30,8 +30,14 @@ class Record(TimestampMixin, Base):
             name="review_state_known",
         ),
         # The known-good lookup: one configuration's accepted working records.
-        Index("ix_records_configuration", "model_id", "hardware_id", "profile_id",
-              "review_state", "outcome"),
+        Index(
+            "ix_records_configuration",
+            "model_id",
+            "hardware_id",
+            "profile_id",
+            "review_state",
+            "outcome",
+        ),
         # Lists page newest first; a detail page reads one configuration's records by state.
         Index("ix_records_created_at_id", "created_at", "id"),
         Index(

@@ -9,8 +9,13 @@ from app.models import Measurement
 def by_context(points: Sequence[Measurement]) -> dict[str, list[Any]]:
     """TTFT and decode speed against context length, single requests only."""
     single = sorted(
-        (p for p in points if p.concurrency == 1 and not p.details.get("ramp")
-         and (p.ttft_ms is not None or p.decode_tokens_per_s is not None)),
+        (
+            p
+            for p in points
+            if p.concurrency == 1
+            and not p.details.get("ramp")
+            and (p.ttft_ms is not None or p.decode_tokens_per_s is not None)
+        ),
         key=lambda p: p.context_length,
     )
     return {
@@ -26,11 +31,19 @@ def latency_of(point: Measurement) -> float | None:
 
 def ramp(points: Sequence[Measurement]) -> list[dict[str, Any]]:
     """Total throughput against per-request latency, one point per concurrency level."""
-    levels = sorted((p for p in points if p.throughput_tokens_per_s is not None
-                     and latency_of(p) is not None), key=lambda p: p.concurrency)
-    return [{"concurrency": p.concurrency, "latency_ms": latency_of(p),
-             "ttft_ms": p.ttft_ms, "throughput_tokens_per_s": p.throughput_tokens_per_s}
-            for p in levels]
+    levels = sorted(
+        (p for p in points if p.throughput_tokens_per_s is not None and latency_of(p) is not None),
+        key=lambda p: p.concurrency,
+    )
+    return [
+        {
+            "concurrency": p.concurrency,
+            "latency_ms": latency_of(p),
+            "ttft_ms": p.ttft_ms,
+            "throughput_tokens_per_s": p.throughput_tokens_per_s,
+        }
+        for p in levels
+    ]
 
 
 def record_charts(points: Sequence[Measurement]) -> dict[str, Any] | None:

@@ -25,39 +25,79 @@ from app.security import ROLES, create_token
 @click.option("--outcome", type=click.Choice(OUTCOMES), default="ok", show_default=True)
 @click.option("--command", "command_line", default="", help="The server command as run.")
 @click.option("--notes", default="")
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
-              help="Default: detected from the file.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default=None,
+    help="Default: detected from the file.",
+)
 @click.option("--submitted-by", default="local", show_default=True)
-def import_command(file: Path, model: str, hardware: str, artifact: str, runtime: str,
-                   runtime_version: str | None, profile: str | None, gpu_count: int | None,
-                   outcome: str, command_line: str, notes: str, fmt: str | None,
-                   submitted_by: str) -> None:
+def import_command(
+    file: Path,
+    model: str,
+    hardware: str,
+    artifact: str,
+    runtime: str,
+    runtime_version: str | None,
+    profile: str | None,
+    gpu_count: int | None,
+    outcome: str,
+    command_line: str,
+    notes: str,
+    fmt: str | None,
+    submitted_by: str,
+) -> None:
     """Import a vLLM, GuideLLM or llama-bench result FILE as a pending record."""
     from app.db import session_scope
 
     settings = get_settings()
     if file.stat().st_size > settings.max_upload_bytes:
-        raise click.ClickException(f"{file} is larger than the {settings.max_upload_bytes:,}-byte "
-                                   "limit (SERVEBOOK_MAX_UPLOAD_BYTES).")
-    meta = {"model": model, "hardware": hardware, "artifact": artifact, "runtime": runtime,
-            "runtime_version": runtime_version, "profile": profile, "gpu_count": gpu_count,
-            "outcome": outcome, "command": command_line, "notes": notes}
+        raise click.ClickException(
+            f"{file} is larger than the {settings.max_upload_bytes:,}-byte "
+            "limit (SERVEBOOK_MAX_UPLOAD_BYTES)."
+        )
+    meta = {
+        "model": model,
+        "hardware": hardware,
+        "artifact": artifact,
+        "runtime": runtime,
+        "runtime_version": runtime_version,
+        "profile": profile,
+        "gpu_count": gpu_count,
+        "outcome": outcome,
+        "command": command_line,
+        "notes": notes,
+    }
     meta = {key: value for key, value in meta.items() if value not in (None, "")}
     try:
         with session_scope(settings) as session:
-            record = import_record(session, file.read_bytes(), meta, submitted_by=submitted_by,
-                                   fmt=fmt, filename=file.name, source="cli").record
-            summary = (record.id, record.review_state, len(record.measurements),
-                       record.provenance_detail["tool"], record.provenance_detail["sha256"],
-                       [flag["message"] for flag in record.flags])
+            record = import_record(
+                session,
+                file.read_bytes(),
+                meta,
+                submitted_by=submitted_by,
+                fmt=fmt,
+                filename=file.name,
+                source="cli",
+            ).record
+            summary = (
+                record.id,
+                record.review_state,
+                len(record.measurements),
+                record.provenance_detail["tool"],
+                record.provenance_detail["sha256"],
+                [flag["message"] for flag in record.flags],
+            )
     except RecordInvalid as invalid:
         lines = [f"  {error.field}: {error.message}" for error in invalid.errors]
         raise click.ClickException("the record was not stored:\n" + "\n".join(lines)) from None
     except IdempotencyConflict as conflict:
         raise click.ClickException(conflict.message) from None
     record_id, state, points, tool, digest, flags = summary
-    click.echo(f"record {record_id} stored ({state}): {points} measurements from {tool}, "
-               f"sha256 {digest}")
+    click.echo(
+        f"record {record_id} stored ({state}): {points} measurements from {tool}, sha256 {digest}"
+    )
     for message in flags:
         click.echo(f"  flagged: {message}")
 

@@ -63,12 +63,32 @@ class Comparison:
 
 def setup_rows(a: Record, b: Record) -> list[Row]:
     def view(r: Record) -> list[Any]:
-        return [r.model.slug, r.artifact.slug, r.runtime.slug, r.runtime_version,
-                r.hardware.slug, r.gpu_count, r.profile.slug if r.profile else None,
-                r.outcome, r.review_state, r.command]
+        return [
+            r.model.slug,
+            r.artifact.slug,
+            r.runtime.slug,
+            r.runtime_version,
+            r.hardware.slug,
+            r.gpu_count,
+            r.profile.slug if r.profile else None,
+            r.outcome,
+            r.review_state,
+            r.command,
+        ]
+
     # Page labels, in the reader's language (the comparison is built per request).
-    labels = [_("model"), _("model file"), _("runtime"), _("runtime version"), _("hardware"),
-              _("GPUs"), _("profile"), _("outcome"), _("review state"), _("command")]
+    labels = [
+        _("model"),
+        _("model file"),
+        _("runtime"),
+        _("runtime version"),
+        _("hardware"),
+        _("GPUs"),
+        _("profile"),
+        _("outcome"),
+        _("review state"),
+        _("command"),
+    ]
     return [Row(label, x, y) for label, x, y in zip(labels, view(a), view(b), strict=True)]
 
 
@@ -91,19 +111,29 @@ def result_rows(a: Record, b: Record) -> list[Row]:
             y = getattr(right, metric) if right else None
             if x is not None or y is not None:
                 tokens = f"{length:,}"
-                label = _("%(metric)s at %(length)s tokens x %(concurrency)s",
-                          metric=METRIC_LABELS[metric], length=tokens, concurrency=concurrency)
+                label = _(
+                    "%(metric)s at %(length)s tokens x %(concurrency)s",
+                    metric=METRIC_LABELS[metric],
+                    length=tokens,
+                    concurrency=concurrency,
+                )
                 rows.append(Row(label, x, y))
     return rows
 
 
 def compare_records(a: Record, b: Record) -> Comparison:
-    return Comparison(a, b, [
-        (_("Setup"), setup_rows(a, b)),
-        (_("Applied values"), mapping_rows(a.applied_values, b.applied_values)),
-        (_("Environment"), mapping_rows(a.environment, b.environment)),
-        (_("Results"), result_rows(a, b)),
-    ], setting_changes(a, b), measurement_effects(a, b))
+    return Comparison(
+        a,
+        b,
+        [
+            (_("Setup"), setup_rows(a, b)),
+            (_("Applied values"), mapping_rows(a.applied_values, b.applied_values)),
+            (_("Environment"), mapping_rows(a.environment, b.environment)),
+            (_("Results"), result_rows(a, b)),
+        ],
+        setting_changes(a, b),
+        measurement_effects(a, b),
+    )
 
 
 def comparison_out(comparison: Comparison, urls: dict[int, str]) -> dict[str, Any]:

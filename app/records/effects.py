@@ -20,24 +20,28 @@ from app.models import Measurement, Record
 # metric -> (label, unit, True when higher is better)
 TRACKED: dict[str, tuple[Sentence, str, bool]] = {
     "ttft_ms": (register("compare.metric.ttft", _l("TTFT"))(), "ms", False),
-    "decode_tokens_per_s": (register("compare.metric.decode", _l("decode speed"))(), "tok/s",
-                            True),
-    "peak_memory_gb_per_gpu": (register("compare.metric.peak_memory", _l("peak memory"))(),
-                               "GB/GPU", False),
+    "decode_tokens_per_s": (register("compare.metric.decode", _l("decode speed"))(), "tok/s", True),
+    "peak_memory_gb_per_gpu": (
+        register("compare.metric.peak_memory", _l("peak memory"))(),
+        "GB/GPU",
+        False,
+    ),
 }
-TASK_PASS_RATE = register("compare.metric.task_pass_rate",
-                          _l("task %(name)s v%(version)s pass rate"))
+TASK_PASS_RATE = register(
+    "compare.metric.task_pass_rate", _l("task %(name)s v%(version)s pass rate")
+)
 POINT = register("compare.point", _l("%(tokens)s tokens x %(concurrency)s"))
 RAMP_POINT = register("compare.point_ramp", _l("%(tokens)s tokens x %(concurrency)s (ramp)"))
 TASK_PROMPTS = register("compare.point_task", _l("task prompts"))
 REPEATS = register("compare.band.repeats", _l("lowest to highest of %(num)s repeats"))
 WILSON = register("compare.band.wilson", _l("95 %% Wilson interval over %(num)s checked answers"))
 ONE_SINGLE = register(
-    "compare.unknown.one",
-    _l("record %(a)s kept a single figure, no repeats: the band is unknown"))
+    "compare.unknown.one", _l("record %(a)s kept a single figure, no repeats: the band is unknown")
+)
 BOTH_SINGLE = register(
     "compare.unknown.both",
-    _l("records %(a)s and %(b)s kept a single figure, no repeats: the band is unknown"))
+    _l("records %(a)s and %(b)s kept a single figure, no repeats: the band is unknown"),
+)
 VERDICTS = {
     "within noise": register("compare.verdict.within_noise", _l("within noise")),
     "beyond noise": register("compare.verdict.beyond_noise", _l("beyond noise")),
@@ -172,8 +176,7 @@ def samples_of(m: Measurement, metric: str) -> list[float]:
     return [v for v in values if isinstance(v, int | float)] if isinstance(values, list) else []
 
 
-def why_unknown(a: Record, b: Record, band_a: Band | None,
-                band_b: Band | None) -> Sentence | None:
+def why_unknown(a: Record, b: Record, band_a: Band | None, band_b: Band | None) -> Sentence | None:
     single = [str(r.id) for r, band in ((a, band_a), (b, band_b)) if band is None]
     if not single:
         return None

@@ -26,12 +26,29 @@ BATCH_SIZE = 500  # records per query and per chunk written
 MOST_URL_PREFIXES = 64
 
 RECORD_FIELDS: tuple[str, ...] = (
-    "record_id", "review_state", "outcome", "model", "artifact", "artifact_format", "runtime",
-    "runtime_version", "hardware", "gpu_count", "profile", "provenance", "submitted_by",
-    "submitted_at", "flags", "command",
+    "record_id",
+    "review_state",
+    "outcome",
+    "model",
+    "artifact",
+    "artifact_format",
+    "runtime",
+    "runtime_version",
+    "hardware",
+    "gpu_count",
+    "profile",
+    "provenance",
+    "submitted_by",
+    "submitted_at",
+    "flags",
+    "command",
 )
 MEASUREMENT_FIELDS: tuple[str, ...] = (
-    "context_length", "concurrency", "repetitions", *METRICS, "token_count_source",
+    "context_length",
+    "concurrency",
+    "repetitions",
+    *METRICS,
+    "token_count_source",
     "memory_source",
 )
 CSV_FIELDS: tuple[str, ...] = RECORD_FIELDS + MEASUREMENT_FIELDS
@@ -90,8 +107,12 @@ def record_url(request: Request, record_id: int) -> str:
     state = request.app.state
     scope = request.scope
     server = scope.get("server")  # a tuple from uvicorn, a list from some test clients
-    key = (scope["scheme"], tuple(server) if server else None,
-           scope.get("app_root_path", scope.get("root_path", "")), request.headers.get("host"))
+    key = (
+        scope["scheme"],
+        tuple(server) if server else None,
+        scope.get("app_root_path", scope.get("root_path", "")),
+        request.headers.get("host"),
+    )
     prefixes: dict[tuple[Any, ...], str] | None = getattr(state, "record_url_prefixes", None)
     if prefixes is None:
         prefixes = state.record_url_prefixes = {}
@@ -113,12 +134,15 @@ def record_out(request: Request, record: Record) -> dict[str, Any]:
         "applied_values": record.applied_values,
         "environment": record.environment,
         "notes": record.notes,
-        "provenance_detail": {k: v for k, v in record.provenance_detail.items()
-                              if k != "fingerprint"},
+        "provenance_detail": {
+            k: v for k, v in record.provenance_detail.items() if k != "fingerprint"
+        },
         "flag_details": record.flags,
         "measurements": [measurement_out(m) for m in record.measurements],
-        "events": [{"action": e.action, "reason": e.reason, "actor": e.actor,
-                    "at": iso(e.created_at)} for e in record.events],
+        "events": [
+            {"action": e.action, "reason": e.reason, "actor": e.actor, "at": iso(e.created_at)}
+            for e in record.events
+        ],
     }
 
 
@@ -133,8 +157,9 @@ def safe_cell(value: Any) -> Any:
 def csv_rows(record: Record) -> list[dict[str, Any]]:
     base = record_fields(record)
     points = [measurement_fields(m) for m in record.measurements] or [{}]
-    return [{name: safe_cell({**base, **point}.get(name)) for name in CSV_FIELDS}
-            for point in points]
+    return [
+        {name: safe_cell({**base, **point}.get(name)) for name in CSV_FIELDS} for point in points
+    ]
 
 
 CSV_HEADER = ",".join(CSV_FIELDS) + "\n"  # plain names, as the format has always had
@@ -144,8 +169,9 @@ def csv_chunk(records: Sequence[Record]) -> str:
     buffer = io.StringIO()
     # Quoting every text field keeps a bare CR or LF inside its cell for every reader,
     # including those that take CR alone as a line break.
-    writer = csv.DictWriter(buffer, fieldnames=CSV_FIELDS, lineterminator="\n",
-                            quoting=csv.QUOTE_NONNUMERIC)
+    writer = csv.DictWriter(
+        buffer, fieldnames=CSV_FIELDS, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC
+    )
     for record in records:
         writer.writerows(csv_rows(record))
     return buffer.getvalue()
@@ -155,8 +181,13 @@ def to_csv(records: Sequence[Record]) -> str:
     return CSV_HEADER + csv_chunk(records)
 
 
-def batches(sessions: sessionmaker[Session], model: str | None, hardware: str | None,
-            state: str | None, size: int = BATCH_SIZE) -> Iterator[Sequence[Record]]:
+def batches(
+    sessions: sessionmaker[Session],
+    model: str | None,
+    hardware: str | None,
+    state: str | None,
+    size: int = BATCH_SIZE,
+) -> Iterator[Sequence[Record]]:
     """Every matching record, newest first, `size` at a time; no session stays open
     between batches, so a slow reader holds no connection."""
     before: int | None = None
@@ -186,12 +217,15 @@ def json_stream(request: Request, records: Iterator[Sequence[Record]]) -> Iterat
     yield f'],"count":{count}}}'
 
 
-def export_response(request: Request, fmt: ExportFormat, model: str | None,
-                    hardware: str | None, state: str | None) -> StreamingResponse:
+def export_response(
+    request: Request, fmt: ExportFormat, model: str | None, hardware: str | None, state: str | None
+) -> StreamingResponse:
     """The whole export, streamed as it is read."""
     records = batches(request.state.sessionmaker, model, hardware, state)
     if fmt == "csv":
         return StreamingResponse(
-            csv_stream(records), media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="records.csv"'})
+            csv_stream(records),
+            media_type="text/csv; charset=utf-8",
+            headers={"Content-Disposition": 'attachment; filename="records.csv"'},
+        )
     return StreamingResponse(json_stream(request, records), media_type="application/json")

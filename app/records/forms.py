@@ -14,12 +14,31 @@ from app.i18n.sentences import register
 from app.records.schemas import FieldError
 from app.security.json_input import JsonRefused, NotJson, loads_strict
 
-SCALARS = ("model", "artifact", "runtime", "runtime_version", "hardware", "gpu_count", "profile",
-           "command", "outcome", "notes")
+SCALARS = (
+    "model",
+    "artifact",
+    "runtime",
+    "runtime_version",
+    "hardware",
+    "gpu_count",
+    "profile",
+    "command",
+    "outcome",
+    "notes",
+)
 ENVIRONMENT = ("driver", "os", "runtime_build")
-ROW_FIELDS = ("context_length", "concurrency", "ttft_ms", "decode_tokens_per_s", "itl_ms",
-              "e2e_latency_ms", "throughput_tokens_per_s", "peak_memory_gb_per_gpu",
-              "needle_accuracy", "repetitions")
+ROW_FIELDS = (
+    "context_length",
+    "concurrency",
+    "ttft_ms",
+    "decode_tokens_per_s",
+    "itl_ms",
+    "e2e_latency_ms",
+    "throughput_tokens_per_s",
+    "peak_memory_gb_per_gpu",
+    "needle_accuracy",
+    "repetitions",
+)
 ROW_LABELS = {
     "context_length": _l("Context (tokens)"),
     "concurrency": _l("Concurrency"),
@@ -33,8 +52,9 @@ ROW_LABELS = {
     "repetitions": _l("Repetitions"),
 }
 GIVE_AN_OBJECT = register("form.give_an_object", _l("give a JSON object"))
-WRITE_AS_ASSIGNMENT = register("form.write_as_assignment",
-                               _l("line %(line)s: write it as name = value"))
+WRITE_AS_ASSIGNMENT = register(
+    "form.write_as_assignment", _l("line %(line)s: write it as name = value")
+)
 ON_LINE = register("form.on_line", _l("line %(line)s: %(problem)s"))
 DEFAULT_ROWS = 3
 MAX_ROWS = 200
@@ -118,8 +138,11 @@ def parse_form(form: Mapping[str, Any]) -> ParsedForm:
     fields = text_fields(form)
     state = FormState(values=fields, rows=typed_rows(fields))
     raw: dict[str, Any] = {k: fields[k].strip() for k in SCALARS if fields.get(k, "").strip()}
-    environment = {k: fields[f"environment.{k}"].strip() for k in ENVIRONMENT
-                   if fields.get(f"environment.{k}", "").strip()}
+    environment = {
+        k: fields[f"environment.{k}"].strip()
+        for k in ENVIRONMENT
+        if fields.get(f"environment.{k}", "").strip()
+    }
     raw["environment"] = environment
     raw["applied_values"], errors = parse_applied_values(fields.get("applied_values", ""))
     measurements, row_of = [], []

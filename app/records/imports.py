@@ -57,6 +57,12 @@ def import_record(
     except ImportFormatError as error:
         errors.append(FieldError.of("file", error.said))
     detail = provenance(run, content, filename, source) if run else {}
-    return submit_record(session, merged(meta, run), provenance="import", submitted_by=submitted_by,
-                         idempotency_key=idempotency_key, provenance_detail=detail,
-                         extra_errors=errors)
+    return submit_record(
+        session,
+        merged(meta, run),
+        provenance="import",
+        submitted_by=submitted_by,
+        idempotency_key=idempotency_key,
+        provenance_detail=detail,
+        extra_errors=errors,
+    )

@@ -24,20 +24,32 @@ from app.records.service import (
 )
 
 
-def ingest_record(session: Session, raw: Mapping[str, Any], *, provenance: Provenance,
-                  submitted_by: str, idempotency_key: str | None = None) -> Submission:
+def ingest_record(
+    session: Session,
+    raw: Mapping[str, Any],
+    *,
+    provenance: Provenance,
+    submitted_by: str,
+    idempotency_key: str | None = None,
+) -> Submission:
     """Store one record and commit; a retry with the same key gets the first record, even
     when both copies arrive at once (the unique key lets one in, the other replays it)."""
 
     def prepare() -> Prepared:
-        return prepare_submission(session, raw, provenance=provenance,
-                                  submitted_by=submitted_by, idempotency_key=idempotency_key)
+        return prepare_submission(
+            session,
+            raw,
+            provenance=provenance,
+            submitted_by=submitted_by,
+            idempotency_key=idempotency_key,
+        )
 
     return checked_and_stored(session, prepare, lambda: write_transaction(session))
 
 
-def review_committed(session: Session, record_id: int, raw: Mapping[str, Any],
-                     actor: str) -> Record:
+def review_committed(
+    session: Session, record_id: int, raw: Mapping[str, Any], actor: str
+) -> Record:
     """Accept, reject or retract, and commit; the record comes back in its new state."""
     pending = prepare_review(session, record_id, raw)
     with write_transaction(session):

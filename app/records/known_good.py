@@ -53,8 +53,9 @@ class KnownGood:
 KNOWN_GOOD_IDS: KeptPerRevision[tuple[int, datetime] | None] = KeptPerRevision(1024)
 
 
-def known_good_id(records: RecordRepository, key: tuple[int, int, int | None],
-                  revision: int) -> tuple[int, datetime] | None:
+def known_good_id(
+    records: RecordRepository, key: tuple[int, int, int | None], revision: int
+) -> tuple[int, datetime] | None:
     cache_key = (database_of(records.session), key)
     kept = KNOWN_GOOD_IDS.get(cache_key)
     if kept is not None and kept[0] == revision:
@@ -64,16 +65,21 @@ def known_good_id(records: RecordRepository, key: tuple[int, int, int | None],
     return found
 
 
-
 def find_known_good(
-    session: Session, model: LlmModel, hardware: Hardware, profile: Profile | None,
+    session: Session,
+    model: LlmModel,
+    hardware: Hardware,
+    profile: Profile | None,
     revision: int | None = None,
 ) -> KnownGood | None:
     """`revision`: the catalog revision the caller reads at, to use the answer kept for it."""
     records = RecordRepository(session)
     key = (model.id, hardware.id, profile.id if profile else None)
-    found = records.last_accepted_ok_id(*key) if revision is None else known_good_id(
-        records, key, revision)
+    found = (
+        records.last_accepted_ok_id(*key)
+        if revision is None
+        else known_good_id(records, key, revision)
+    )
     record = records.get_configuration(found[0]) if found else None
     if found is None or record is None:
         return None

@@ -23,8 +23,13 @@ class RecordPages:
     def choices(self, values: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Everything the selects offer; model files and runtimes narrowed to a chosen model."""
         values = values or {}
-        choices = form_choices(self.session, values.get("model"), values.get("artifact"),
-                               values.get("runtime"), keep=True)
+        choices = form_choices(
+            self.session,
+            values.get("model"),
+            values.get("artifact"),
+            values.get("runtime"),
+            keep=True,
+        )
         return {
             "choices": choices,
             "models": choices.models,
@@ -41,10 +46,17 @@ class RecordPages:
             values["gpu_count"] = str(hardware.gpu_count)
         return values
 
-    def search(self, model: str | None, hardware: str | None,
-               state: str | None) -> Sequence[Record]:
+    def search(
+        self, model: str | None, hardware: str | None, state: str | None
+    ) -> Sequence[Record]:
         return self.records.search(model, hardware, state)
 
-    def page(self, model: str | None, hardware: str | None, state: str | None,
-             cursor: str | None, limit: int) -> Page[Record]:
+    def page(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> Page[Record]:
         return self.records.page(model, hardware, state, cursor, limit)

@@ -33,9 +33,17 @@ class RecordRepository:
     def get_configuration(self, record_id: int) -> Record | None:
         """A record with its catalog rows only (one joined query), for blocks that show what
         was run rather than what was measured; its measurements and events stay unloaded."""
-        statement = select(Record).where(Record.id == record_id).options(
-            joinedload(Record.model), joinedload(Record.artifact), joinedload(Record.runtime),
-            joinedload(Record.hardware), joinedload(Record.profile))
+        statement = (
+            select(Record)
+            .where(Record.id == record_id)
+            .options(
+                joinedload(Record.model),
+                joinedload(Record.artifact),
+                joinedload(Record.runtime),
+                joinedload(Record.hardware),
+                joinedload(Record.profile),
+            )
+        )
         return self.session.scalars(statement).unique().one_or_none()
 
     def get_many(self, record_ids: Sequence[int]) -> dict[int, Record]:
@@ -89,20 +97,29 @@ class RecordRepository:
         statement = self._filtered(select(Record).options(*FULL), model, hardware, state)
         return keyset_page(self.session, statement, Record.created_at, Record.id, cursor, limit)
 
-    def _filtered(self, statement: Select[Any], model: str | None, hardware: str | None,
-                  state: str | None) -> Select[Any]:
+    def _filtered(
+        self, statement: Select[Any], model: str | None, hardware: str | None, state: str | None
+    ) -> Select[Any]:
         if model:
             statement = statement.join(LlmModel, LlmModel.id == Record.model_id).where(
-                LlmModel.slug == model)
+                LlmModel.slug == model
+            )
         if hardware:
             statement = statement.join(Hardware, Hardware.id == Record.hardware_id).where(
-                Hardware.slug == hardware)
+                Hardware.slug == hardware
+            )
         if state:
             statement = statement.where(Record.review_state == state)
         return statement
 
-    def export_batch(self, model: str | None, hardware: str | None, state: str | None,
-                     before: int | None, size: int) -> Sequence[Record]:
+    def export_batch(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        before: int | None,
+        size: int,
+    ) -> Sequence[Record]:
         """The next `size` records, newest first, below id `before` (keyset: every batch
         costs the same however deep the export is)."""
         statement = select(Record).options(*FULL).order_by(Record.id.desc()).limit(size)
@@ -120,20 +137,27 @@ class RecordRepository:
         )
         return self.session.scalars(statement).all()
 
-    def last_accepted_ok_id(self, model_id: int, hardware_id: int,
-                            profile_id: int | None) -> tuple[int, datetime] | None:
+    def last_accepted_ok_id(
+        self, model_id: int, hardware_id: int, profile_id: int | None
+    ) -> tuple[int, datetime] | None:
         """The configuration's working record accepted last (its id) and when: one query
         through ix_records_configuration, but it joins every accepted working record of the
         configuration to its acceptance, so pages keep the answer per catalog revision
         (app.records.known_good)."""
-        profile = Record.profile_id.is_(None) if profile_id is None else (
-            Record.profile_id == profile_id)
+        profile = (
+            Record.profile_id.is_(None) if profile_id is None else (Record.profile_id == profile_id)
+        )
         accepted = (RecordEvent.record_id == Record.id) & (RecordEvent.action == "accepted")
         statement = (
             select(Record.id, RecordEvent.created_at)
             .join(RecordEvent, accepted)
-            .where(Record.model_id == model_id, Record.hardware_id == hardware_id, profile,
-                   Record.review_state == "accepted", Record.outcome == "ok")
+            .where(
+                Record.model_id == model_id,
+                Record.hardware_id == hardware_id,
+                profile,
+                Record.review_state == "accepted",
+                Record.outcome == "ok",
+            )
             .order_by(RecordEvent.created_at.desc(), RecordEvent.id.desc())
             .limit(1)
         )
@@ -141,8 +165,9 @@ class RecordRepository:
         return None if row is None else (row[0], row[1])
 
     def artifact_owner(self, slug: str) -> Artifact | None:
-        statement = select(Artifact).where(Artifact.slug == slug).options(
-            selectinload(Artifact.model))
+        statement = (
+            select(Artifact).where(Artifact.slug == slug).options(selectinload(Artifact.model))
+        )
         return self.session.scalars(statement).one_or_none()
 
     def profiles(self) -> Sequence[Profile]:

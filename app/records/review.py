@@ -29,10 +29,12 @@ TRANSITIONS: dict[tuple[str, str], str] = {
 REASON_REQUIRED = frozenset({"reject", "retract"})
 
 # The states and actions a sentence names, in the words the pages use for them.
-STATE_WORDS = {state: register(f"review.state.{state}", words)
-               for state, words in REVIEW_STATES.items()}
-ACTION_WORDS = {action: register(f"review.action.{action}", words)
-                for action, words in REVIEW_ACTIONS.items()}
+STATE_WORDS = {
+    state: register(f"review.state.{state}", words) for state, words in REVIEW_STATES.items()
+}
+ACTION_WORDS = {
+    action: register(f"review.action.{action}", words) for action, words in REVIEW_ACTIONS.items()
+}
 SAY_WHY = {
     "accept": register("review.say_why.accept", _l("say why you accept this record")),
     "reject": register("review.say_why.reject", _l("say why you reject this record")),
@@ -40,19 +42,21 @@ SAY_WHY = {
 }
 CONFIRM_FLAGS = register(
     "review.confirm_flags",
-    _l("the record is flagged (%(codes)s); confirm that you checked the flags to accept it "
-       "anyway"))
+    _l("the record is flagged (%(codes)s); confirm that you checked the flags to accept it anyway"),
+)
 SAY_WHY_FLAGGED = register("review.say_why_flagged", _l("say why you accept a flagged record"))
 NOT_ALLOWED = register(
     "review.not_allowed",
-    _l("Record %(record)s is %(state)s; it cannot be %(action)sed. Allowed: %(allowed)s."))
+    _l("Record %(record)s is %(state)s; it cannot be %(action)sed. Allowed: %(allowed)s."),
+)
 NO_FURTHER_REVIEW = register(
     "review.no_further_review",
-    _l("Record %(record)s is %(state)s; it cannot be %(action)sed. "
-       "No further review is possible."))
+    _l("Record %(record)s is %(state)s; it cannot be %(action)sed. No further review is possible."),
+)
 REVIEWED_MEANWHILE = register(
     "review.reviewed_meanwhile",
-    _l("Record %(record)s was reviewed by someone else just now; reload it."))
+    _l("Record %(record)s was reviewed by someone else just now; reload it."),
+)
 
 
 def allowed_actions(state: str) -> list[str]:
@@ -100,8 +104,9 @@ class PendingReview:
     target: str
 
 
-def prepare_review(session: Session, record_id: int,
-                   raw: Mapping[str, Any] | ReviewIn) -> PendingReview:
+def prepare_review(
+    session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn
+) -> PendingReview:
     """Everything that reads: the record, the transition, the flag confirmation."""
     review = parse_review(raw)
     record = get_record(session, record_id)
@@ -110,9 +115,14 @@ def prepare_review(session: Session, record_id: int,
     if target is None:
         allowed = allowed_actions(source)
         said = NOT_ALLOWED if allowed else NO_FURTHER_REVIEW
-        raise Conflict(said(record=str(record_id), state=STATE_WORDS[source](),
-                            action=ACTION_WORDS[review.action](),
-                            allowed=[ACTION_WORDS[action]() for action in allowed]))
+        raise Conflict(
+            said(
+                record=str(record_id),
+                state=STATE_WORDS[source](),
+                action=ACTION_WORDS[review.action](),
+                allowed=[ACTION_WORDS[action]() for action in allowed],
+            )
+        )
     if review.action == "accept" and needs_confirmation(record):
         check_flags_confirmed(record, review)
     return PendingReview(record, review, source, target)
@@ -124,19 +134,26 @@ def apply_review(session: Session, pending: PendingReview, actor: str) -> None:
     record = pending.record
     if not RecordRepository(session).move_state(record.id, pending.source, pending.target):
         raise Conflict(REVIEWED_MEANWHILE(record=str(record.id)))
-    event = {"record_id": record.id, "action": pending.target,
-             "reason": pending.review.reason.strip(), "actor": actor, "created_at": utcnow()}
+    event = {
+        "record_id": record.id,
+        "action": pending.target,
+        "reason": pending.review.reason.strip(),
+        "actor": actor,
+        "created_at": utcnow(),
+    }
     RecordStore(session).insert_event(event)
     # Accepted evidence changes figures (accepting, retracting); any review changes the list.
     evidence = "accepted" in (pending.source, pending.target)
-    bump_revision(session, Touched(record.model_id, record.hardware_id, record.profile_id,
-                                   evidence))
+    bump_revision(
+        session, Touched(record.model_id, record.hardware_id, record.profile_id, evidence)
+    )
     set_committed_value(record, "review_state", pending.target)
     set_committed_value(record, "events", [*record.events, RecordEvent(**event)])
 
 
-def review_record(session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn,
-                  actor: str) -> Record:
+def review_record(
+    session: Session, record_id: int, raw: Mapping[str, Any] | ReviewIn, actor: str
+) -> Record:
     """Accept, reject or retract inside the caller's unit of work; anything else is a
     conflict with the record's state."""
     pending = prepare_review(session, record_id, raw)

@@ -96,24 +96,39 @@ def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONRes
 
 
 @router.get("/records", name="records:index", responses=page_responses(400))
-def index(request: Request, session: SessionDep, filters: FiltersDep, cursor: CursorQuery = None,
-          limit: LimitQuery = DEFAULT_LIMIT) -> Response:
+def index(
+    request: Request,
+    session: SessionDep,
+    filters: FiltersDep,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = DEFAULT_LIMIT,
+) -> Response:
     """Records, newest first, a page at a time, with filters and a compare picker; the
     pending filter is the review queue."""
     pages = RecordPages(session)
     page = pages.page(filters.model, filters.hardware, filters.state, cursor, limit)
     where = filters.model_dump(mode="json", exclude_none=True)
     csv_url = request.url_for("api:records_list").include_query_params(**where, format="csv")
-    context = {"records": page.items, "filters": filters, "csv_url": csv_url,
-               "older_url": next_url(request, "records:index", page, where, limit),
-               "newest_url": request.url_for("records:index").include_query_params(**where)
-               if cursor else None, **pages.choices()}
+    context = {
+        "records": page.items,
+        "filters": filters,
+        "csv_url": csv_url,
+        "older_url": next_url(request, "records:index", page, where, limit),
+        "newest_url": request.url_for("records:index").include_query_params(**where)
+        if cursor
+        else None,
+        **pages.choices(),
+    }
     return render(request, "records/index.html", context, block="records_table")
 
 
 @router.get("/records/new", name="records:new", responses=page_responses(404))
-def new_record(request: Request, session: SessionDep, principal: OptionalPrincipal,
-               from_record: Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)] = None) -> Response:
+def new_record(
+    request: Request,
+    session: SessionDep,
+    principal: OptionalPrincipal,
+    from_record: Annotated[int | None, Query(ge=1, le=MAX_ROW_ID)] = None,
+) -> Response:
     """The record form, pre-filled from the query string (model, hardware, artifact, ...),
     or with `from_record` from a stored record's setup (a known-good one, to change a
     single setting)."""
@@ -129,15 +144,25 @@ def new_record(request: Request, session: SessionDep, principal: OptionalPrincip
 @router.get("/records/new/row", name="records:new_row")
 def new_row(request: Request, index: Annotated[int, Query(ge=0, le=199)]) -> Response:
     """One more empty measurement row (htmx appends it to the table)."""
-    context = {"index": index, "row": {}, "state": FormState(), "row_fields": ROW_FIELDS,
-               "row_labels": ROW_LABELS}
+    context = {
+        "index": index,
+        "row": {},
+        "state": FormState(),
+        "row_fields": ROW_FIELDS,
+        "row_labels": ROW_LABELS,
+    }
     return render(request, "records/_measurement_row.html", context)
 
 
-@router.post("/records", name="records:create", dependencies=[CsrfDep],
-             responses=page_responses(303, 401, 403, 409, 413, 422))
-def create(request: Request, session: SessionDep, principal: SubmitterDep,
-           form: FormDep) -> Response:
+@router.post(
+    "/records",
+    name="records:create",
+    dependencies=[CsrfDep],
+    responses=page_responses(303, 401, 403, 409, 413, 422),
+)
+def create(
+    request: Request, session: SessionDep, principal: SubmitterDep, form: FormDep
+) -> Response:
     """Submit the form (with or without a result file to import)."""
     parsed = parse_form(form)
     key = str(form.get("idempotency_key") or "") or None
@@ -154,29 +179,61 @@ def create(request: Request, session: SessionDep, principal: SubmitterDep,
     return redirect(request, url)
 
 
-def submit_form(session: Session, parsed: ParsedForm, upload: object, form: FormData,
-                submitter: str, key: str | None) -> Submission:
+def submit_form(
+    session: Session,
+    parsed: ParsedForm,
+    upload: object,
+    form: FormData,
+    submitter: str,
+    key: str | None,
+) -> Submission:
     if isinstance(upload, UploadFile) and upload.filename:
         content = upload.file.read()
         fmt = str(form.get("result_format") or "") or None
         meta = {k: v for k, v in parsed.raw.items() if k != "measurements"}
-        return import_record(session, content, meta, submitted_by=submitter, fmt=fmt,
-                             filename=upload.filename, idempotency_key=key,
-                             extra_errors=parsed.errors)
-    return submit_record(session, parsed.raw, provenance="form", submitted_by=submitter,
-                         idempotency_key=key, extra_errors=parsed.errors)
+        return import_record(
+            session,
+            content,
+            meta,
+            submitted_by=submitter,
+            fmt=fmt,
+            filename=upload.filename,
+            idempotency_key=key,
+            extra_errors=parsed.errors,
+        )
+    return submit_record(
+        session,
+        parsed.raw,
+        provenance="form",
+        submitted_by=submitter,
+        idempotency_key=key,
+        extra_errors=parsed.errors,
+    )
 
 
-def form_context(pages: RecordPages, state: FormState,
-                 principal: Principal | None) -> dict[str, Any]:
-    return {"state": state, "form_key": state.values.get("idempotency_key") or uuid.uuid4().hex,
-            "outcomes": OUTCOMES, "outcome_labels": OUTCOME_LABELS, "formats": FORMAT_LABELS,
-            "row_fields": ROW_FIELDS, "row_labels": ROW_LABELS, "principal": principal,
-            **pages.choices(state.values)}
+def form_context(
+    pages: RecordPages, state: FormState, principal: Principal | None
+) -> dict[str, Any]:
+    return {
+        "state": state,
+        "form_key": state.values.get("idempotency_key") or uuid.uuid4().hex,
+        "outcomes": OUTCOMES,
+        "outcome_labels": OUTCOME_LABELS,
+        "formats": FORMAT_LABELS,
+        "row_fields": ROW_FIELDS,
+        "row_labels": ROW_LABELS,
+        "principal": principal,
+        **pages.choices(state.values),
+    }
 
 
-def form_response(request: Request, session: Session, state: FormState,
-                  principal: Principal | None, status_code: int = 422) -> Response:
+def form_response(
+    request: Request,
+    session: Session,
+    state: FormState,
+    principal: Principal | None,
+    status_code: int = 422,
+) -> Response:
     context = form_context(RecordPages(session), state, principal)
     status = 200 if is_htmx(request) else status_code
     return render(request, "records/new.html", context, block="record_form", status_code=status)
@@ -189,56 +246,85 @@ def compare(request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery)
     return render(request, "records/compare.html", {"comparison": comparison})
 
 
-@api_router.get("/records/compare", name="api:records_compare",
-                responses=error_responses(404))
-def compare_api(request: Request, session: SessionDep, a: RowIdQuery,
-                b: RowIdQuery) -> dict[str, Any]:
+@api_router.get("/records/compare", name="api:records_compare", responses=error_responses(404))
+def compare_api(
+    request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery
+) -> dict[str, Any]:
     """What differs from record `a` to record `b`: each setting changed (command flags read
     per runtime, applied values, runtime version, environment), counted once, and what the
     figures did, each change with its noise band."""
     comparison = compare_records(get_record(session, a), get_record(session, b))
-    urls = {r.id: str(request.url_for("records:detail", record_id=r.id)) for r in (
-        comparison.a, comparison.b)}
+    urls = {
+        r.id: str(request.url_for("records:detail", record_id=r.id))
+        for r in (comparison.a, comparison.b)
+    }
     return comparison_out(comparison, urls)
 
 
 @router.get("/records/{record_id}", name="records:detail", responses=page_responses(404))
-def detail(request: Request, record_id: RowIdPath, session: SessionDep,
-           principal: OptionalPrincipal) -> Response:
+def detail(
+    request: Request, record_id: RowIdPath, session: SessionDep, principal: OptionalPrincipal
+) -> Response:
     """A record: provenance, measurements, flags, history, and review for maintainers."""
     record = get_record(session, record_id)
     context = detail_context(session, record, principal, {})
     return render(request, "records/detail.html", context)
 
 
-def detail_context(session: Session, record: Record, principal: Principal | None,
-                   errors: dict[str, str], typed: dict[str, Any] | None = None) -> dict[str, Any]:
+def detail_context(
+    session: Session,
+    record: Record,
+    principal: Principal | None,
+    errors: dict[str, str],
+    typed: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     actions = allowed_actions(record.review_state)
-    return {"record": record, "principal": principal, "actions": actions,
-            "review_errors": errors, "typed": typed or {}, "outcome_labels": OUTCOME_LABELS,
-            "charts": record_charts(record.measurements),
-            "needs_confirmation": needs_confirmation(record),
-            "known_good": known_good_for(session, record),
-            **acceptance_preview(session, record, principal, actions)}
+    return {
+        "record": record,
+        "principal": principal,
+        "actions": actions,
+        "review_errors": errors,
+        "typed": typed or {},
+        "outcome_labels": OUTCOME_LABELS,
+        "charts": record_charts(record.measurements),
+        "needs_confirmation": needs_confirmation(record),
+        "known_good": known_good_for(session, record),
+        **acceptance_preview(session, record, principal, actions),
+    }
 
 
-def acceptance_preview(session: Session, record: Record, principal: Principal | None,
-                       actions: list[str]) -> dict[str, Any]:
+def acceptance_preview(
+    session: Session, record: Record, principal: Principal | None, actions: list[str]
+) -> dict[str, Any]:
     """What the Accept button would change; only a maintainer who can accept sees it, and
     only then is it worth resolving every recipe twice."""
     if not (principal and principal.is_maintainer and "accept" in actions):
         return {"consequences": None}
-    return {"consequences": acceptance_consequences(session, record),
-            "why_nothing_changes": why_nothing_changes(record)}
+    return {
+        "consequences": acceptance_consequences(session, record),
+        "why_nothing_changes": why_nothing_changes(record),
+    }
 
 
-@router.post("/records/{record_id}/review", name="records:review", dependencies=[CsrfDep],
-             responses=page_responses(303, 401, 403, 404, 409, 413, 422))
-def review(request: Request, record_id: RowIdPath, session: SessionDep, principal: MaintainerDep,
-           form: FormDep) -> Response:
+@router.post(
+    "/records/{record_id}/review",
+    name="records:review",
+    dependencies=[CsrfDep],
+    responses=page_responses(303, 401, 403, 404, 409, 413, 422),
+)
+def review(
+    request: Request,
+    record_id: RowIdPath,
+    session: SessionDep,
+    principal: MaintainerDep,
+    form: FormDep,
+) -> Response:
     """Accept, reject or retract from the record page."""
-    raw = {"action": str(form.get("action", "")), "reason": str(form.get("reason", "")),
-           "confirm_flags": bool(form.get("confirm_flags"))}
+    raw = {
+        "action": str(form.get("action", "")),
+        "reason": str(form.get("reason", "")),
+        "confirm_flags": bool(form.get("confirm_flags")),
+    }
     try:
         review_record(session, record_id, raw, principal.name)
     except RecordInvalid as invalid:
@@ -253,19 +339,33 @@ def review(request: Request, record_id: RowIdPath, session: SessionDep, principa
 # ---------------------------------------------------------------- JSON API
 
 
-RECORD_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": inline_refs(RecordIn.model_json_schema())}}}}
+RECORD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": inline_refs(RecordIn.model_json_schema())}},
+    }
+}
 
 
 @api_router.post(
-    "/records", name="api:records_create", status_code=201, response_model=RecordCreated,
+    "/records",
+    name="api:records_create",
+    status_code=201,
+    response_model=RecordCreated,
     openapi_extra=RECORD_BODY,
-    responses={200: {"model": RecordCreated, "description": "a retry with the same "
-                     "Idempotency-Key: the first record, nothing new stored"},
-               409: {"model": ConflictOut,
-                     "description": "the Idempotency-Key was used with a different body"},
-               **error_responses(401, 403, 413, 415),
-               422: {"model": ErrorsOut, "description": "every field error at once"}},
+    responses={
+        200: {
+            "model": RecordCreated,
+            "description": "a retry with the same "
+            "Idempotency-Key: the first record, nothing new stored",
+        },
+        409: {
+            "model": ConflictOut,
+            "description": "the Idempotency-Key was used with a different body",
+        },
+        **error_responses(401, 403, 413, 415),
+        422: {"model": ErrorsOut, "description": "every field error at once"},
+    },
 )
 async def create_api(request: Request) -> Response:
     """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
@@ -273,8 +373,9 @@ async def create_api(request: Request) -> Response:
     # a trip costs more CPU than reading the record, and dependencies would take three.
     # A few at a time (app.main): the rest wait here, in the event loop, at no cost.
     body = await request.body()
-    return await to_thread.run_sync(submit_api, request, body,
-                                    limiter=request.state.submissions_at_once)
+    return await to_thread.run_sync(
+        submit_api, request, body, limiter=request.state.submissions_at_once
+    )
 
 
 def submit_api(request: Request, body: bytes) -> Response:
@@ -284,63 +385,99 @@ def submit_api(request: Request, body: bytes) -> Response:
         raw = as_object(parse_json_body(request, body))
         key = request.headers.get("idempotency-key") or None
         try:
-            submission = ingest_record(session, raw, provenance="api",
-                                       submitted_by=principal.name, idempotency_key=key)
+            submission = ingest_record(
+                session, raw, provenance="api", submitted_by=principal.name, idempotency_key=key
+            )
         except RecordInvalid as invalid:
             return errors_response(invalid.errors)
         except IdempotencyConflict as conflict:
-            return JSONResponse({"detail": conflict.message, "record_id": conflict.record_id},
-                                status_code=409)
+            return JSONResponse(
+                {"detail": conflict.message, "record_id": conflict.record_id}, status_code=409
+            )
     record = submission.record
-    out = RecordCreated(id=record.id, review_state=record.review_state,  # type: ignore[arg-type]
-                        url=record_url(request, record.id),
-                        flags=record.flags)
+    out = RecordCreated(
+        id=record.id,
+        review_state=record.review_state,  # type: ignore[arg-type]
+        url=record_url(request, record.id),
+        flags=record.flags,
+    )
     # pydantic-core writes the JSON itself, rather than a dict for json.dumps to walk.
-    return Response(out.model_dump_json(), status_code=201 if submission.created else 200,
-                    media_type="application/json")
+    return Response(
+        out.model_dump_json(),
+        status_code=201 if submission.created else 200,
+        media_type="application/json",
+    )
 
 
-@api_router.get("/records", name="api:records_list", description=CSV_DOC,
-                response_model=RecordListOut,
-                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
-                           **error_responses(400)})
-def list_api(request: Request, session: SessionDep, filters: FiltersDep,
-             format: Literal["json", "csv"] | None = None, cursor: CursorQuery = None,
-             limit: LimitQuery = DEFAULT_LIMIT) -> Response:
+@api_router.get(
+    "/records",
+    name="api:records_list",
+    description=CSV_DOC,
+    response_model=RecordListOut,
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        **error_responses(400),
+    },
+)
+def list_api(
+    request: Request,
+    session: SessionDep,
+    filters: FiltersDep,
+    format: Literal["json", "csv"] | None = None,
+    cursor: CursorQuery = None,
+    limit: LimitQuery = DEFAULT_LIMIT,
+) -> Response:
     """Records filtered by model, hardware and review state: JSON a page at a time, newest
     first (follow `next`), or CSV of every match, streamed."""
-    wants_csv = format == "csv" or (format is None and "text/csv" in
-                                     request.headers.get("accept", ""))
+    wants_csv = format == "csv" or (
+        format is None and "text/csv" in request.headers.get("accept", "")
+    )
     if wants_csv:
         return export_response(request, "csv", filters.model, filters.hardware, filters.state)
-    page = RecordPages(session).page(filters.model, filters.hardware, filters.state, cursor,
-                                     limit)
+    page = RecordPages(session).page(filters.model, filters.hardware, filters.state, cursor, limit)
     where = filters.model_dump(mode="json", exclude_none=True)
-    return JSONResponse({"count": len(page.items), "limit": limit,
-                         "next": next_url(request, "api:records_list", page, where, limit),
-                         "records": [record_out(request, r) for r in page.items]})
+    return JSONResponse(
+        {
+            "count": len(page.items),
+            "limit": limit,
+            "next": next_url(request, "api:records_list", page, where, limit),
+            "records": [record_out(request, r) for r in page.items],
+        }
+    )
 
 
-@api_router.get("/records/export", name="api:records_export", description=CSV_DOC,
-                response_model=RecordExportOut,
-                responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}})
-def export_api(request: Request, filters: FiltersDep,
-               format: Literal["json", "csv"] = "json") -> Response:
+@api_router.get(
+    "/records/export",
+    name="api:records_export",
+    description=CSV_DOC,
+    response_model=RecordExportOut,
+    responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
+)
+def export_api(
+    request: Request, filters: FiltersDep, format: Literal["json", "csv"] = "json"
+) -> Response:
     """Every record that matches the filters, newest first, streamed as JSON or CSV."""
     return export_response(request, format, filters.model, filters.hardware, filters.state)
 
 
-@api_router.get("/records/{record_id}", name="api:records_get", response_model=RecordOut,
-                responses=error_responses(404))
+@api_router.get(
+    "/records/{record_id}",
+    name="api:records_get",
+    response_model=RecordOut,
+    responses=error_responses(404),
+)
 def get_api(request: Request, record_id: RowIdPath, session: SessionDep) -> dict[str, Any]:
     """One record with its measurements, flags and history."""
     return record_out(request, get_record(session, record_id))
 
 
-@api_router.get("/records/{record_id}/acceptance", name="api:records_acceptance",
-                response_model=AcceptanceOut, responses=error_responses(404))
-def acceptance_api(request: Request, record_id: RowIdPath,
-                   session: SessionDep) -> dict[str, Any]:
+@api_router.get(
+    "/records/{record_id}/acceptance",
+    name="api:records_acceptance",
+    response_model=AcceptanceOut,
+    responses=error_responses(404),
+)
+def acceptance_api(request: Request, record_id: RowIdPath, session: SessionDep) -> dict[str, Any]:
     """What accepting the record would change on the recipe pages, before anyone accepts it;
     no changes once the record is no longer pending."""
     record = get_record(session, record_id)
@@ -349,29 +486,56 @@ def acceptance_api(request: Request, record_id: RowIdPath,
         "review_state": record.review_state,
         "flags": record.flags,
         "needs_confirmation": needs_confirmation(record),
-        "changes": [change_out(request, record, change)
-                    for change in acceptance_consequences(session, record)],
+        "changes": [
+            change_out(request, record, change)
+            for change in acceptance_consequences(session, record)
+        ],
     }
 
 
 def change_out(request: Request, record: Record, change: Consequence) -> dict[str, Any]:
-    url = request.url_for("recipes:detail", model=record.model.slug,
-                          hardware=change.hardware.slug, profile=change.profile.slug)
-    return {"hardware": change.hardware.slug, "hardware_name": change.hardware.name,
-            "profile": change.profile.slug, "what": change.what, "before": change.before,
-            "after": change.after, "url": str(url)}
+    url = request.url_for(
+        "recipes:detail",
+        model=record.model.slug,
+        hardware=change.hardware.slug,
+        profile=change.profile.slug,
+    )
+    return {
+        "hardware": change.hardware.slug,
+        "hardware_name": change.hardware.name,
+        "profile": change.profile.slug,
+        "what": change.what,
+        "before": change.before,
+        "after": change.after,
+        "url": str(url),
+    }
 
 
-REVIEW_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": inline_refs(ReviewIn.model_json_schema())}}}}
+REVIEW_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": inline_refs(ReviewIn.model_json_schema())}},
+    }
+}
 
 
-@api_router.post("/records/{record_id}/review", name="api:records_review",
-                 response_model=RecordOut, openapi_extra=REVIEW_BODY,
-                 responses={**error_responses(401, 403, 404, 409, 413, 415),
-                            422: {"model": ErrorsOut, "description": "every field error"}})
-def review_api(request: Request, record_id: RowIdPath, session: SessionDep,
-               principal: MaintainerDep, body: BodyDep) -> Response:
+@api_router.post(
+    "/records/{record_id}/review",
+    name="api:records_review",
+    response_model=RecordOut,
+    openapi_extra=REVIEW_BODY,
+    responses={
+        **error_responses(401, 403, 404, 409, 413, 415),
+        422: {"model": ErrorsOut, "description": "every field error"},
+    },
+)
+def review_api(
+    request: Request,
+    record_id: RowIdPath,
+    session: SessionDep,
+    principal: MaintainerDep,
+    body: BodyDep,
+) -> Response:
     """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
     flagged record also takes `"confirm_flags": true` and a reason."""
     try:
@@ -379,4 +543,3 @@ def review_api(request: Request, record_id: RowIdPath, session: SessionDep,
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
     return JSONResponse(record_out(request, record))
-

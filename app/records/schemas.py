@@ -26,8 +26,14 @@ OUTCOME_LABELS = {
     "wrong_answer": "answered, but missed the needle",
 }
 METRICS: tuple[str, ...] = (
-    "ttft_ms", "decode_tokens_per_s", "itl_ms", "e2e_latency_ms", "throughput_tokens_per_s",
-    "peak_memory_gb_per_gpu", "kv_cache_usage_peak", "needle_accuracy",
+    "ttft_ms",
+    "decode_tokens_per_s",
+    "itl_ms",
+    "e2e_latency_ms",
+    "throughput_tokens_per_s",
+    "peak_memory_gb_per_gpu",
+    "kv_cache_usage_peak",
+    "needle_accuracy",
 )
 
 FINITE: dict[str, bool] = {"allow_inf_nan": False}
@@ -35,8 +41,9 @@ MAX_SAMPLES = 10_000  # per metric: the benchmark client's largest ramp sends fa
 
 
 NOT_A_BOOL = register("input.not_a_bool", _l("give a number, not true or false"))
-NO_VALUE = register("record.no_measured_value",
-                    _l("give at least one measured value for this point"))
+NO_VALUE = register(
+    "record.no_measured_value", _l("give at least one measured value for this point")
+)
 
 
 def not_a_bool(value: Any) -> Any:
@@ -65,34 +72,57 @@ class MeasurementIn(BaseModel):
 
     context_length: int = Field(ge=1, le=10_000_000, description="prompt tokens at this point")
     concurrency: int = Field(default=1, ge=1, le=100_000, description="requests in flight")
-    repetitions: int = Field(default=1, ge=1, le=1_000_000,
-                             description="requests the values summarise")
-    ttft_ms: float | None = Field(default=None, ge=0, le=86_400_000, **FINITE,
-                                  description="time to first token, median, ms")
-    decode_tokens_per_s: float | None = Field(default=None, ge=0, le=1_000_000, **FINITE,
-                                              description="decode speed of one request, tokens/s")
-    itl_ms: float | None = Field(default=None, ge=0, le=3_600_000, **FINITE,
-                                 description="inter-token latency, median, ms")
-    e2e_latency_ms: float | None = Field(default=None, ge=0, le=86_400_000, **FINITE,
-                                         description="end-to-end latency of one request, ms")
-    throughput_tokens_per_s: float | None = Field(default=None, ge=0, le=100_000_000, **FINITE,
-                                                  description="output tokens/s over all requests")
-    peak_memory_gb_per_gpu: float | None = Field(default=None, ge=0, le=100_000, **FINITE,
-                                                 description="peak memory used per GPU, GB")
-    kv_cache_usage_peak: float | None = Field(default=None, ge=0, le=1, **FINITE,
-                                              description="peak KV-cache usage, fraction")
-    needle_accuracy: float | None = Field(default=None, ge=0, le=1, **FINITE,
-                                          description="share of needles found, 0..1")
+    repetitions: int = Field(
+        default=1, ge=1, le=1_000_000, description="requests the values summarise"
+    )
+    ttft_ms: float | None = Field(
+        default=None, ge=0, le=86_400_000, **FINITE, description="time to first token, median, ms"
+    )
+    decode_tokens_per_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=1_000_000,
+        **FINITE,
+        description="decode speed of one request, tokens/s",
+    )
+    itl_ms: float | None = Field(
+        default=None, ge=0, le=3_600_000, **FINITE, description="inter-token latency, median, ms"
+    )
+    e2e_latency_ms: float | None = Field(
+        default=None,
+        ge=0,
+        le=86_400_000,
+        **FINITE,
+        description="end-to-end latency of one request, ms",
+    )
+    throughput_tokens_per_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=100_000_000,
+        **FINITE,
+        description="output tokens/s over all requests",
+    )
+    peak_memory_gb_per_gpu: float | None = Field(
+        default=None, ge=0, le=100_000, **FINITE, description="peak memory used per GPU, GB"
+    )
+    kv_cache_usage_peak: float | None = Field(
+        default=None, ge=0, le=1, **FINITE, description="peak KV-cache usage, fraction"
+    )
+    needle_accuracy: float | None = Field(
+        default=None, ge=0, le=1, **FINITE, description="share of needles found, 0..1"
+    )
     token_count_source: str | None = Field(default=None, max_length=20)
     memory_source: str | None = Field(default=None, max_length=30)
     samples: dict[str, Annotated[list[FiniteFloat], Field(max_length=MAX_SAMPLES)]] = Field(
-        default_factory=dict, max_length=20,
+        default_factory=dict,
+        max_length=20,
         description="raw per-request values by metric name, e.g. {'ttft_ms': [...]}",
     )
     details: FreeForm = Field(default_factory=dict, description="percentiles and tool extras")
 
-    _numbers = field_validator("context_length", "concurrency", "repetitions", *METRICS,
-                               mode="before")(not_a_bool)
+    _numbers = field_validator(
+        "context_length", "concurrency", "repetitions", *METRICS, mode="before"
+    )(not_a_bool)
 
     @model_validator(mode="after")
     def needs_a_value(self) -> "MeasurementIn":
@@ -108,8 +138,9 @@ class EnvironmentIn(BaseModel):
 
     driver: str | None = Field(default=None, max_length=200, description="GPU driver, e.g. 580.95")
     os: str | None = Field(default=None, max_length=200, description="operating system and kernel")
-    runtime_build: str | None = Field(default=None, max_length=200,
-                                      description="runtime build, commit or image digest")
+    runtime_build: str | None = Field(
+        default=None, max_length=200, description="runtime build, commit or image digest"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -127,8 +158,9 @@ class RecordIn(BaseModel):
     runtime: str = Field(min_length=1, max_length=50, description="runtime slug")
     runtime_version: str = Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")
     hardware: str = Field(min_length=1, max_length=100, description="hardware slug")
-    gpu_count: int | None = Field(default=None, ge=1, le=1024,
-                                  description="GPUs used; default: all of the hardware's")
+    gpu_count: int | None = Field(
+        default=None, ge=1, le=1024, description="GPUs used; default: all of the hardware's"
+    )
     profile: str | None = Field(default=None, max_length=50, description="profile slug")
     command: str = Field(default="", max_length=20_000, description="the command as run")
     applied_values: FreeForm = Field(default_factory=dict, max_length=100)
@@ -151,8 +183,9 @@ class FieldError(BaseModel):
 
     @classmethod
     def of(cls, field: str, said: Sentence) -> "FieldError":
-        return cls(field=field, message=english(said), code=said.code,
-                   params=json_params(said.params))
+        return cls(
+            field=field, message=english(said), code=said.code, params=json_params(said.params)
+        )
 
     def text(self) -> str:
         """The message in the reader's language (English as given when it has no code)."""
@@ -185,8 +218,11 @@ class ReviewIn(BaseModel):
 
     action: ReviewAction
     reason: str = Field(default="", max_length=5_000)
-    confirm_flags: bool = Field(default=False, description="accept a flagged record anyway: "
-                                "the reviewer has checked every flag (needs a reason)")
+    confirm_flags: bool = Field(
+        default=False,
+        description="accept a flagged record anyway: "
+        "the reviewer has checked every flag (needs a reason)",
+    )
 
 
 # ---------------------------------------------------------------- what the API answers

@@ -37,12 +37,17 @@ Provenance = Literal["form", "api", "import", "bench"]
 
 KEY_REUSED = register(
     "record.key_reused",
-    _l("This idempotency key was already used for record %(record)s with different content. "
-       "Use a new key for a new record."))
-KEY_TOO_LONG = register("record.key_too_long",
-                        _l("at most %(most)s characters (this one has %(length)s)"))
-KEY_NOT_ASCII = register("record.key_not_ascii",
-                         _l("use visible ASCII characters only, without spaces"))
+    _l(
+        "This idempotency key was already used for record %(record)s with different content. "
+        "Use a new key for a new record."
+    ),
+)
+KEY_TOO_LONG = register(
+    "record.key_too_long", _l("at most %(most)s characters (this one has %(length)s)")
+)
+KEY_NOT_ASCII = register(
+    "record.key_not_ascii", _l("use visible ASCII characters only, without spaces")
+)
 NO_RECORD = register("record.not_found", _l("No record %(record)s."))
 
 
@@ -73,8 +78,11 @@ class Submission:
 
 def fingerprint(data: RecordIn, provenance: str, detail: Mapping[str, Any]) -> str:
     """What a retry must repeat exactly to count as the same submission."""
-    canonical = json.dumps({"record": data.model_dump(mode="json"), "provenance": provenance,
-                            "detail": dict(detail)}, sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps(
+        {"record": data.model_dump(mode="json"), "provenance": provenance, "detail": dict(detail)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -137,8 +145,14 @@ def prepare_submission(
     detail = dict(provenance_detail or {})
     print_ = fingerprint(data, provenance, detail)
     row = record_row(data, refs, provenance, {**detail, "fingerprint": print_}, submitted_by, key)
-    return Prepared(row, [measurement_row(point) for point in data.measurements], submitted_by,
-                    key, print_, definition)
+    return Prepared(
+        row,
+        [measurement_row(point) for point in data.measurements],
+        submitted_by,
+        key,
+        print_,
+        definition,
+    )
 
 
 def store_submission(session: Session, prepared: Prepared) -> Submission | None:
@@ -152,14 +166,16 @@ def store_submission(session: Session, prepared: Prepared) -> Submission | None:
     event = {"action": "submitted", "reason": "", "actor": prepared.actor, "created_at": now}
     # The record is listed on its recipe page; no accepted figure changes yet.
     touched = Touched(row["model_id"], row["hardware_id"], row["profile_id"], evidence=False)
-    record_id = RecordStore(session).write(row, prepared.measurements, event, touched,
-                                           prepared.definition)
+    record_id = RecordStore(session).write(
+        row, prepared.measurements, event, touched, prepared.definition
+    )
     if record_id is None:
         raise CatalogMoved
     if record_id is KEY_SEEN:
         return None
-    return Submission(WrittenRecord(id=record_id, **row, measurements=prepared.measurements),
-                      created=True)
+    return Submission(
+        WrittenRecord(id=record_id, **row, measurements=prepared.measurements), created=True
+    )
 
 
 # A catalog edited faster than a record is checked and written is no catalog a person
@@ -167,8 +183,11 @@ def store_submission(session: Session, prepared: Prepared) -> Submission | None:
 MOST_ATTEMPTS = 5
 
 
-def checked_and_stored(session: Session, prepare: Callable[[], Prepared],
-                       transaction: Callable[[], AbstractContextManager[Any]]) -> Submission:
+def checked_and_stored(
+    session: Session,
+    prepare: Callable[[], Prepared],
+    transaction: Callable[[], AbstractContextManager[Any]],
+) -> Submission:
     """Check (`prepare`), then write in `transaction`, which undoes a failed write whole:
     again when the catalog moved in between, against the catalog as it is now; when the
     unique key refuses the record, the first record stored under it (a retry, or a twin
@@ -184,8 +203,9 @@ def checked_and_stored(session: Session, prepare: Callable[[], Prepared],
             catalog_references(session)  # read the catalog again for the next check
             continue
         except (IntegrityError, KeyTaken):
-            earlier = replayed(session, prepared.key, prepared.fingerprint) if prepared.key \
-                else None
+            earlier = (
+                replayed(session, prepared.key, prepared.fingerprint) if prepared.key else None
+            )
             if earlier is None:
                 raise
             return earlier
@@ -211,9 +231,14 @@ def submit_record(
 
     def prepare() -> Prepared:
         return prepare_submission(
-            session, raw, provenance=provenance, submitted_by=submitted_by,
-            idempotency_key=idempotency_key, provenance_detail=provenance_detail,
-            extra_errors=extra_errors)
+            session,
+            raw,
+            provenance=provenance,
+            submitted_by=submitted_by,
+            idempotency_key=idempotency_key,
+            provenance_detail=provenance_detail,
+            extra_errors=extra_errors,
+        )
 
     return checked_and_stored(session, prepare, session.begin_nested)
 
@@ -231,8 +256,14 @@ def replay(earlier: Earlier, print_: str) -> Submission:
     return Submission(record, created=False)
 
 
-def record_row(data: RecordIn, refs: Resolved, provenance: str, detail: dict[str, Any],
-               submitted_by: str, key: str | None) -> dict[str, Any]:
+def record_row(
+    data: RecordIn,
+    refs: Resolved,
+    provenance: str,
+    detail: dict[str, Any],
+    submitted_by: str,
+    key: str | None,
+) -> dict[str, Any]:
     return {
         "model_id": refs.model.id,
         "artifact_id": refs.artifact.id,

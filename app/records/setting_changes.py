@@ -45,10 +45,12 @@ KIND_WORDS = {
 }
 NOTHING_CHANGED = register(
     "compare.nothing_changed",
-    _l("No setting changed: any difference in the figures is run-to-run noise"))
+    _l("No setting changed: any difference in the figures is run-to-run noise"),
+)
 ONE_CHANGED = register("compare.one_changed", _l("1 setting changed: %(setting)s"))
 SEVERAL_CHANGED = register(
-    "compare.several_changed", _l("%(num)s settings changed: the effect cannot be attributed"))
+    "compare.several_changed", _l("%(num)s settings changed: the effect cannot be attributed")
+)
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,8 @@ class Earlier:
 
 
 EARLIER = select(Record.id, Record.review_state, Record.flags, Record.provenance_detail).where(
-    Record.idempotency_key == bindparam("key"))
+    Record.idempotency_key == bindparam("key")
+)
 INSERT_RECORD = insert(RECORDS)
 INSERT_MEASUREMENTS = insert(MEASUREMENTS)
 INSERT_EVENT = insert(EVENTS)
@@ -96,29 +97,45 @@ def _write_on_postgresql() -> Select:
     key_seen = exists().where(RECORDS.c.idempotency_key == bindparam("record_idempotency_key"))
     bumped = bump_and_record_change(BUMP_AT_DEFINITION.where(~key_seen), "bumped")
     written = (
-        postgresql_insert(RECORDS).from_select(
+        postgresql_insert(RECORDS)
+        .from_select(
             [c.name for c in RECORD_COLUMNS],
-            select(*(bindparam(f"record_{c.name}", type_=c.type) for c in RECORD_COLUMNS))
-            .select_from(bumped),
+            select(
+                *(bindparam(f"record_{c.name}", type_=c.type) for c in RECORD_COLUMNS)
+            ).select_from(bumped),
         )
         # A key seen before: no record, and no error for the server to log per retry.
         .on_conflict_do_nothing(index_elements=[RECORDS.c.idempotency_key])
-        .returning(RECORDS.c.id).cte("written"))
-    points = (func.json_to_recordset(bindparam("points", type_=JSON))
-              .table_valued(*(column(c.name, c.type) for c in POINT_COLUMNS),
-                            column("position", Integer))
-              .render_derived("point", with_types=True))
-    points_written = insert(MEASUREMENTS).from_select(
-        ["record_id", *(c.name for c in POINT_COLUMNS)],
-        select(written.c.id, *(points.c[c.name] for c in POINT_COLUMNS))
-        .select_from(written).join(points, true())
-        .order_by(points.c.position),  # ids in the order the points were sent
-    ).cte("points_written")
-    event_written = insert(EVENTS).from_select(
-        ["record_id", *EVENT_COLUMNS],
-        select(written.c.id,
-               *(bindparam(f"event_{name}", type_=EVENTS.c[name].type) for name in EVENT_COLUMNS)),
-    ).cte("event_written")
+        .returning(RECORDS.c.id)
+        .cte("written")
+    )
+    points = (
+        func.json_to_recordset(bindparam("points", type_=JSON))
+        .table_valued(*(column(c.name, c.type) for c in POINT_COLUMNS), column("position", Integer))
+        .render_derived("point", with_types=True)
+    )
+    points_written = (
+        insert(MEASUREMENTS)
+        .from_select(
+            ["record_id", *(c.name for c in POINT_COLUMNS)],
+            select(written.c.id, *(points.c[c.name] for c in POINT_COLUMNS))
+            .select_from(written)
+            .join(points, true())
+            .order_by(points.c.position),  # ids in the order the points were sent
+        )
+        .cte("points_written")
+    )
+    event_written = (
+        insert(EVENTS)
+        .from_select(
+            ["record_id", *EVENT_COLUMNS],
+            select(
+                written.c.id,
+                *(bindparam(f"event_{name}", type_=EVENTS.c[name].type) for name in EVENT_COLUMNS),
+            ),
+        )
+        .cte("event_written")
+    )
     return select(
         select(bumped.c.revision).scalar_subquery().label("revision"),
         select(written.c.id).scalar_subquery().label("id"),
@@ -151,9 +168,14 @@ class RecordStore:
     def earlier(self, key: str) -> Earlier | None:
         return earlier_of(self.connection().execute(EARLIER, {"key": key}).one_or_none())
 
-    def write(self, row: dict[str, Any], points: Sequence[dict[str, Any]],
-              event: dict[str, Any], touched: Touched,
-              definition: int) -> int | KeySeen | None:
+    def write(
+        self,
+        row: dict[str, Any],
+        points: Sequence[dict[str, Any]],
+        event: dict[str, Any],
+        touched: Touched,
+        definition: int,
+    ) -> int | KeySeen | None:
         """A record, its points (in order, without their record id) and its first event,
         and the catalog revision bump for what it touched, while the catalog is at
         `definition` (the one the record was checked against): the new record's id, or,

@@ -52,35 +52,46 @@ def schema_errors(error: ValidationError) -> list[FieldError]:
 
 def schema_error(item: Any) -> FieldError:
     said = said_by_pydantic(item)
-    return FieldError(field=".".join(str(part) for part in item["loc"]) or "record",
-                      message=item["msg"].removeprefix("Value error, "),
-                      code=said.code if said else None,
-                      params=json_params(said.params) if said else None)
+    return FieldError(
+        field=".".join(str(part) for part in item["loc"]) or "record",
+        message=item["msg"].removeprefix("Value error, "),
+        code=said.code if said else None,
+        params=json_params(said.params) if said else None,
+    )
 
 
 NONE_IN_CATALOG = register("record.none_in_catalog", _l("none in the catalog"))
-UNKNOWN_MODEL = register("record.unknown_model",
-                         _l("unknown model '%(slug)s'; choose one of: %(choices)s"))
+UNKNOWN_MODEL = register(
+    "record.unknown_model", _l("unknown model '%(slug)s'; choose one of: %(choices)s")
+)
 UNKNOWN_ARTIFACT = register("record.unknown_artifact", _l("unknown artifact '%(slug)s'"))
 UNKNOWN_ARTIFACT_OF = register(
     "record.unknown_artifact_of",
-    _l("unknown artifact '%(slug)s' for %(model)s; choose one of: %(choices)s"))
+    _l("unknown artifact '%(slug)s' for %(model)s; choose one of: %(choices)s"),
+)
 FOREIGN_ARTIFACT = register(
     "record.foreign_artifact",
-    _l("artifact '%(slug)s' is a file of %(owner)s, not of %(model)s; "
-       "choose one of: %(choices)s"))
-UNKNOWN_RUNTIME = register("record.unknown_runtime",
-                           _l("unknown runtime '%(slug)s'; choose one of: %(choices)s"))
+    _l("artifact '%(slug)s' is a file of %(owner)s, not of %(model)s; choose one of: %(choices)s"),
+)
+UNKNOWN_RUNTIME = register(
+    "record.unknown_runtime", _l("unknown runtime '%(slug)s'; choose one of: %(choices)s")
+)
 RUNTIME_FORMAT = register(
     "record.runtime_format",
-    _l("%(runtime)s loads %(formats)s, not %(format)s (%(artifact)s); runtimes that load "
-       "%(format)s: %(choices)s"))
-UNKNOWN_HARDWARE = register("record.unknown_hardware",
-                            _l("unknown hardware '%(slug)s'; choose one of: %(choices)s"))
-UNKNOWN_PROFILE = register("record.unknown_profile",
-                           _l("unknown profile '%(slug)s'; choose one of: %(choices)s"))
-GPU_COUNT = register("record.gpu_count",
-                     _l("must be between 1 and %(most)s, the GPUs of %(hardware)s"))
+    _l(
+        "%(runtime)s loads %(formats)s, not %(format)s (%(artifact)s); runtimes that load "
+        "%(format)s: %(choices)s"
+    ),
+)
+UNKNOWN_HARDWARE = register(
+    "record.unknown_hardware", _l("unknown hardware '%(slug)s'; choose one of: %(choices)s")
+)
+UNKNOWN_PROFILE = register(
+    "record.unknown_profile", _l("unknown profile '%(slug)s'; choose one of: %(choices)s")
+)
+GPU_COUNT = register(
+    "record.gpu_count", _l("must be between 1 and %(most)s, the GPUs of %(hardware)s")
+)
 INCOMPLETE = register("record.incomplete", _l("incomplete record"))
 
 
@@ -131,8 +142,9 @@ class ReferenceCheck:
         owner = self.catalog.artifacts.get(slug)
         valid = choices([a.slug for a in model.artifacts])
         if owner is not None:
-            return FOREIGN_ARTIFACT(slug=slug, owner=owner.model.slug, model=model.slug,
-                                    choices=valid)
+            return FOREIGN_ARTIFACT(
+                slug=slug, owner=owner.model.slug, model=model.slug, choices=valid
+            )
         return UNKNOWN_ARTIFACT_OF(slug=slug, model=model.slug, choices=valid)
 
     def runtime(self, slug: str | None, artifact: ArtifactRef | None) -> RuntimeRef | None:
@@ -145,9 +157,16 @@ class ReferenceCheck:
         elif artifact is not None and artifact.format not in runtime.formats:
             runtimes = self.catalog.runtimes.values()
             loaders = [r.slug for r in runtimes if artifact.format in r.formats]
-            self.fail("runtime", RUNTIME_FORMAT(runtime=runtime.name, formats=list(runtime.formats),
-                                                format=artifact.format, artifact=artifact.slug,
-                                                choices=choices(loaders)))
+            self.fail(
+                "runtime",
+                RUNTIME_FORMAT(
+                    runtime=runtime.name,
+                    formats=list(runtime.formats),
+                    format=artifact.format,
+                    artifact=artifact.slug,
+                    choices=choices(loaders),
+                ),
+            )
         return runtime
 
     def hardware(self, slug: str | None) -> HardwareRef | None:
@@ -182,8 +201,9 @@ class ReferenceCheck:
         return value if isinstance(value, int) else None
 
 
-def check_references(catalog: CatalogReferences,
-                     raw: Mapping[str, Any]) -> tuple[Resolved | None, list[FieldError]]:
+def check_references(
+    catalog: CatalogReferences, raw: Mapping[str, Any]
+) -> tuple[Resolved | None, list[FieldError]]:
     """Resolve every slug that was given; a bad one is reported with the valid choices."""
     check = ReferenceCheck(catalog)
     model = check.model(text(raw, "model"))
@@ -202,10 +222,13 @@ def check_references(catalog: CatalogReferences,
 REFERENCE_FIELDS = ("model", "artifact", "runtime", "hardware", "profile", "gpu_count")
 
 
-def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
-                    extra_errors: list[FieldError] | None = None,
-                    definition: int | None = None,
-                    references: CatalogReferences | None = None) -> tuple[RecordIn, Resolved]:
+def validate_record(
+    session: Session,
+    raw: Mapping[str, Any] | RecordIn,
+    extra_errors: list[FieldError] | None = None,
+    definition: int | None = None,
+    references: CatalogReferences | None = None,
+) -> tuple[RecordIn, Resolved]:
     """The record and its catalog rows, or RecordInvalid listing every problem found;
     `definition`, the catalog definition when the caller has read it already, or
     `references`, the catalog snapshot to check against."""
@@ -226,9 +249,11 @@ def validate_record(session: Session, raw: Mapping[str, Any] | RecordIn,
     return data, resolved
 
 
-def validate_at_held_catalog(session: Session, raw: Mapping[str, Any] | RecordIn,
-                             extra_errors: list[FieldError] | None = None,
-                             ) -> tuple[RecordIn, Resolved, int]:
+def validate_at_held_catalog(
+    session: Session,
+    raw: Mapping[str, Any] | RecordIn,
+    extra_errors: list[FieldError] | None = None,
+) -> tuple[RecordIn, Resolved, int]:
     """As validate_record, against the catalog snapshot this process holds, with no query;
     the catalog definition it stands for comes back, for the write to check that the
     catalog has not moved since. A record that snapshot refuses is checked again against
@@ -240,5 +265,7 @@ def validate_at_held_catalog(session: Session, raw: Mapping[str, Any] | RecordIn
         current = catalog_references(session)
         if current.definition == held.definition:
             raise
-        return (*validate_record(session, raw, extra_errors, references=current),
-                current.definition)
+        return (
+            *validate_record(session, raw, extra_errors, references=current),
+            current.definition,
+        )

@@ -30,7 +30,8 @@ class CsrfFailed(Forbidden):
 
 CSRF_MISSING = register(
     "request.csrf_missing",
-    _l("The form's security token is missing or out of date. Reload the page and submit again."))
+    _l("The form's security token is missing or out of date. Reload the page and submit again."),
+)
 
 
 def csrf_secret(request: Request) -> str:
@@ -106,8 +107,13 @@ class CsrfCookieMiddleware:
             fresh = scope.get("state", {}).get("csrf_new_secret")
             if message["type"] == "http.response.start" and fresh:
                 response = Response()
-                response.set_cookie(CSRF_COOKIE, fresh, httponly=True, samesite="lax",
-                                    secure=scope.get("scheme") == "https")
+                response.set_cookie(
+                    CSRF_COOKIE,
+                    fresh,
+                    httponly=True,
+                    samesite="lax",
+                    secure=scope.get("scheme") == "https",
+                )
                 headers = MutableHeaders(scope=message)
                 headers.append("set-cookie", response.headers["set-cookie"])
             await send(message)

@@ -52,14 +52,17 @@ class JsonRefused(ValueError):
 
 
 NOT_A_JSON_NUMBER = register(
-    "json.not_a_number",
-    _l("%(name)s is not a number JSON can carry; send a finite number or null"))
-INT_OUT_OF_RANGE = register("json.int_out_of_range",
-                            _l("the integer %(digits)s is outside the range -2^63..2^63-1"))
-NUMBER_TOO_LARGE = register("json.number_too_large",
-                            _l("the number %(digits)s is too large to store"))
-TOO_DEEP = register("json.too_deep",
-                    _l("nested %(depth)s levels deep; at most %(most)s are accepted"))
+    "json.not_a_number", _l("%(name)s is not a number JSON can carry; send a finite number or null")
+)
+INT_OUT_OF_RANGE = register(
+    "json.int_out_of_range", _l("the integer %(digits)s is outside the range -2^63..2^63-1")
+)
+NUMBER_TOO_LARGE = register(
+    "json.number_too_large", _l("the number %(digits)s is too large to store")
+)
+TOO_DEEP = register(
+    "json.too_deep", _l("nested %(depth)s levels deep; at most %(most)s are accepted")
+)
 NUL_TEXT = register("json.nul", _l("text may not contain the NUL character (U+0000)"))
 INVALID_JSON = register("json.invalid", _l("invalid JSON: %(detail)s"))
 NESTED_TOO_DEEP = register("json.nested_too_deep", _l("nested too deep"))

@@ -80,22 +80,29 @@ def role_words(role: str) -> Sentence | str:
 
 
 TOKEN_UNKNOWN = register("auth.token_unknown", _l("The access token is unknown or revoked."))
-SUBMIT_NEEDS_TOKEN = register("auth.submit_needs_token",
-                              _l("Submitting needs a submitter or maintainer access token."))
+SUBMIT_NEEDS_TOKEN = register(
+    "auth.submit_needs_token", _l("Submitting needs a submitter or maintainer access token.")
+)
 WORKER_CANNOT_SUBMIT = register(
     "auth.worker_cannot_submit",
-    _l("'%(name)s' is a worker token; submitting needs a submitter or maintainer."))
-REVIEW_NEEDS_TOKEN = register("auth.review_needs_token",
-                              _l("Reviewing needs a maintainer access token."))
+    _l("'%(name)s' is a worker token; submitting needs a submitter or maintainer."),
+)
+REVIEW_NEEDS_TOKEN = register(
+    "auth.review_needs_token", _l("Reviewing needs a maintainer access token.")
+)
 REVIEW_NEEDS_MAINTAINER = register(
-    "auth.review_needs_maintainer",
-    _l("'%(name)s' is a %(role)s; reviewing needs a maintainer."))
-RUN_NEEDS_TOKEN = register("auth.run_needs_token",
-                           _l("Running benchmark jobs needs a worker access token."))
+    "auth.review_needs_maintainer", _l("'%(name)s' is a %(role)s; reviewing needs a maintainer.")
+)
+RUN_NEEDS_TOKEN = register(
+    "auth.run_needs_token", _l("Running benchmark jobs needs a worker access token.")
+)
 RUN_NEEDS_WORKER = register(
     "auth.run_needs_worker",
-    _l("'%(name)s' is a %(role)s; running benchmark jobs needs a worker token "
-       "(`servebook token create --role worker`)."))
+    _l(
+        "'%(name)s' is a %(role)s; running benchmark jobs needs a worker token "
+        "(`servebook token create --role worker`)."
+    ),
+)
 
 
 def optional_principal(request: Request, session: SessionDep) -> Principal | None:
@@ -142,8 +149,14 @@ WorkerDep = Annotated[Principal, Depends(require_worker)]
 
 def sign_in_cookie(request: Request, response: Response, token: str) -> None:
     value = signer(request, "auth").dumps(token)
-    response.set_cookie(AUTH_COOKIE, value, max_age=AUTH_MAX_AGE_S, httponly=True,
-                        samesite="lax", secure=request.url.scheme == "https")
+    response.set_cookie(
+        AUTH_COOKIE,
+        value,
+        max_age=AUTH_MAX_AGE_S,
+        httponly=True,
+        samesite="lax",
+        secure=request.url.scheme == "https",
+    )
 
 
 def sign_out_cookie(response: Response) -> None:

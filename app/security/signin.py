@@ -41,16 +41,19 @@ def signin_page(request: Request, principal: OptionalPrincipal, next: str = "/")
     return render(request, "security/signin.html", context)
 
 
-@auth_router.post("/signin", name="security:signin_submit", dependencies=[CsrfDep],
-                  responses=page_responses(303, 401, 403))
+@auth_router.post(
+    "/signin",
+    name="security:signin_submit",
+    dependencies=[CsrfDep],
+    responses=page_responses(303, 401, 403),
+)
 def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
     """Check the token; keep it in a signed, httponly cookie."""
     token = str(form.get("token") or "").strip()
     target = local_path(str(form.get("next") or "/"))
     record = authenticate(session, token) if token else None
     if record is None:
-        context = {"principal": None, "next": target,
-                   "error": "That token is unknown or revoked."}
+        context = {"principal": None, "next": target, "error": "That token is unknown or revoked."}
         return render(request, "security/signin.html", context, status_code=401)
     log.info("signed in as %r (%s)", record.name, record.role)
     response = redirect(request, target)
@@ -58,8 +61,9 @@ def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
     return response
 
 
-@auth_router.post("/signout", name="security:signout", dependencies=[CsrfDep],
-                  responses=page_responses(303, 403))
+@auth_router.post(
+    "/signout", name="security:signout", dependencies=[CsrfDep], responses=page_responses(303, 403)
+)
 def signout(request: Request) -> Response:
     """Forget the token in this browser."""
     response = redirect(request, str(request.url_for("catalog:index")))
@@ -71,10 +75,14 @@ def auth_required_response(request: Request, exc: Exception) -> Response:
     """JSON asks for a Bearer token; a page goes to the sign-in form and comes back."""
     assert isinstance(exc, ServebookError)
     if prefers_json(request):
-        return JSONResponse(exc.json_body(), status_code=401,
-                            headers={"WWW-Authenticate": "Bearer"})
-    back = URL(request.headers.get("referer", "")) if request.method not in SAFE_METHODS \
+        return JSONResponse(
+            exc.json_body(), status_code=401, headers={"WWW-Authenticate": "Bearer"}
+        )
+    back = (
+        URL(request.headers.get("referer", ""))
+        if request.method not in SAFE_METHODS
         else request.url
+    )
     target = local_path(back.path + (f"?{back.query}" if back.query else ""))
     url = request.url_for("security:signin").include_query_params(next=target)
     return redirect(request, str(url))

@@ -24,7 +24,8 @@ class TaskInvalid(RecordInvalid):
 
 VERSION_TAKEN = register(
     "task.version_taken",
-    _l("task '%(name)s' version %(version)s is stored with other prompts; give a new version"))
+    _l("task '%(name)s' version %(version)s is stored with other prompts; give a new version"),
+)
 NO_TASK = register("task.not_found", _l("No task %(task)s."))
 
 

@@ -148,8 +148,12 @@ def test_a_job_naming_an_unknown_task_is_refused(
 ) -> None:
     response = client.post("/api/benchmarks", json=job_body(fake_server, task_id=4242))
     assert response.status_code == 422
-    assert {"field": "task_id", "message": "no task 4242", "code": "job.no_task",
-            "params": {"task": "4242"}} in response.json()["errors"]
+    assert {
+        "field": "task_id",
+        "message": "no task 4242",
+        "code": "job.no_task",
+        "params": {"task": "4242"},
+    } in response.json()["errors"]
     bad_type = client.post("/api/benchmarks", json=job_body(fake_server, task_id="seven"))
     assert bad_type.status_code == 422
     assert [e["field"] for e in bad_type.json()["errors"]] == ["task_id"]

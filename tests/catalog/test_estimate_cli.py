@@ -69,16 +69,42 @@ def test_unknown_slugs_are_refused_with_choices() -> None:
 
 
 def test_described_hardware_resolves_like_the_selector(client) -> None:  # noqa: ANN001
-    args = ["--model", "glm-5.3-flash", "--memory-gb-per-gpu", "96", "--bandwidth-gb-s", "1792",
-            "--gpu-count", "4", "--platform", "cuda"]
+    args = [
+        "--model",
+        "glm-5.3-flash",
+        "--memory-gb-per-gpu",
+        "96",
+        "--bandwidth-gb-s",
+        "1792",
+        "--gpu-count",
+        "4",
+        "--platform",
+        "cuda",
+    ]
     result = invoke(*args, "--json")
     assert result.exit_code == 0, result.output
     cli = json.loads(result.output)
-    api = client.post("/api/estimate", json={
-        "model": "glm-5.3-flash", "memory_gb_per_gpu": 96, "bandwidth_gb_s_per_gpu": 1792,
-        "gpu_count": 4, "platform": "cuda"}).json()
-    for key in ("verdict", "required_gb_per_gpu", "usable_gb_per_gpu", "headroom_gb_per_gpu",
-                "max_context", "decode_tokens_per_s", "artifact", "runtime", "commands"):
+    api = client.post(
+        "/api/estimate",
+        json={
+            "model": "glm-5.3-flash",
+            "memory_gb_per_gpu": 96,
+            "bandwidth_gb_s_per_gpu": 1792,
+            "gpu_count": 4,
+            "platform": "cuda",
+        },
+    ).json()
+    for key in (
+        "verdict",
+        "required_gb_per_gpu",
+        "usable_gb_per_gpu",
+        "headroom_gb_per_gpu",
+        "max_context",
+        "decode_tokens_per_s",
+        "artifact",
+        "runtime",
+        "commands",
+    ):
         assert cli[key] == api[key], key
     assert cli["hardware"] == "custom" and cli["usable_gb_per_gpu"] == 86.4  # 90% of 96 GB
     assert cli["tensor_parallel"] == 4 and cli["decode_tokens_per_s"]["basis"] == "estimated"
@@ -86,10 +112,12 @@ def test_described_hardware_resolves_like_the_selector(client) -> None:  # noqa:
 
 def test_hardware_must_be_named_or_described_once() -> None:
     neither = invoke("--model", "glm-5.3-flash")
-    both = invoke("--model", "glm-5.3-flash", "--hardware", "h100-80gb",
-                  "--memory-gb-per-gpu", "80")
+    both = invoke(
+        "--model", "glm-5.3-flash", "--hardware", "h100-80gb", "--memory-gb-per-gpu", "80"
+    )
     for result in (neither, both):
         assert result.exit_code == 2 and "--memory-gb-per-gpu" in result.output
-    bad = invoke("--model", "glm-5.3-flash", "--memory-gb-per-gpu", "80",
-                 "--usable-memory-gb", "100")
+    bad = invoke(
+        "--model", "glm-5.3-flash", "--memory-gb-per-gpu", "80", "--usable-memory-gb", "100"
+    )
     assert bad.exit_code == 1 and "usable_memory_gb" in bad.output

@@ -31,10 +31,24 @@ SOURCE_ROWS = {
 }
 
 SOURCED_MODEL_FIELDS = (
-    "hf_repo", "architecture", "params_total_b", "params_active_b", "native_context",
-    "num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "hidden_size",
-    "intermediate_size", "vocab_size", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
-    "sliding_window_layers", "full_attention_layers", "linear_state_bytes_per_seq",
+    "hf_repo",
+    "architecture",
+    "params_total_b",
+    "params_active_b",
+    "native_context",
+    "num_layers",
+    "num_attention_heads",
+    "num_kv_heads",
+    "head_dim",
+    "hidden_size",
+    "intermediate_size",
+    "vocab_size",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "sliding_window",
+    "sliding_window_layers",
+    "full_attention_layers",
+    "linear_state_bytes_per_seq",
 )
 
 
@@ -49,8 +63,7 @@ def catalog() -> SeedCatalog:
 def test_real_seed_loads(catalog: SeedCatalog) -> None:
     assert len(catalog.models) >= 13
     assert {p.slug for p in catalog.profiles} == {"balanced", "speed", "long-context"}
-    assert {r.slug for r in catalog.runtimes} == {"sglang", "vllm", "llama-cpp", "mlx-lm",
-                                                  "ollama"}
+    assert {r.slug for r in catalog.runtimes} == {"sglang", "vllm", "llama-cpp", "mlx-lm", "ollama"}
 
 
 def test_eight_source_rows_keep_their_usable_memory_exactly(catalog: SeedCatalog) -> None:
@@ -62,7 +75,10 @@ def test_eight_source_rows_keep_their_usable_memory_exactly(catalog: SeedCatalog
 
     nvlink = rows["2x-rtx-3090-nvlink-48gb"]
     assert (nvlink.gpu_count, nvlink.memory_gb_per_gpu.value, nvlink.interconnect) == (
-        2, 24, "nvlink")
+        2,
+        24,
+        "nvlink",
+    )
     strix = rows["ryzen-ai-max-395-128gb"]
     assert (strix.platform, strix.unified_memory, strix.vendor) == ("rocm", True, "amd")
     for slug in ("mac-studio-m5-ultra-256gb", "mac-studio-m5-ultra-512gb"):
@@ -90,14 +106,20 @@ def test_every_estimated_number_says_how_it_was_obtained(catalog: SeedCatalog) -
     for model in catalog.models:
         values: list[tuple[str, Any]] = [(n, getattr(model, n)) for n in SOURCED_MODEL_FIELDS]
         for artifact in model.artifacts:
-            values += [(f"{artifact.slug}.{n}", getattr(artifact, n))
-                       for n in ("bits_per_weight", "size_bytes", "repo", "file")]
+            values += [
+                (f"{artifact.slug}.{n}", getattr(artifact, n))
+                for n in ("bits_per_weight", "size_bytes", "repo", "file")
+            ]
         for name, value in values:
             if isinstance(value, Sourced) and value.basis in ("derived", "assumed"):
                 assert value.note, f"{model.slug}: {name} is {value.basis} without a note"
     for entry in catalog.hardware:
-        for name in ("memory_gb_per_gpu", "usable_memory_gb", "bandwidth_gb_s_per_gpu",
-                     "bf16_tflops_per_gpu"):
+        for name in (
+            "memory_gb_per_gpu",
+            "usable_memory_gb",
+            "bandwidth_gb_s_per_gpu",
+            "bf16_tflops_per_gpu",
+        ):
             value = getattr(entry, name)
             if value is not None and value.estimated:
                 assert value.note, f"{entry.slug}: {name}"
@@ -123,8 +145,14 @@ def test_glm_5_3_flash(catalog: SeedCatalog) -> None:
     assert glm.full_attention_layers.value * per_layer * 2 == 11264
 
     artifacts = {a.slug: a for a in glm.artifacts}
-    assert {a.quant for a in glm.artifacts} == {"bf16", "fp8", "q4_k_m", "q8_0", "mlx-4bit",
-                                                "mlx-8bit"}
+    assert {a.quant for a in glm.artifacts} == {
+        "bf16",
+        "fp8",
+        "q4_k_m",
+        "q8_0",
+        "mlx-4bit",
+        "mlx-8bit",
+    }
     bf16, fp8 = artifacts["glm-5.3-flash-bf16"], artifacts["glm-5.3-flash-fp8"]
     assert (bf16.kind, fp8.kind) == ("official", "official")
     assert bf16.bits_per_weight.value == 16
@@ -132,13 +160,14 @@ def test_glm_5_3_flash(catalog: SeedCatalog) -> None:
     assert 8.0 <= fp8.bits_per_weight.value <= 8.25
     # No file below 4 bits: the source page has the model exceeding 93 GB and 116 GB.
     assert min(a.bits_per_weight.value for a in glm.artifacts) >= 4.5
-    smallest = min(glm.params_total_b.value * a.bits_per_weight.value / 8
-                   for a in glm.artifacts)
+    smallest = min(glm.params_total_b.value * a.bits_per_weight.value / 8 for a in glm.artifacts)
     assert smallest > 116
 
     reported = {(r.hardware, r.metric): r for r in glm.reported}
-    assert set(reported) == {("mac-studio-m5-ultra-256gb", "decode_tokens_per_s"),
-                             ("mac-studio-m5-ultra-512gb", "decode_tokens_per_s")}
+    assert set(reported) == {
+        ("mac-studio-m5-ultra-256gb", "decode_tokens_per_s"),
+        ("mac-studio-m5-ultra-512gb", "decode_tokens_per_s"),
+    }
     for report in reported.values():
         assert (report.low, report.high) == (81.3, 90.3)
         assert "unverified" in report.source
@@ -146,10 +175,24 @@ def test_glm_5_3_flash(catalog: SeedCatalog) -> None:
 
 def test_models_cover_dense_and_moe_gqa_mla_and_hybrid(catalog: SeedCatalog) -> None:
     slugs = {m.slug for m in catalog.models}
-    assert {"glm-5.3-flash", "deepseek-v3", "deepseek-r1", "qwen3-235b-a22b", "qwen3-30b-a3b",
-            "qwen3-32b", "gpt-oss-120b", "gpt-oss-20b", "glm-4.5", "glm-4.5-air",
-            "llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "llama-3.3-70b-instruct",
-            "mixtral-8x7b-instruct-v0.1", "kimi-k2-instruct", "qwen3-next-80b-a3b"} <= slugs
+    assert {
+        "glm-5.3-flash",
+        "deepseek-v3",
+        "deepseek-r1",
+        "qwen3-235b-a22b",
+        "qwen3-30b-a3b",
+        "qwen3-32b",
+        "gpt-oss-120b",
+        "gpt-oss-20b",
+        "glm-4.5",
+        "glm-4.5-air",
+        "llama-3.1-8b-instruct",
+        "llama-3.1-70b-instruct",
+        "llama-3.3-70b-instruct",
+        "mixtral-8x7b-instruct-v0.1",
+        "kimi-k2-instruct",
+        "qwen3-next-80b-a3b",
+    } <= slugs
     assert {m.moe for m in catalog.models} == {True, False}
     assert {m.attention for m in catalog.models} == {"gqa", "mla", "hybrid_linear"}
 
@@ -209,7 +252,12 @@ def test_runtimes(catalog: SeedCatalog) -> None:
     assert mlx.platforms == ["metal"] and mlx.formats == ["mlx"]
     assert vllm.kv_dtypes == ["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]
     assert [r.default_prefill_tokens for r in (vllm, sglang, llama, mlx, ollama)] == [
-        8192, 8192, 512, 2048, 512]
+        8192,
+        8192,
+        512,
+        2048,
+        512,
+    ]
 
 
 def test_profiles(catalog: SeedCatalog) -> None:
@@ -234,11 +282,19 @@ def test_profiles(catalog: SeedCatalog) -> None:
 
 def test_sourced_accepts_a_plain_value_or_a_mapping() -> None:
     plain = Sourced[float].model_validate(320)
-    assert (plain.value, plain.basis, plain.note, plain.estimated) == (320, "published", None,
-                                                                        False)
+    assert (plain.value, plain.basis, plain.note, plain.estimated) == (
+        320,
+        "published",
+        None,
+        False,
+    )
     mapped = Sourced[float].model_validate({"value": 8.5, "basis": "derived", "note": "8 + 32/64"})
-    assert (mapped.value, mapped.basis, mapped.note, mapped.estimated) == (8.5, "derived",
-                                                                          "8 + 32/64", True)
+    assert (mapped.value, mapped.basis, mapped.note, mapped.estimated) == (
+        8.5,
+        "derived",
+        "8 + 32/64",
+        True,
+    )
     with pytest.raises(ValidationError):
         Sourced[float].model_validate({"value": 8.5})  # a mapping must state its basis
     with pytest.raises(ValidationError):
@@ -277,58 +333,70 @@ def load_error(directory: Path) -> SeedError:
 
 def test_wrong_type_names_file_entry_and_field(seed_copy: Path) -> None:
     slug = yaml.safe_load((SEED_DIR / "models.yaml").read_text())["models"][3]["slug"]
-    edit(seed_copy, "models.yaml",
-         lambda d: d["models"][3].update(params_total_b="three hundred"))
+    edit(seed_copy, "models.yaml", lambda d: d["models"][3].update(params_total_b="three hundred"))
     error = load_error(seed_copy)
-    assert str(error) == (f"seed_data/models.yaml: models[3] (slug {slug}): params_total_b: "
-                          "Input should be a valid number")
+    assert str(error) == (
+        f"seed_data/models.yaml: models[3] (slug {slug}): params_total_b: "
+        "Input should be a valid number"
+    )
     assert (error.file, error.entry, error.field) == (
-        "seed_data/models.yaml", f"models[3] (slug {slug})", "params_total_b")
+        "seed_data/models.yaml",
+        f"models[3] (slug {slug})",
+        "params_total_b",
+    )
     assert error.line is not None
 
 
 def test_wrong_type_inside_a_sourced_mapping(seed_copy: Path) -> None:
-    edit(seed_copy, "hardware.yaml", lambda d: d["hardware"][1].update(
-        usable_memory_gb={"value": "236 GB", "basis": "published"}))
+    edit(
+        seed_copy,
+        "hardware.yaml",
+        lambda d: d["hardware"][1].update(
+            usable_memory_gb={"value": "236 GB", "basis": "published"}
+        ),
+    )
     assert str(load_error(seed_copy)) == (
         "seed_data/hardware.yaml: hardware[1] (slug mac-studio-m5-ultra-256gb): "
-        "usable_memory_gb.value: Input should be a valid number")
+        "usable_memory_gb.value: Input should be a valid number"
+    )
 
 
 def test_sourced_mapping_without_basis(seed_copy: Path) -> None:
-    edit(seed_copy, "models.yaml",
-         lambda d: d["models"][0].update(params_active_b={"value": 18}))
+    edit(seed_copy, "models.yaml", lambda d: d["models"][0].update(params_active_b={"value": 18}))
     assert str(load_error(seed_copy)) == (
         "seed_data/models.yaml: models[0] (slug glm-5.3-flash): params_active_b.basis: "
-        "Field required")
+        "Field required"
+    )
 
 
 def test_unknown_field(seed_copy: Path) -> None:
     edit(seed_copy, "runtimes.yaml", lambda d: d["runtimes"][1].update(max_gpus=8))
     assert str(load_error(seed_copy)) == (
-        "seed_data/runtimes.yaml: runtimes[1] (slug vllm): max_gpus: "
-        "Extra inputs are not permitted")
+        "seed_data/runtimes.yaml: runtimes[1] (slug vllm): max_gpus: Extra inputs are not permitted"
+    )
 
 
 def test_unknown_field_in_an_artifact(seed_copy: Path) -> None:
     edit(seed_copy, "models.yaml", lambda d: d["models"][0]["artifacts"][1].update(sha="abc"))
     assert str(load_error(seed_copy)) == (
         "seed_data/models.yaml: models[0] (slug glm-5.3-flash): artifacts[1].sha: "
-        "Extra inputs are not permitted")
+        "Extra inputs are not permitted"
+    )
 
 
 def test_cross_field_rule_names_its_field(seed_copy: Path) -> None:
-    edit(seed_copy, "hardware.yaml",
-         lambda d: d["hardware"][0].update(usable_memory_gb=60))
+    edit(seed_copy, "hardware.yaml", lambda d: d["hardware"][0].update(usable_memory_gb=60))
     assert str(load_error(seed_copy)) == (
         "seed_data/hardware.yaml: hardware[0] (slug macbook-pro-m5-pro-48gb): "
-        "usable_memory_gb: 60 exceeds gpu_count x memory_gb_per_gpu = 48")
+        "usable_memory_gb: 60 exceeds gpu_count x memory_gb_per_gpu = 48"
+    )
 
 
 def test_mla_model_needs_its_latent(seed_copy: Path) -> None:
     def drop_rank(data: dict) -> None:
         model = next(m for m in data["models"] if m["slug"] == "deepseek-v3")
         del model["kv_lora_rank"]
+
     edit(seed_copy, "models.yaml", drop_rank)
     error = load_error(seed_copy)
     assert error.entry.endswith("(slug deepseek-v3)")
@@ -338,17 +406,20 @@ def test_mla_model_needs_its_latent(seed_copy: Path) -> None:
 def test_duplicate_slug(seed_copy: Path) -> None:
     def duplicate(data: dict) -> None:
         data["hardware"].append(dict(data["hardware"][3]))
+
     edit(seed_copy, "hardware.yaml", duplicate)
     count = len(yaml.safe_load((SEED_DIR / "hardware.yaml").read_text())["hardware"])
     assert str(load_error(seed_copy)) == (
         f"seed_data/hardware.yaml: hardware[{count}] (slug rtx-4090-24gb): slug: "
-        "duplicate slug 'rtx-4090-24gb'")
+        "duplicate slug 'rtx-4090-24gb'"
+    )
 
 
 def test_duplicate_artifact_slug_across_models(seed_copy: Path) -> None:
     def duplicate(data: dict) -> None:
         copy = dict(data["models"][0]["artifacts"][0], slug="deepseek-v3-fp8")
         data["models"][0]["artifacts"][0] = copy
+
     edit(seed_copy, "models.yaml", duplicate)
     error = load_error(seed_copy)
     assert "artifacts[0].slug" in str(error)
@@ -356,27 +427,40 @@ def test_duplicate_artifact_slug_across_models(seed_copy: Path) -> None:
 
 
 def test_dangling_runtime_in_a_pair(seed_copy: Path) -> None:
-    edit(seed_copy, "verified_pairs.yaml",
-         lambda d: d["verified_pairs"][0].update(runtime="tgi"))
+    edit(seed_copy, "verified_pairs.yaml", lambda d: d["verified_pairs"][0].update(runtime="tgi"))
     error = load_error(seed_copy)
     assert str(error) == (
         "seed_data/verified_pairs.yaml: verified_pairs[0] (artifact glm-5.3-flash-fp8, "
-        "runtime tgi): runtime: unknown runtime 'tgi'")
+        "runtime tgi): runtime: unknown runtime 'tgi'"
+    )
     assert error.line is not None
 
 
 def test_dangling_hardware_in_a_report(seed_copy: Path) -> None:
-    edit(seed_copy, "models.yaml",
-         lambda d: d["models"][0]["reported"][0].update(hardware="mac-studio-m9"))
+    edit(
+        seed_copy,
+        "models.yaml",
+        lambda d: d["models"][0]["reported"][0].update(hardware="mac-studio-m9"),
+    )
     assert str(load_error(seed_copy)) == (
         "seed_data/models.yaml: models[0] (slug glm-5.3-flash): reported[0].hardware: "
-        "unknown hardware 'mac-studio-m9'")
+        "unknown hardware 'mac-studio-m9'"
+    )
 
 
 def test_community_artifact_cannot_be_a_verified_pair(seed_copy: Path) -> None:
-    edit(seed_copy, "verified_pairs.yaml", lambda d: d["verified_pairs"].append(
-        {"artifact": "glm-5.3-flash-q4-k-m", "runtime": "vllm", "min_version": None,
-         "source_url": "https://example.org"}))
+    edit(
+        seed_copy,
+        "verified_pairs.yaml",
+        lambda d: d["verified_pairs"].append(
+            {
+                "artifact": "glm-5.3-flash-q4-k-m",
+                "runtime": "vllm",
+                "min_version": None,
+                "source_url": "https://example.org",
+            }
+        ),
+    )
     error = load_error(seed_copy)
     assert error.file == "seed_data/verified_pairs.yaml"
     assert "(artifact glm-5.3-flash-q4-k-m, runtime vllm)" in error.entry
@@ -401,8 +485,9 @@ def test_duplicate_yaml_key_is_an_error(seed_copy: Path) -> None:
     path.write_text(text)
     error = load_error(seed_copy)
     line = text.splitlines().index("    sort: 3") + 1
-    assert str(error) == (f"seed_data/profiles.yaml: line {line}, column 5: "
-                          "found duplicate key 'sort'")
+    assert str(error) == (
+        f"seed_data/profiles.yaml: line {line}, column 5: found duplicate key 'sort'"
+    )
 
 
 def test_missing_file(seed_copy: Path) -> None:
@@ -416,10 +501,17 @@ def test_all_problems_are_collected(seed_copy: Path) -> None:
     error = load_error(seed_copy)
     messages = [str(e) for e in error.errors]
     assert messages[0] == str(error)
-    assert ("seed_data/runtimes.yaml: runtimes[0] (slug sglang): priority: "
-            "Input should be a valid integer") in messages
-    assert any(m.startswith("seed_data/profiles.yaml: profiles[0] (slug balanced): "
-                            "memory_fraction: must be in (0, 0.90]") for m in messages)
+    assert (
+        "seed_data/runtimes.yaml: runtimes[0] (slug sglang): priority: "
+        "Input should be a valid integer"
+    ) in messages
+    assert any(
+        m.startswith(
+            "seed_data/profiles.yaml: profiles[0] (slug balanced): "
+            "memory_fraction: must be in (0, 0.90]"
+        )
+        for m in messages
+    )
 
 
 def test_model_rules_reject_inconsistent_shapes() -> None:

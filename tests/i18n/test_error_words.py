@@ -51,9 +51,17 @@ def catalogs() -> dict[str, Catalog]:
 
 def test_the_registry_holds_the_page_errors_and_the_compare_sentences() -> None:
     codes = set(registered())
-    for code in ("record.unknown_model", "record.not_found", "review.say_why.reject",
-                 "job.no_task", "input.greater_than_equal", "compare.several_changed",
-                 "compare.unknown.both", "import.empty", "auth.token_unknown"):
+    for code in (
+        "record.unknown_model",
+        "record.not_found",
+        "review.say_why.reject",
+        "job.no_task",
+        "input.greater_than_equal",
+        "compare.several_changed",
+        "compare.unknown.both",
+        "import.empty",
+        "auth.token_unknown",
+    ):
         assert code in codes
 
 
@@ -75,18 +83,22 @@ def test_every_code_renders_with_its_own_params(locale: str) -> None:
         message = Sentence(code, {name: f"<{name}>" for name in names})
         text = in_locale(locale, message)
         assert {f"<{name}>" for name in names if f"<{name}>" in text} == {
-            f"<{name}>" for name in names}, code
+            f"<{name}>" for name in names
+        }, code
 
 
 def test_params_are_shown_the_way_the_language_writes_them() -> None:
     repeats = Sentence("compare.band.repeats", {"num": 12345})
     assert english(repeats) == "lowest to highest of 12,345 repeats"
     assert in_locale("ko", repeats) == "반복 12,345회의 최저값부터 최고값까지"
-    nested = Sentence("record.unknown_model", {"slug": "x", "choices": Sentence(
-        "record.none_in_catalog")})
+    nested = Sentence(
+        "record.unknown_model", {"slug": "x", "choices": Sentence("record.none_in_catalog")}
+    )
     assert in_locale("ja", nested) == "不明なモデル 'x'。次から選んでください：カタログにありません"
-    assert nested.as_json() == {"code": "record.unknown_model", "params": {
-        "slug": "x", "choices": {"code": "record.none_in_catalog", "params": {}}}}
+    assert nested.as_json() == {
+        "code": "record.unknown_model",
+        "params": {"slug": "x", "choices": {"code": "record.none_in_catalog", "params": {}}},
+    }
     assert render(Sentence("no.such.code")) == "no.such.code"  # shown, never dropped
 
 
@@ -109,12 +121,18 @@ def record_form(client: TestClient, hardware: str, **query: str) -> dict[str, st
     hidden = {i["name"]: i["value"] for i in page.select("#record-form input[type=hidden]")}
     return {
         **hidden,
-        "model": "no-such-model", "artifact": GLM_FP8, "runtime": "sglang",
-        "runtime_version": "0.5.10", "hardware": hardware, "gpu_count": "8", "outcome": "ok",
+        "model": "no-such-model",
+        "artifact": GLM_FP8,
+        "runtime": "sglang",
+        "runtime_version": "0.5.10",
+        "hardware": hardware,
+        "gpu_count": "8",
+        "outcome": "ok",
         "command": "python -m sglang.launch_server --tp 8",
         "applied_values": "tensor_parallel 8",
         "notes": "typed notes stay",
-        "measurements.0.context_length": "4096", "measurements.0.concurrency": "1",
+        "measurements.0.context_length": "4096",
+        "measurements.0.concurrency": "1",
         "measurements.0.decode_tokens_per_s": "-88",
     }
 
@@ -124,17 +142,33 @@ def count(session: Session, table: Any) -> int:
     return session.scalar(select(func.count()).select_from(table)) or 0
 
 
-@pytest.mark.parametrize(("lang", "words"), [
-    ("ko", {"model": "알 수 없는 모델 'no-such-model'. 다음 중에서 고르세요: ",
-            "measurements.0.decode_tokens_per_s": "0 이상이어야 합니다",
-            "applied_values": "1번째 줄: 이름 = 값 형식으로 쓰세요"}),
-    ("ja", {"model": "不明なモデル 'no-such-model'。次から選んでください：",
-            "measurements.0.decode_tokens_per_s": "0 以上にしてください",
-            "applied_values": "1 行目：名前 = 値 の形で書いてください"}),
-])
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        (
+            "ko",
+            {
+                "model": "알 수 없는 모델 'no-such-model'. 다음 중에서 고르세요: ",
+                "measurements.0.decode_tokens_per_s": "0 이상이어야 합니다",
+                "applied_values": "1번째 줄: 이름 = 값 형식으로 쓰세요",
+            },
+        ),
+        (
+            "ja",
+            {
+                "model": "不明なモデル 'no-such-model'。次から選んでください：",
+                "measurements.0.decode_tokens_per_s": "0 以上にしてください",
+                "applied_values": "1 行目：名前 = 値 の形で書いてください",
+            },
+        ),
+    ],
+)
 def test_record_form_errors_in_the_readers_language_keep_what_was_typed(
-    client: TestClient, session: Session, h200: str, lang: str,  # noqa: F811
-    words: dict[str, str]
+    client: TestClient,
+    session: Session,
+    h200: str,  # noqa: F811
+    lang: str,
+    words: dict[str, str],
 ) -> None:
     fields = record_form(client, h200, lang=lang)  # the choice is kept in a cookie
     response = client.post("/records", data=fields, headers={"HX-Request": "true"})
@@ -142,24 +176,33 @@ def test_record_form_errors_in_the_readers_language_keep_what_was_typed(
     form = BeautifulSoup(response.text, "html.parser")
     errors = {e["data-field"]: e.text for e in form.select(".field-error[data-field]")}
     assert errors["model"].startswith(words["model"]) and GLM in errors["model"]
-    assert errors["measurements.0.decode_tokens_per_s"] == words[
-        "measurements.0.decode_tokens_per_s"]
+    assert (
+        errors["measurements.0.decode_tokens_per_s"] == words["measurements.0.decode_tokens_per_s"]
+    )
     assert errors["applied_values"] == words["applied_values"]
-    assert not any(re.search(r"\b(unknown|Input should|write it as)\b", text)
-                   for text in errors.values())
+    assert not any(
+        re.search(r"\b(unknown|Input should|write it as)\b", text) for text in errors.values()
+    )
     assert form.select_one("input[name='measurements.0.decode_tokens_per_s']")["value"] == "-88"
     assert form.select_one("textarea[name='notes']").text == "typed notes stay"
     assert "tensor_parallel 8" in form.select_one("textarea[name='applied_values']").text
     assert count(session, Record) == 0
 
 
-def test_a_bad_result_file_is_named_in_korean(client: TestClient, session: Session,
-                                              h200: str) -> None:  # noqa: F811
+def test_a_bad_result_file_is_named_in_korean(
+    client: TestClient,
+    session: Session,
+    h200: str,  # noqa: F811
+) -> None:
     fields = record_form(client, h200, lang="ko")
     fields.update(model=GLM, applied_values="")
     fields.pop("measurements.0.decode_tokens_per_s")
-    response = client.post("/records", data=fields, headers={"HX-Request": "true"},
-                           files={"result_file": ("run.json", b"   ", "application/json")})
+    response = client.post(
+        "/records",
+        data=fields,
+        headers={"HX-Request": "true"},
+        files={"result_file": ("run.json", b"   ", "application/json")},
+    )
     form = BeautifulSoup(response.text, "html.parser")
     errors = {e["data-field"]: e.text for e in form.select(".field-error[data-field]")}
     assert errors["file"] == "파일이 비어 있습니다"
@@ -167,7 +210,8 @@ def test_a_bad_result_file_is_named_in_korean(client: TestClient, session: Sessi
 
 
 def test_the_api_keeps_english_and_adds_the_code(
-    client: TestClient, valid: dict  # noqa: F811
+    client: TestClient,
+    valid: dict,  # noqa: F811
 ) -> None:
     body = copy.deepcopy(valid)
     body["model"] = "no-such-model"
@@ -185,21 +229,32 @@ def test_the_api_keeps_english_and_adds_the_code(
 # ------------------------------------------------------------------ review, benchmark, 404
 
 
-@pytest.mark.parametrize(("lang", "why", "cannot"), [
-    ("ko", "이 기록을 거부하는 이유를 적으세요", "철회할 수 없습니다"),
-    ("ja", "この記録を却下する理由を書いてください", "撤回できません"),
-])
+@pytest.mark.parametrize(
+    ("lang", "why", "cannot"),
+    [
+        ("ko", "이 기록을 거부하는 이유를 적으세요", "철회할 수 없습니다"),
+        ("ja", "この記録を却下する理由を書いてください", "撤回できません"),
+    ],
+)
 def test_review_refusals_in_the_readers_language(
-    client: TestClient, session: Session, valid: dict, lang: str,  # noqa: F811
-    why: str, cannot: str
+    client: TestClient,
+    session: Session,
+    valid: dict,  # noqa: F811
+    lang: str,
+    why: str,
+    cannot: str,
 ) -> None:
     record_id = post_record(client, valid).json()["id"]
-    page = BeautifulSoup(client.get(f"/records/{record_id}", params={"lang": lang}).text,
-                         "html.parser")
+    page = BeautifulSoup(
+        client.get(f"/records/{record_id}", params={"lang": lang}).text, "html.parser"
+    )
     token = page.select_one("#review form input[name=csrf_token]")["value"]
     url = f"/records/{record_id}/review"
-    empty = client.post(url, data={"action": "reject", "reason": "  ", "csrf_token": token},
-                        headers={"HX-Request": "true"})
+    empty = client.post(
+        url,
+        data={"action": "reject", "reason": "  ", "csrf_token": token},
+        headers={"HX-Request": "true"},
+    )
     assert empty.status_code == 200
     fragment = BeautifulSoup(empty.text, "html.parser")
     assert fragment.select_one(".field-error[data-field=reason]").text == f"reason: {why}"
@@ -210,10 +265,13 @@ def test_review_refusals_in_the_readers_language(
     assert client.get(f"/api/records/{record_id}").json()["review_state"] == "pending"
 
 
-@pytest.mark.parametrize(("language", "no_task", "lengths"), [
-    ("ko", "태스크 999이(가) 없습니다", "요청당 출력 토큰(16)보다 커야 합니다"),
-    ("ja", "タスク 999 はありません", "出力トークン（16）より大きくしてください"),
-])
+@pytest.mark.parametrize(
+    ("language", "no_task", "lengths"),
+    [
+        ("ko", "태스크 999이(가) 없습니다", "요청당 출력 토큰(16)보다 커야 합니다"),
+        ("ja", "タスク 999 はありません", "出力トークン（16）より大きくしてください"),
+    ],
+)
 def test_benchmark_form_errors_in_the_readers_language(
     client: TestClient, session: Session, language: str, no_task: str, lengths: str
 ) -> None:
@@ -231,26 +289,39 @@ def test_a_missing_record_is_named_in_japanese_and_coded_in_json(client: TestCli
     page = client.get("/records/987654", params={"lang": "ja"})
     assert page.status_code == 404
     assert BeautifulSoup(page.text, "html.parser").select_one("h1").text == (
-        "記録 987654 はありません。")
+        "記録 987654 はありません。"
+    )
     api = client.get("/api/records/987654", headers={"Accept-Language": "ja"})
     assert api.status_code == 404
-    assert api.json() == {"detail": "No record 987654.", "code": "record.not_found",
-                          "params": {"record": "987654"}}
+    assert api.json() == {
+        "detail": "No record 987654.",
+        "code": "record.not_found",
+        "params": {"record": "987654"},
+    }
 
 
 # ------------------------------------------------------------------ the compare page
 
-ENGLISH = re.compile(r"\b(setting|settings|changed|attributed|tokens|noise|record|records|kept"
-                     r"|repeats|unknown|within|beyond|better|worse|decode|speed|peak|memory"
-                     r"|command|environment|applied|runtime|version|figure)\b", re.I)
+ENGLISH = re.compile(
+    r"\b(setting|settings|changed|attributed|tokens|noise|record|records|kept"
+    r"|repeats|unknown|within|beyond|better|worse|decode|speed|peak|memory"
+    r"|command|environment|applied|runtime|version|figure)\b",
+    re.I,
+)
 
 
-@pytest.mark.parametrize(("lang", "several"), [
-    ("ko", "설정 3개 변경: 효과를 한 설정 탓으로 돌릴 수 없습니다"),
-    ("ja", "変更された設定は 3 個：効果をどの設定によるものとも特定できません"),
-])
+@pytest.mark.parametrize(
+    ("lang", "several"),
+    [
+        ("ko", "설정 3개 변경: 효과를 한 설정 탓으로 돌릴 수 없습니다"),
+        ("ja", "変更された設定は 3 個：効果をどの設定によるものとも特定できません"),
+    ],
+)
 def test_compare_summary_has_no_english_sentence(
-    client: TestClient, valid: dict, lang: str, several: str  # noqa: F811
+    client: TestClient,
+    valid: dict,  # noqa: F811
+    lang: str,
+    several: str,
 ) -> None:
     a = post_record(client, valid).json()["id"]
     changed = copy.deepcopy(valid)
@@ -260,9 +331,13 @@ def test_compare_summary_has_no_english_sentence(
     response = client.get("/records/compare", params={"a": a, "b": b, "lang": lang})
     page = BeautifulSoup(response.text, "html.parser")
     assert page.select_one("#attribution strong").text == several
-    sentences = [cell.get_text(" ", strip=True) for cell in page.select(
-        "#setting-changes td:first-child .sub, #effects td:nth-child(1), "
-        "#effects td:nth-child(2), #effects td:last-child")]
+    sentences = [
+        cell.get_text(" ", strip=True)
+        for cell in page.select(
+            "#setting-changes td:first-child .sub, #effects td:nth-child(1), "
+            "#effects td:nth-child(2), #effects td:last-child"
+        )
+    ]
     assert len(sentences) == 3 + 6 * 3
     assert [s for s in sentences if ENGLISH.search(s)] == []
     # Flags and variables are spelled as typed; the setup's settings are named.
@@ -271,12 +346,27 @@ def test_compare_summary_has_no_english_sentence(
     assert "runtime version" not in names
 
 
-@pytest.mark.parametrize(("query", "field", "words"), [
-    ({"attention": "gqa", "num_layers": "x", "gpu": "RTX 4090", "lang": "ko"},
-     "model.num_layers", "num_layers은(는) 정수여야 합니다"),
-    ({"params_b": "8", "quant": "Q4_K_M", "gpu": "RTX 4090", "context": "many", "lang": "ja"},
-     "context", "整数にしてください。入力を整数として読めません"),
-])
+@pytest.mark.parametrize(
+    ("query", "field", "words"),
+    [
+        (
+            {"attention": "gqa", "num_layers": "x", "gpu": "RTX 4090", "lang": "ko"},
+            "model.num_layers",
+            "num_layers은(는) 정수여야 합니다",
+        ),
+        (
+            {
+                "params_b": "8",
+                "quant": "Q4_K_M",
+                "gpu": "RTX 4090",
+                "context": "many",
+                "lang": "ja",
+            },
+            "context",
+            "整数にしてください。入力を整数として読めません",
+        ),
+    ],
+)
 def test_estimate_form_errors_in_the_readers_language(
     client: TestClient, query: dict[str, str], field: str, words: str
 ) -> None:
@@ -285,6 +375,9 @@ def test_estimate_form_errors_in_the_readers_language(
     page = BeautifulSoup(response.text, "html.parser")
     error = page.select_one(f'#estimate-errors [data-field="{field}"]')
     assert error is not None and error.get_text().endswith(f": {words}")
-    kept = {name: element["value"] for name in query
-            if (element := page.select_one(f'input[name="{name}"]')) is not None}
+    kept = {
+        name: element["value"]
+        for name in query
+        if (element := page.select_one(f'input[name="{name}"]')) is not None
+    }
     assert kept and all(kept[name] == query[name] for name in kept)  # nothing typed is lost

@@ -34,8 +34,9 @@ def test_switching_language_from_the_header(page, live_server: LiveServer) -> No
 def test_copy_button_speaks_the_page_language(page, live_server: LiveServer) -> None:  # noqa: ANN001
     """copy.js takes its words from the button (rendered through the catalogs)."""
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    url = live_server.url("recipes:detail", model="glm-5.3-flash", hardware="8x-h200-141gb",
-                          profile="balanced")
+    url = live_server.url(
+        "recipes:detail", model="glm-5.3-flash", hardware="8x-h200-141gb", profile="balanced"
+    )
     page.goto(f"{url}?lang=ko")
     block = page.locator('.command-block[data-runtime="sglang"]')
     button = block.get_by_role("button", name="복사")

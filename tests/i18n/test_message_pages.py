@@ -205,7 +205,6 @@ def test_an_estimates_notes_are_in_the_readers_language(client: TestClient, lang
     assert data["decode_tokens_per_s"]["note_messages"][-1]["code"] == "decode_range_covers"
 
 
-
 @pytest.mark.parametrize("lang", ["ko", "ja"])
 def test_the_knobs_notes_are_in_the_readers_language(client: TestClient, lang: str) -> None:
     soup = page(client, DETAIL.format(model=VERIFIED[0], hardware=VERIFIED[1]), lang)

@@ -99,15 +99,58 @@ PAGES = [
 ]
 # Words of the interface as English pages show them: none may be left on a translated page.
 UI_LABELS = {
-    "Models", "Records", "Benchmarks", "Estimate a model", "Verdict:", "Launch command",
-    "Copy", "Applied values", "Reproduction records", "Hardware", "Profile", "Runtime",
-    "Fit", "Starting context", "Token generation", "Recommended runtime", "verified pair",
-    "unverified pair", "Memory per GPU", "Weights", "KV cache", "Headroom", "Submit a record",
-    "Model file", "Outcome", "Notes", "Measurements", "Run a benchmark", "Recent jobs",
-    "Stop conditions", "Measurement order", "Shared setup", "fits", "exceeds memory",
-    "experimental", "verification pending", "measured", "estimated", "tokens", "how",
-    "Estimate", "Filter", "any", "none", "Context", "Check these fields:", "Submit record",
-    "Add a row", "Tensor-parallel size", "on", "off", "Device selector",
+    "Models",
+    "Records",
+    "Benchmarks",
+    "Estimate a model",
+    "Verdict:",
+    "Launch command",
+    "Copy",
+    "Applied values",
+    "Reproduction records",
+    "Hardware",
+    "Profile",
+    "Runtime",
+    "Fit",
+    "Starting context",
+    "Token generation",
+    "Recommended runtime",
+    "verified pair",
+    "unverified pair",
+    "Memory per GPU",
+    "Weights",
+    "KV cache",
+    "Headroom",
+    "Submit a record",
+    "Model file",
+    "Outcome",
+    "Notes",
+    "Measurements",
+    "Run a benchmark",
+    "Recent jobs",
+    "Stop conditions",
+    "Measurement order",
+    "Shared setup",
+    "fits",
+    "exceeds memory",
+    "experimental",
+    "verification pending",
+    "measured",
+    "estimated",
+    "tokens",
+    "how",
+    "Estimate",
+    "Filter",
+    "any",
+    "none",
+    "Context",
+    "Check these fields:",
+    "Submit record",
+    "Add a row",
+    "Tensor-parallel size",
+    "on",
+    "off",
+    "Device selector",
 }
 
 
@@ -134,15 +177,21 @@ def test_translated_pages_leave_no_interface_english(client: TestClient, lang: s
 
 
 def test_the_checker_sees_english_on_english_pages(client: TestClient) -> None:
-    page = soup(client.get(f"/models/{GLM}/hardware/8x-h200-141gb/profiles/balanced",
-                           headers={"Accept-Language": "en"}))
+    page = soup(
+        client.get(
+            f"/models/{GLM}/hardware/8x-h200-141gb/profiles/balanced",
+            headers={"Accept-Language": "en"},
+        )
+    )
     assert {"Launch command", "Copy", "Applied values"} <= visible_texts(page)
 
 
 @pytest.mark.parametrize(
     ("lang", "terms"),
-    [("ja", ["適合度", "開始文脈", "トークン生成", "メモリ超過（非対応）"]),
-     ("ko", ["적합도", "시작 컨텍스트", "토큰 생성", "메모리 초과(미지원)"])],
+    [
+        ("ja", ["適合度", "開始文脈", "トークン生成", "メモリ超過（非対応）"]),
+        ("ko", ["적합도", "시작 컨텍스트", "토큰 생성", "메모리 초과(미지원)"]),
+    ],
 )
 def test_the_recipe_terms_are_used(client: TestClient, lang: str, terms: list[str]) -> None:
     text = client.get(f"/models/{GLM}", params={"lang": lang}).text

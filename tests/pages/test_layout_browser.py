@@ -67,7 +67,10 @@ def open_at(page, width: int, url: str, language: str = "en") -> None:  # noqa: 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_fit_table_fits_the_window(
-    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+    page,
+    live_server: LiveServer,
+    width: int,
+    language: str,  # noqa: ANN001
 ) -> None:
     open_at(page, width, live_server.url("catalog:model", slug=GLM), language)
     assert page.locator("#fit-table tbody tr").count() >= 16
@@ -81,7 +84,10 @@ def test_fit_table_fits_the_window(
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_detail_page_fits_the_window(
-    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+    page,
+    live_server: LiveServer,
+    width: int,
+    language: str,  # noqa: ANN001
 ) -> None:
     url = live_server.url("recipes:detail", model=GLM, hardware="8x-h200-141gb", profile="balanced")
     open_at(page, width, url, language)
@@ -92,7 +98,10 @@ def test_detail_page_fits_the_window(
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_record_form_fits_the_window(
-    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+    page,
+    live_server: LiveServer,
+    width: int,
+    language: str,  # noqa: ANN001
 ) -> None:
     open_at(page, width, live_server.url("records:new"), language)
     assert page.locator("#record-form").count() == 1
@@ -102,7 +111,10 @@ def test_record_form_fits_the_window(
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_home_and_benchmark_pages_fit_the_window(
-    page, live_server: LiveServer, width: int, language: str  # noqa: ANN001
+    page,
+    live_server: LiveServer,
+    width: int,
+    language: str,  # noqa: ANN001
 ) -> None:
     for name, route in (("home", "catalog:index"), ("benchmarks", "benchmarks:index")):
         open_at(page, width, live_server.url(route), language)

@@ -67,11 +67,24 @@ BODY = {
     "environment": {"driver": "580.95.05", "os": "Ubuntu 24.04", "runtime_build": "abc1234"},
     "outcome": "ok",
     "measurements": [
-        {"context_length": 4096, "concurrency": 1, "repetitions": 3, "ttft_ms": 250.0,
-         "decode_tokens_per_s": 95.0, "itl_ms": 10.5, "e2e_latency_ms": 1600.0,
-         "peak_memory_gb_per_gpu": 120.0},
-        {"context_length": 16384, "concurrency": 1, "repetitions": 3, "ttft_ms": 900.0,
-         "decode_tokens_per_s": 88.0, "peak_memory_gb_per_gpu": 124.0},
+        {
+            "context_length": 4096,
+            "concurrency": 1,
+            "repetitions": 3,
+            "ttft_ms": 250.0,
+            "decode_tokens_per_s": 95.0,
+            "itl_ms": 10.5,
+            "e2e_latency_ms": 1600.0,
+            "peak_memory_gb_per_gpu": 120.0,
+        },
+        {
+            "context_length": 16384,
+            "concurrency": 1,
+            "repetitions": 3,
+            "ttft_ms": 900.0,
+            "decode_tokens_per_s": 88.0,
+            "peak_memory_gb_per_gpu": 124.0,
+        },
     ],
 }
 
@@ -130,11 +143,23 @@ def prepare_database(database_url: str) -> str:
 
 def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": database_url, "SERVEBOOK_RUN_WORKER": "false"}
-    command = [str(BIN / "uvicorn"), "app.main:create_app", "--factory", "--host", "127.0.0.1",
-               "--port", str(port), "--workers", str(workers), "--log-level", "warning",
-               "--no-access-log"]
-    server = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    command = [
+        str(BIN / "uvicorn"),
+        "app.main:create_app",
+        "--factory",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
+    server = subprocess.Popen(
+        command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     for _ in range(300):
         try:
             httpx.get(f"http://127.0.0.1:{port}/static/css/app.css", timeout=1)
@@ -155,8 +180,9 @@ def warm_up(port: int, body: dict, workers: int) -> None:
 def stored_markers(database_url: str, run: str) -> Counter:
     settings = Settings(database_url=database_url, run_worker=False)
     with session_scope(settings) as session:
-        notes = session.scalars(select(Record.notes).where(
-            Record.notes.like(f"bench-ingest {run} %"))).all()
+        notes = session.scalars(
+            select(Record.notes).where(Record.notes.like(f"bench-ingest {run} %"))
+        ).all()
     return Counter(notes)
 
 
@@ -173,8 +199,14 @@ def cpu_seconds(server: subprocess.Popen | int) -> float:
     return total
 
 
-def measure(database: str, database_url: str, seconds: float, clients: int,
-            workers: int, database_pid: int | None = None) -> Result:
+def measure(
+    database: str,
+    database_url: str,
+    seconds: float,
+    clients: int,
+    workers: int,
+    database_pid: int | None = None,
+) -> Result:
     body = {**BODY, "hardware": prepare_database(database_url)}
     port = free_port()
     server = start_server(database_url, port, workers)
@@ -194,33 +226,58 @@ def measure(database: str, database_url: str, seconds: float, clients: int,
     finally:
         server.terminate()
         server.wait()
-    return Result(database, workers, clients, elapsed, tally,
-                  stored_markers(database_url, marker_run), server_cpu, client_cpu, database_cpu)
+    return Result(
+        database,
+        workers,
+        clients,
+        elapsed,
+        tally,
+        stored_markers(database_url, marker_run),
+        server_cpu,
+        client_cpu,
+        database_cpu,
+    )
 
 
 def report(result: Result) -> None:
     tally, lat = result.tally, result.tally.latencies_ms
-    print(f"--- {result.database}: {result.clients} clients, {result.workers} app process(es), "
-          f"{result.elapsed_s:.1f} s")
-    print(f"records stored      {result.records:8d}  ({result.records / result.elapsed_s:.1f} "
-          "records/s, answered 200/201)")
+    print(
+        f"--- {result.database}: {result.clients} clients, {result.workers} app process(es), "
+        f"{result.elapsed_s:.1f} s"
+    )
+    print(
+        f"records stored      {result.records:8d}  ({result.records / result.elapsed_s:.1f} "
+        "records/s, answered 200/201)"
+    )
     server_ms = result.per_record_ms(result.server_cpu_s)
     if server_ms:
-        print(f"server CPU          {result.server_cpu_s:8.1f} s  ({server_ms:.2f} ms per record, "
-              f"so {1000 / server_ms:.0f} records/s per fully used core)")
+        print(
+            f"server CPU          {result.server_cpu_s:8.1f} s  ({server_ms:.2f} ms per record, "
+            f"so {1000 / server_ms:.0f} records/s per fully used core)"
+        )
     if result.database_cpu_s is not None:
-        print(f"database CPU        {result.database_cpu_s:8.1f} s  "
-              f"({result.per_record_ms(result.database_cpu_s):.2f} ms per record, PostgreSQL's "
-              "own processes)")
-    print(f"load generator CPU  {result.client_cpu_s:8.1f} s  "
-          f"({result.per_record_ms(result.client_cpu_s):.2f} ms per record, same machine)")
-    print(f"requests            {len(lat):8d}  ({len(lat) / result.elapsed_s:.1f} req/s, "
-          "retries included)")
+        print(
+            f"database CPU        {result.database_cpu_s:8.1f} s  "
+            f"({result.per_record_ms(result.database_cpu_s):.2f} ms per record, PostgreSQL's "
+            "own processes)"
+        )
+    print(
+        f"load generator CPU  {result.client_cpu_s:8.1f} s  "
+        f"({result.per_record_ms(result.client_cpu_s):.2f} ms per record, same machine)"
+    )
+    print(
+        f"requests            {len(lat):8d}  ({len(lat) / result.elapsed_s:.1f} req/s, "
+        "retries included)"
+    )
     if lat:
-        print(f"latency ms          p50 {result.latency(0.5):.1f}  p90 {result.latency(0.9):.1f}"
-              f"  p99 {result.latency(0.99):.1f}  max {max(lat):.1f}")
-    print(f"retries             {tally.retries:8d}  (answered with another record: "
-          f"{tally.retry_mismatches})")
+        print(
+            f"latency ms          p50 {result.latency(0.5):.1f}  p90 {result.latency(0.9):.1f}"
+            f"  p99 {result.latency(0.99):.1f}  max {max(lat):.1f}"
+        )
+    print(
+        f"retries             {tally.retries:8d}  (answered with another record: "
+        f"{tally.retry_mismatches})"
+    )
     print(f"lost                {result.lost:8d}  (answered, not in the database)")
     print(f"duplicated          {result.duplicated:8d}  (stored more than once)")
     print(f"stored, unanswered  {result.unanswered:8d}")
@@ -239,8 +296,14 @@ def side_by_side(results: list[Result]) -> None:
         ("duplicated", lambda r: f"{r.duplicated}"),
         ("failed requests", lambda r: f"{sum(r.tally.failures.values())}"),
         ("server CPU ms/record", lambda r: f"{r.per_record_ms(r.server_cpu_s):.2f}"),
-        ("database CPU ms/record", lambda r: "in server" if r.database_cpu_s is None
-         else f"{r.per_record_ms(r.database_cpu_s):.2f}"),
+        (
+            "database CPU ms/record",
+            lambda r: (
+                "in server"
+                if r.database_cpu_s is None
+                else f"{r.per_record_ms(r.database_cpu_s):.2f}"
+            ),
+        ),
         ("load gen. CPU ms/record", lambda r: f"{r.per_record_ms(r.client_cpu_s):.2f}"),
     ]
     print(f"\n{'':24}" + "".join(f"{r.database:>14}" for r in results))
@@ -260,34 +323,48 @@ def run_postgresql(args: argparse.Namespace) -> Result:
     try:
         url = cluster.url(cluster.create_database(name="bench_ingest"))
         postmaster = int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
-        return measure("postgresql", url, args.seconds, args.clients,
-                       args.workers or DEFAULT_WORKERS["postgresql"], postmaster)
+        return measure(
+            "postgresql",
+            url,
+            args.seconds,
+            args.clients,
+            args.workers or DEFAULT_WORKERS["postgresql"],
+            postmaster,
+        )
     finally:
         cluster.stop()
 
 
 def run_sqlite(args: argparse.Namespace) -> Result:
     with tempfile.TemporaryDirectory() as folder:
-        return measure("sqlite", f"sqlite:///{folder}/ingest.db", args.seconds, args.clients,
-                       args.workers or DEFAULT_WORKERS["sqlite"])
+        return measure(
+            "sqlite",
+            f"sqlite:///{folder}/ingest.db",
+            args.seconds,
+            args.clients,
+            args.workers or DEFAULT_WORKERS["sqlite"],
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--database", choices=("sqlite", "postgresql", "both"),
-                        help="default: both when PostgreSQL's server binaries are installed, "
-                        "else sqlite; DATABASE_URL instead runs that one database")
+    parser.add_argument(
+        "--database",
+        choices=("sqlite", "postgresql", "both"),
+        help="default: both when PostgreSQL's server binaries are installed, "
+        "else sqlite; DATABASE_URL instead runs that one database",
+    )
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--workers", type=int, default=None,
-                        help="app processes (default: 2)")
+    parser.add_argument("--workers", type=int, default=None, help="app processes (default: 2)")
     args = parser.parse_args()
     given = os.environ.get("DATABASE_URL")
     results = []
     if given:
         kind = "sqlite" if given.startswith("sqlite") else "postgresql"
-        results.append(measure(kind, given, args.seconds, args.clients,
-                               args.workers or DEFAULT_WORKERS[kind]))
+        results.append(
+            measure(kind, given, args.seconds, args.clients, args.workers or DEFAULT_WORKERS[kind])
+        )
         report(results[-1])
     else:
         database = args.database or ("both" if postgres_available() else "sqlite")

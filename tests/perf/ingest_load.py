@@ -40,13 +40,24 @@ class RequestBytes:
         text = json.dumps({**body, "notes": MARKER_SLOT}, separators=(",", ":"))
         before, after = text.split(json.dumps(MARKER_SLOT))
         self.before, self.after = f'{before}"'.encode(), f'"{after}'.encode()
-        self.head = (f"POST /api/records HTTP/1.1\r\nHost: {host}\r\n"
-                     "Content-Type: application/json\r\nAccept: application/json\r\n").encode()
+        self.head = (
+            f"POST /api/records HTTP/1.1\r\nHost: {host}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json\r\n"
+        ).encode()
 
     def build(self, marker: str, key: str) -> bytes:
         body = b"".join((self.before, marker.encode(), self.after))
-        return b"".join((self.head, b"Idempotency-Key: ", key.encode(), b"\r\nContent-Length: ",
-                         str(len(body)).encode(), b"\r\n\r\n", body))
+        return b"".join(
+            (
+                self.head,
+                b"Idempotency-Key: ",
+                key.encode(),
+                b"\r\nContent-Length: ",
+                str(len(body)).encode(),
+                b"\r\n\r\n",
+                body,
+            )
+        )
 
 
 class ConnectionLost(Exception):
@@ -108,8 +119,14 @@ async def post(connection: Connection, payload: bytes, tally: Tally) -> int | No
     return int(json.loads(body)["id"])
 
 
-async def client_loop(connection: Connection, requests: RequestBytes, run: str, number: int,
-                      deadline: float, tally: Tally) -> None:
+async def client_loop(
+    connection: Connection,
+    requests: RequestBytes,
+    run: str,
+    number: int,
+    deadline: float,
+    tally: Tally,
+) -> None:
     sent = 0
     while time.perf_counter() < deadline:
         marker = f"bench-ingest {run} {number}-{sent}"
@@ -125,14 +142,17 @@ async def client_loop(connection: Connection, requests: RequestBytes, run: str, 
     connection.close()
 
 
-async def load(port: int, body: dict[str, Any], run: str, clients: int,
-               seconds: float) -> Tally:
+async def load(port: int, body: dict[str, Any], run: str, clients: int, seconds: float) -> Tally:
     tally = Tally()
     requests = RequestBytes(f"127.0.0.1:{port}", body)
     connections = [Connection("127.0.0.1", port) for _ in range(clients)]
     deadline = time.perf_counter() + seconds
-    await asyncio.gather(*(client_loop(connection, requests, run, number, deadline, tally)
-                           for number, connection in enumerate(connections)))
+    await asyncio.gather(
+        *(
+            client_loop(connection, requests, run, number, deadline, tally)
+            for number, connection in enumerate(connections)
+        )
+    )
     return tally
 
 

@@ -41,8 +41,14 @@ def model(mtp_layers: int = 0) -> LlmModel:
     return LlmModel(slug="m", mtp_layers=mtp_layers)
 
 
-def build(slug: str, profile: AppliedValues, balanced: AppliedValues | None = None, *,
-          repo: str = "org/m", mtp: int = 0):
+def build(
+    slug: str,
+    profile: AppliedValues,
+    balanced: AppliedValues | None = None,
+    *,
+    repo: str = "org/m",
+    mtp: int = 0,
+):
     explicit = departures(profile, balanced or values())
     command = build_command(runtime(slug), artifact(repo), model(mtp), profile, explicit)
     assert command is not None
@@ -94,8 +100,9 @@ def test_balanced_leaves_concurrency_and_prefill_at_the_runtimes_default() -> No
 
 
 def test_flags_follow_the_profile_only_where_it_departs_from_balanced() -> None:
-    speed = values(max_concurrency=4, prefill_tokens=4096, speculative_decoding=True,
-                   memory_fraction=0.88)
+    speed = values(
+        max_concurrency=4, prefill_tokens=4096, speculative_decoding=True, memory_fraction=0.88
+    )
     vllm = build("vllm", speed).argv
     assert vllm[vllm.index("--max-num-seqs") + 1] == "4"
     assert vllm[vllm.index("--max-num-batched-tokens") + 1] == "4096"
@@ -131,8 +138,9 @@ def test_runtimes_without_a_draft_head_path_say_why(slug: str) -> None:
 
 
 def test_llama_cpp_context_is_shared_between_its_slots() -> None:
-    argv = build("llama-cpp", values(context=4096, max_concurrency=4, split="layer"),
-                 repo="org/m-GGUF").argv
+    argv = build(
+        "llama-cpp", values(context=4096, max_concurrency=4, split="layer"), repo="org/m-GGUF"
+    ).argv
     assert argv[argv.index("--ctx-size") + 1] == str(4096 * 4)
     assert argv[argv.index("--parallel") + 1] == "4"
     assert argv[argv.index("-hf") + 1] == "org/m-GGUF:Q4_K_M"

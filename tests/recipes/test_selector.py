@@ -52,8 +52,13 @@ def test_catalog_card_answers_as_its_table_row(client: TestClient) -> None:
 def test_a_verified_pair_shows_its_command(client: TestClient) -> None:
     data = client.post(
         "/api/estimate",
-        json={"model": GLM, "hardware": "8x-h200-141gb", "artifact": "glm-5.3-flash-fp8",
-              "runtime": "vllm", "context": 16384},
+        json={
+            "model": GLM,
+            "hardware": "8x-h200-141gb",
+            "artifact": "glm-5.3-flash-fp8",
+            "runtime": "vllm",
+            "context": 16384,
+        },
     ).json()
     assert data["verdict"] == "fits" and data["verified_pair"] is True
     assert data["tensor_parallel"] == 8
@@ -76,9 +81,16 @@ def test_invalid_input_names_the_field(client: TestClient) -> None:
 
 
 def test_heads_that_do_not_split_use_the_largest_size_that_does(client: TestClient) -> None:
-    data = post(client, memory_gb_per_gpu=141, gpu_count=6, platform="cuda",
-                artifact="glm-5.3-flash-fp8", runtime="vllm", unified_memory=False,
-                bandwidth_gb_s_per_gpu=4800).json()
+    data = post(
+        client,
+        memory_gb_per_gpu=141,
+        gpu_count=6,
+        platform="cuda",
+        artifact="glm-5.3-flash-fp8",
+        runtime="vllm",
+        unified_memory=False,
+        bandwidth_gb_s_per_gpu=4800,
+    ).json()
     assert data["verdict"] == "fits" and data["tensor_parallel"] == 4
     assert "do not split over 6 cards" in data["applied_values"]["why"]["tensor_parallel"]
     why = data["applied_values"]["why_messages"]["tensor_parallel"]
@@ -111,8 +123,13 @@ def test_htmx_selector_fragment(client: TestClient) -> None:
 def test_picking_a_catalog_card_fills_its_figures_and_the_tables_route(
     client: TestClient,
 ) -> None:
-    form = {"hardware": "8x-h200-141gb", "artifact": "glm-5.3-flash-bf16", "runtime": "vllm",
-            "memory_gb_per_gpu": "", "profile": "balanced"}
+    form = {
+        "hardware": "8x-h200-141gb",
+        "artifact": "glm-5.3-flash-bf16",
+        "runtime": "vllm",
+        "memory_gb_per_gpu": "",
+        "profile": "balanced",
+    }
     html = client.post(f"/models/{GLM}/selector?fill=true", data=form, headers=HTMX).text
     section = BeautifulSoup(html, "html.parser")
     assert section.select_one("#device-selector") is not None  # the whole form comes back

@@ -118,8 +118,13 @@ def test_kept_answers_are_counted_under_their_route(client: TestClient) -> None:
         client.get(PAGE)
     route = "/models/{slug}"
     lines = client.get("/metrics").text.splitlines()
-    counted = [line for line in lines if line.startswith("servebook_http_requests_total{")
-               and f'route="{route}"' in line and 'status="200"' in line]
+    counted = [
+        line
+        for line in lines
+        if line.startswith("servebook_http_requests_total{")
+        and f'route="{route}"' in line
+        and 'status="200"' in line
+    ]
     assert len(counted) == 1 and counted[0].endswith(" 3.0")
 
 

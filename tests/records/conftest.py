@@ -30,11 +30,24 @@ VALID: dict[str, Any] = {
     "outcome": "ok",
     "notes": "three runs, median kept",
     "measurements": [
-        {"context_length": 4096, "concurrency": 1, "repetitions": 3, "ttft_ms": 250.0,
-         "decode_tokens_per_s": 95.0, "itl_ms": 10.5, "e2e_latency_ms": 1600.0,
-         "peak_memory_gb_per_gpu": 120.0},
-        {"context_length": 16384, "concurrency": 1, "repetitions": 3, "ttft_ms": 900.0,
-         "decode_tokens_per_s": 88.0, "peak_memory_gb_per_gpu": 124.0},
+        {
+            "context_length": 4096,
+            "concurrency": 1,
+            "repetitions": 3,
+            "ttft_ms": 250.0,
+            "decode_tokens_per_s": 95.0,
+            "itl_ms": 10.5,
+            "e2e_latency_ms": 1600.0,
+            "peak_memory_gb_per_gpu": 120.0,
+        },
+        {
+            "context_length": 16384,
+            "concurrency": 1,
+            "repetitions": 3,
+            "ttft_ms": 900.0,
+            "decode_tokens_per_s": 88.0,
+            "peak_memory_gb_per_gpu": 124.0,
+        },
     ],
 }
 
@@ -65,7 +78,8 @@ def post_record(client: TestClient, body: Any, key: str | None = None, **headers
 
 
 def accept(client: TestClient, record_id: int, reason: str = "reproduced") -> dict:
-    response = client.post(f"/api/records/{record_id}/review",
-                           json={"action": "accept", "reason": reason})
+    response = client.post(
+        f"/api/records/{record_id}/review", json={"action": "accept", "reason": reason}
+    )
     assert response.status_code == 200, response.text
     return response.json()

@@ -13,8 +13,7 @@ pytestmark = pytest.mark.browser
 def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) -> None:
     from playwright.sync_api import expect
 
-    detail_url = live_server.url("recipes:detail", model=GLM, hardware=MAC_512,
-                                 profile="balanced")
+    detail_url = live_server.url("recipes:detail", model=GLM, hardware=MAC_512, profile="balanced")
     page.goto(detail_url)
     expect(page.locator("#estimate-only")).to_be_visible()
     expect(page.locator("#launch .command-block")).to_have_count(0)
@@ -70,15 +69,17 @@ def test_submit_fix_accept_and_see_the_command(page, live_server: LiveServer) ->
 
 
 def test_a_flagged_record_shows_its_consequences_and_needs_confirming(
-        page, live_server: LiveServer, valid: dict) -> None:
+    page, live_server: LiveServer, valid: dict
+) -> None:
     from playwright.sync_api import expect
 
     valid["runtime_version"] = "0.5.8"  # older than SGLang's min_version: flagged
     created = page.request.post(live_server.url("api:records_create"), data=valid)
     assert created.ok and created.json()["flags"]
     page.goto(live_server.url("records:detail", record_id=created.json()["id"]))
-    status = page.locator(f"#acceptance-changes tr[data-hardware='{valid['hardware']}']"
-                          "[data-what='status']")
+    status = page.locator(
+        f"#acceptance-changes tr[data-hardware='{valid['hardware']}'][data-what='status']"
+    )
     expect(status.locator(".after")).to_have_text("verified")
 
     page.fill("#review-accept >> xpath=ancestor::form >> input[name=reason]", "backport checked")
@@ -93,21 +94,23 @@ def test_a_flagged_record_shows_its_consequences_and_needs_confirming(
     assert page.js_errors == []
 
 
-def test_the_review_queue_pages_older_and_back(page, live_server: LiveServer, session,
-                                               h200: str) -> None:  # noqa: ANN001
+def test_the_review_queue_pages_older_and_back(
+    page, live_server: LiveServer, session, h200: str
+) -> None:  # noqa: ANN001
     from playwright.sync_api import expect
 
     from tests.records.bulk import insert_records, target
     from tests.records.conftest import GLM_FP8
 
-    done = insert_records(session, target(session, GLM, GLM_FP8, "sglang", h200), 5,
-                          accepted_share=0.0)
+    done = insert_records(
+        session, target(session, GLM, GLM_FP8, "sglang", h200), 5, accepted_share=0.0
+    )
     newest_first = [str(r["id"]) for r in reversed(done.records)]
     rows = page.locator("#records-table tr[data-record]")
     page.goto(live_server.url("records:index") + "?state=pending&limit=2")
     expect(rows).to_have_count(2)
     for start in (0, 2, 4):
-        shown = newest_first[start:start + 2]
+        shown = newest_first[start : start + 2]
         expect(rows).to_have_count(len(shown))
         assert [rows.nth(i).get_attribute("data-record") for i in range(len(shown))] == shown
         if start < 4:

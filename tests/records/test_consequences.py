@@ -39,8 +39,11 @@ def recipe(client: TestClient, hardware: str, profile: str) -> dict:
 def speed_text(speed: dict | None) -> str:
     if speed is None:
         return "none"
-    values = f"{speed['low']:,.1f}" if speed["low"] == speed["high"] else \
-        f"{speed['low']:,.1f} ~ {speed['high']:,.1f}"
+    values = (
+        f"{speed['low']:,.1f}"
+        if speed["low"] == speed["high"]
+        else f"{speed['low']:,.1f} ~ {speed['high']:,.1f}"
+    )
     return f"{values} tok/s, {speed['basis']}"
 
 
@@ -52,7 +55,8 @@ def published(shown: dict, what: str) -> str:
         "commands shown": ", ".join(c["runtime"] for c in shown["commands"]) or "none",
         "token generation": speed_text(shown["token_generation"]),
         "memory per GPU": f"{memory['required_gb_per_gpu']:,.1f} GB, {memory['basis']}"
-        if memory else "none",
+        if memory
+        else "none",
         "status": shown["status"].replace("_", " "),
         "starting context": f"{shown['start_context']:,} tokens",
         # The JSON names the route by slugs; the preview by names, ending with the pair's state.
@@ -68,10 +72,18 @@ def agrees(change: dict, shown: dict) -> bool:
 @pytest.fixture
 def mlx_on_the_256gb_mac(valid: dict) -> dict:
     """MLX 4-bit with MLX-LM: a pair nothing has verified yet, below the bandwidth roofline."""
-    valid.update(hardware=MAC_256, artifact=GLM_MLX, runtime="mlx-lm", runtime_version="0.31.2",
-                 gpu_count=1, applied_values={"context": 4096}, command="mlx_lm.server",
-                 measurements=[{"context_length": 4096, "decode_tokens_per_s": 60.0,
-                                "peak_memory_gb_per_gpu": 190.0}])
+    valid.update(
+        hardware=MAC_256,
+        artifact=GLM_MLX,
+        runtime="mlx-lm",
+        runtime_version="0.31.2",
+        gpu_count=1,
+        applied_values={"context": 4096},
+        command="mlx_lm.server",
+        measurements=[
+            {"context_length": 4096, "decode_tokens_per_s": 60.0, "peak_memory_gb_per_gpu": 190.0}
+        ],
+    )
     return valid
 
 
@@ -86,7 +98,8 @@ def flagged(client: TestClient, valid: dict) -> dict:
 
 class TestPreview:
     def test_verifying_a_pair_changes_other_hardware_and_the_preview_holds(
-            self, client: TestClient, mlx_on_the_256gb_mac: dict) -> None:
+        self, client: TestClient, mlx_on_the_256gb_mac: dict
+    ) -> None:
         created = post_record(client, mlx_on_the_256gb_mac).json()
         assert created["flags"] == []
         data = preview(client, created["id"])
@@ -117,7 +130,8 @@ class TestPreview:
                 assert change["after"].endswith(row["memory"]["basis"])
 
     def test_a_verified_pair_changes_only_its_own_hardware_and_profile(
-            self, client: TestClient, valid: dict, h200: str) -> None:
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         record_id = post_record(client, valid).json()["id"]
         changes = preview(client, record_id)["changes"]
         assert {(c["hardware"], c["profile"]) for c in changes} == {(h200, "balanced")}
@@ -128,8 +142,9 @@ class TestPreview:
         assert by_fact["status"] == ("verification pending", "verified")
         assert "verdict" not in by_fact and "commands shown" not in by_fact
 
-    def test_a_load_failure_changes_nothing(self, client: TestClient,
-                                           mlx_on_the_256gb_mac: dict) -> None:
+    def test_a_load_failure_changes_nothing(
+        self, client: TestClient, mlx_on_the_256gb_mac: dict
+    ) -> None:
         body = dict(mlx_on_the_256gb_mac, outcome="load_failure", measurements=[])
         record_id = post_record(client, body).json()["id"]
         assert preview(client, record_id)["changes"] == []
@@ -149,7 +164,8 @@ class TestPreview:
 
 class TestFlaggedRecords:
     def test_accepting_needs_the_flags_confirmed_and_a_reason(
-            self, client: TestClient, flagged: dict, h200: str) -> None:
+        self, client: TestClient, flagged: dict, h200: str
+    ) -> None:
         record_id = flagged["id"]
         assert preview(client, record_id)["needs_confirmation"] is True
         before = client.get(f"/api/records/{record_id}").json()
@@ -168,31 +184,39 @@ class TestFlaggedRecords:
         assert len(unchanged["events"]) == len(before["events"])
         assert fit_rows(client)[h200]["token_generation"]["basis"] == "estimated"
 
-        accepted = review(client, record_id, confirm_flags=True,
-                          reason="0.5.8 carries the backport; same numbers on 0.5.9")
+        accepted = review(
+            client,
+            record_id,
+            confirm_flags=True,
+            reason="0.5.8 carries the backport; same numbers on 0.5.9",
+        )
         assert accepted.status_code == 200 and accepted.json()["review_state"] == "accepted"
         event = accepted.json()["events"][-1]
         assert event["action"] == "accepted" and event["reason"].startswith("0.5.8 carries")
         assert fit_rows(client)[h200]["token_generation"]["basis"] == "measured"
 
-    def test_unflagged_records_accept_without_a_reason(self, client: TestClient,
-                                                       valid: dict) -> None:
+    def test_unflagged_records_accept_without_a_reason(
+        self, client: TestClient, valid: dict
+    ) -> None:
         record_id = post_record(client, valid).json()["id"]
         assert review(client, record_id, confirm_flags=False).status_code == 200
 
     def test_the_record_page_shows_the_changes_and_asks_for_confirmation(
-            self, client: TestClient, flagged: dict, h200: str) -> None:
+        self, client: TestClient, flagged: dict, h200: str
+    ) -> None:
         record_id = flagged["id"]
         changes = preview(client, record_id)["changes"]
         page = BeautifulSoup(client.get(f"/records/{record_id}").text, "html.parser")
         rows = page.select("#acceptance-changes tbody tr")
         assert [(r["data-hardware"], r["data-profile"], r["data-what"]) for r in rows] == [
-            (c["hardware"], c["profile"], c["what"]) for c in changes]
+            (c["hardware"], c["profile"], c["what"]) for c in changes
+        ]
         status = next(r for r in rows if r["data-what"] == "status")
         assert status.select_one(".before").text == "verification pending"
         assert status.select_one(".after").text == "verified"
         assert status.select_one("a")["href"].endswith(
-            f"/models/{GLM}/hardware/{h200}/profiles/balanced")
+            f"/models/{GLM}/hardware/{h200}/profiles/balanced"
+        )
         form = page.select_one("#review-accept").find_parent("form")
         checkbox = form.select_one("input[name=confirm_flags]")
         assert checkbox.has_attr("required") and not checkbox.has_attr("checked")
@@ -202,8 +226,11 @@ class TestFlaggedRecords:
 
         token = form.select_one("input[name=csrf_token]")["value"]
         url = client.app.url_path_for("records:review", record_id=record_id)
-        refused = client.post(url, data={"action": "accept", "reason": "looked at it",
-                                         "csrf_token": token}, headers={"HX-Request": "true"})
+        refused = client.post(
+            url,
+            data={"action": "accept", "reason": "looked at it", "csrf_token": token},
+            headers={"HX-Request": "true"},
+        )
         fragment = BeautifulSoup(refused.text, "html.parser")
         assert refused.status_code == 200 and fragment.select_one("section#review")
         assert fragment.select_one(".field-error[data-field=confirm_flags]")
@@ -212,9 +239,16 @@ class TestFlaggedRecords:
         assert kept.select_one("input[name=reason]")["value"] == "looked at it"
         assert kept.select_one("input[name=confirm_flags]")["aria-invalid"] == "true"
 
-        done = client.post(url, data={"action": "accept", "reason": "backport checked",
-                                      "confirm_flags": "true", "csrf_token": token},
-                           follow_redirects=False)
+        done = client.post(
+            url,
+            data={
+                "action": "accept",
+                "reason": "backport checked",
+                "confirm_flags": "true",
+                "csrf_token": token,
+            },
+            follow_redirects=False,
+        )
         assert done.status_code == 303
         page = BeautifulSoup(client.get(f"/records/{record_id}").text, "html.parser")
         assert "backport checked" in page.select_one("#history").text
@@ -231,7 +265,8 @@ def beyond_loopback(db_path: Path) -> Iterator[TestClient]:
 
 
 def test_anyone_reads_the_preview_only_maintainers_see_it_on_the_page(
-        client: TestClient, flagged: dict, beyond_loopback: TestClient) -> None:
+    client: TestClient, flagged: dict, beyond_loopback: TestClient
+) -> None:
     record_id = flagged["id"]
     assert preview(beyond_loopback, record_id)["changes"]
     page = BeautifulSoup(beyond_loopback.get(f"/records/{record_id}").text, "html.parser")

@@ -31,25 +31,33 @@ def route_of(client: TestClient, detail_path: str) -> tuple[str, str]:
     return data["artifact"], data["runtime"]
 
 
-def fill(client: TestClient, session: Session, detail_path: str, h200: str, count: int,
-         **options: Any) -> Inserted:
+def fill(
+    client: TestClient, session: Session, detail_path: str, h200: str, count: int, **options: Any
+) -> Inserted:
     artifact, runtime = route_of(client, detail_path)
-    return insert_records(session, target(session, GLM, artifact, runtime, h200), count,
-                          **options)
+    return insert_records(session, target(session, GLM, artifact, runtime, h200), count, **options)
 
 
 def spread(values: list[float | None], digits: int) -> dict[str, float | None]:
     present = [v for v in values if v is not None]
     if not present:
         return {"median": None, "low": None, "high": None}
-    return {"median": round(median(present), digits), "low": round(min(present), digits),
-            "high": round(max(present), digits)}
+    return {
+        "median": round(median(present), digits),
+        "low": round(min(present), digits),
+        "high": round(max(present), digits),
+    }
 
 
 def expected_summary(done: Inserted, profile_id: int) -> tuple[list[dict], list[dict]]:
     """The figures worked out here, in Python, from the rows the test inserted."""
-    counted = {r["id"] for r in done.records if r["review_state"] == "accepted"
-               and r["outcome"] == "ok" and r["profile_id"] == profile_id}
+    counted = {
+        r["id"]
+        for r in done.records
+        if r["review_state"] == "accepted"
+        and r["outcome"] == "ok"
+        and r["profile_id"] == profile_id
+    }
     points = [m for m in done.measurements if m["record_id"] in counted]
     by_length: dict[int, list[dict]] = defaultdict(list)
     by_users: dict[int, list[dict]] = defaultdict(list)
@@ -57,27 +65,34 @@ def expected_summary(done: Inserted, profile_id: int) -> tuple[list[dict], list[
         by_users[m["concurrency"]].append(m)
         if m["concurrency"] == 1:
             by_length[m["context_length"]].append(m)
-    contexts = [{
-        "context_length": length,
-        "decode_tokens_per_s": spread([m["decode_tokens_per_s"] for m in group], 1),
-        "ttft_ms": spread([m["ttft_ms"] for m in group], 0),
-        "peak_memory_gb_per_gpu": round(max(m["peak_memory_gb_per_gpu"] for m in group), 1),
-        "records": len({m["record_id"] for m in group}),
-    } for length, group in sorted(by_length.items())]
-    ramp = [{
-        "concurrency": users,
-        "context_low": min(m["context_length"] for m in group),
-        "context_high": max(m["context_length"] for m in group),
-        "throughput_tokens_per_s": spread([m["throughput_tokens_per_s"] for m in group], 1),
-        "decode_tokens_per_s": spread([m["decode_tokens_per_s"] for m in group], 1),
-        "ttft_ms": spread([m["ttft_ms"] for m in group], 0),
-        "records": len({m["record_id"] for m in group}),
-    } for users, group in sorted(by_users.items())]
+    contexts = [
+        {
+            "context_length": length,
+            "decode_tokens_per_s": spread([m["decode_tokens_per_s"] for m in group], 1),
+            "ttft_ms": spread([m["ttft_ms"] for m in group], 0),
+            "peak_memory_gb_per_gpu": round(max(m["peak_memory_gb_per_gpu"] for m in group), 1),
+            "records": len({m["record_id"] for m in group}),
+        }
+        for length, group in sorted(by_length.items())
+    ]
+    ramp = [
+        {
+            "concurrency": users,
+            "context_low": min(m["context_length"] for m in group),
+            "context_high": max(m["context_length"] for m in group),
+            "throughput_tokens_per_s": spread([m["throughput_tokens_per_s"] for m in group], 1),
+            "decode_tokens_per_s": spread([m["decode_tokens_per_s"] for m in group], 1),
+            "ttft_ms": spread([m["ttft_ms"] for m in group], 0),
+            "records": len({m["record_id"] for m in group}),
+        }
+        for users, group in sorted(by_users.items())
+    ]
     return contexts, ramp
 
 
 def test_summary_medians_and_ranges_are_those_of_the_rows(
-        client: TestClient, session: Session, detail_path: str, h200: str) -> None:
+    client: TestClient, session: Session, detail_path: str, h200: str
+) -> None:
     done = fill(client, session, detail_path, h200, 301, seed=11)
     profile_id = target(session, GLM, *route_of(client, detail_path), h200).profile_id
     contexts, ramp = expected_summary(done, profile_id)
@@ -89,17 +104,37 @@ def test_summary_medians_and_ranges_are_those_of_the_rows(
     assert summary["by_context"] == contexts
     assert summary["by_concurrency"] == ramp
     # The recipe's own measured figures (the estimate they replace) agree digit for digit.
-    assert [(p["context_length"], p["decode_tokens_per_s"], p["ttft_ms"],
-             p["peak_memory_gb_per_gpu"], p["records"]) for p in data["measured"]] == [
-        (c["context_length"], c["decode_tokens_per_s"]["median"], c["ttft_ms"]["median"],
-         c["peak_memory_gb_per_gpu"], c["records"]) for c in contexts]
+    assert [
+        (
+            p["context_length"],
+            p["decode_tokens_per_s"],
+            p["ttft_ms"],
+            p["peak_memory_gb_per_gpu"],
+            p["records"],
+        )
+        for p in data["measured"]
+    ] == [
+        (
+            c["context_length"],
+            c["decode_tokens_per_s"]["median"],
+            c["ttft_ms"]["median"],
+            c["peak_memory_gb_per_gpu"],
+            c["records"],
+        )
+        for c in contexts
+    ]
 
     states = [r["review_state"] for r in done.records]
     records = data["records"]
     assert (records["accepted"], records["pending"]) == (
-        states.count("accepted"), states.count("pending"))
-    newest = sorted((r for r in done.records if r["review_state"] == "accepted"),
-                    key=lambda r: (r["created_at"], r["id"]), reverse=True)[:LATEST]
+        states.count("accepted"),
+        states.count("pending"),
+    )
+    newest = sorted(
+        (r for r in done.records if r["review_state"] == "accepted"),
+        key=lambda r: (r["created_at"], r["id"]),
+        reverse=True,
+    )[:LATEST]
     assert [r["id"] for r in records["latest"]] == [r["id"] for r in newest]
 
     page = BeautifulSoup(client.get(detail_path).text, "html.parser")
@@ -110,16 +145,19 @@ def test_summary_medians_and_ranges_are_those_of_the_rows(
         assert cells[1] == f"{expected['decode_tokens_per_s']['median']:,.1f}"
         assert cells[3] == f"{expected['peak_memory_gb_per_gpu']:,.1f}"
         assert row.select("td small")[0].text == "{low:,.1f} – {high:,.1f}".format(
-            **expected["decode_tokens_per_s"])
+            **expected["decode_tokens_per_s"]
+        )
     assert len(section.select("#measured-concurrency tbody tr")) == 2  # 4 and 16 at once
     assert len(section.select("#record-list tbody tr")) == LATEST
     assert section.select_one("#pending-review").text.startswith(
-        f"{states.count('pending'):,} pending records")
+        f"{states.count('pending'):,} pending records"
+    )
     assert "state=accepted" in section.select_one("#all-accepted")["href"]
 
 
 def test_a_configuration_with_no_records_shows_counts_and_no_summary(
-        client: TestClient, detail_path: str) -> None:
+    client: TestClient, detail_path: str
+) -> None:
     records = client.get(f"/api{detail_path}").json()["records"]
     assert records["summary"]["by_context"] == records["summary"]["by_concurrency"] == []
     assert (records["accepted"], records["pending"], records["latest"]) == (0, 0, [])
@@ -152,7 +190,8 @@ def cost(client: TestClient, session: Session, url: str) -> tuple[int, int]:
 
 
 def test_queries_and_size_do_not_grow_with_the_records(
-        client: TestClient, session: Session, detail_path: str, h200: str) -> None:
+    client: TestClient, session: Session, detail_path: str, h200: str
+) -> None:
     urls = (detail_path, f"/api{detail_path}")
     for url in urls:  # kept once: each cost below then starts from a body kept and stale
         client.get(url)
@@ -166,7 +205,8 @@ def test_queries_and_size_do_not_grow_with_the_records(
 
 
 def test_the_summary_follows_reviews_and_is_kept_through_pending_submissions(
-        client: TestClient, session: Session, detail_path: str, valid: dict) -> None:
+    client: TestClient, session: Session, detail_path: str, valid: dict
+) -> None:
     from tests.records.conftest import accept, post_record
 
     def at_4096() -> dict:
@@ -179,8 +219,9 @@ def test_the_summary_follows_reviews_and_is_kept_through_pending_submissions(
     second = post_record(client, valid).json()["id"]
     accept(client, second)
     assert at_4096() == {"median": 98.0, "low": 95.0, "high": 101.0}
-    retracted = client.post(f"/api/records/{second}/review",
-                            json={"action": "retract", "reason": "wrong card"})
+    retracted = client.post(
+        f"/api/records/{second}/review", json={"action": "retract", "reason": "wrong card"}
+    )
     assert retracted.status_code == 200
     assert at_4096() == {"median": 95.0, "low": 95.0, "high": 95.0}
 
@@ -210,7 +251,8 @@ def statements(client: TestClient, url: str) -> list[tuple[str, Any]]:
 
 
 def test_within_one_revision_a_page_counts_and_joins_no_records_again(
-        client: TestClient, session: Session, detail_path: str, h200: str) -> None:
+    client: TestClient, session: Session, detail_path: str, h200: str
+) -> None:
     fill(client, session, detail_path, h200, 40, seed=8)
     url = f"/api{detail_path}"
     first = [s for s, _ in statements(client, f"{url}?fresh=1")]
@@ -226,13 +268,17 @@ def test_within_one_revision_a_page_counts_and_joins_no_records_again(
 
 
 def test_counts_and_summary_read_through_the_configuration_indexes(
-        client: TestClient, session: Session, detail_path: str, h200: str) -> None:
+    client: TestClient, session: Session, detail_path: str, h200: str
+) -> None:
     fill(client, session, detail_path, h200, 60, seed=12)
     plans = {}
     for statement, parameters in statements(client, f"/api{detail_path}?fresh=plan"):
         if "records" in statement:
-            rows = session.connection().exec_driver_sql(
-                f"EXPLAIN QUERY PLAN {statement}", parameters).all()
+            rows = (
+                session.connection()
+                .exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
+                .all()
+            )
             plans[statement] = " | ".join(row[-1] for row in rows)
     assert plans and not [p for p in plans.values() if "SCAN records" in p]
     counting = [p for s, p in plans.items() if "count(" in s and "ranked" not in s]

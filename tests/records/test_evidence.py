@@ -19,20 +19,33 @@ def fit_row(client: TestClient, hardware: str) -> dict:
     return next(row for row in rows if row["hardware"] == hardware)
 
 
-def mac_record(valid: dict, artifact: str, runtime: str, version: str = "0.31.2",
-               decode: float = 40.0, **overrides: Any) -> dict:
-    valid.update(hardware=MAC_512, artifact=artifact, runtime=runtime, runtime_version=version,
-                 gpu_count=1, applied_values={"context": 16384},
-                 command=f"{runtime} serve {artifact}", **overrides)
+def mac_record(
+    valid: dict,
+    artifact: str,
+    runtime: str,
+    version: str = "0.31.2",
+    decode: float = 40.0,
+    **overrides: Any,
+) -> dict:
+    valid.update(
+        hardware=MAC_512,
+        artifact=artifact,
+        runtime=runtime,
+        runtime_version=version,
+        gpu_count=1,
+        applied_values={"context": 16384},
+        command=f"{runtime} serve {artifact}",
+        **overrides,
+    )
     for point in valid["measurements"]:
-        point.update(decode_tokens_per_s=decode, itl_ms=round(1000 / decode, 2),
-                     peak_memory_gb_per_gpu=360)
+        point.update(
+            decode_tokens_per_s=decode, itl_ms=round(1000 / decode, 2), peak_memory_gb_per_gpu=360
+        )
     return valid
 
 
 class TestUnverifiedRouteBecomesVerified:
-    def test_mlx_route_on_the_mac_gets_its_command(self, client: TestClient,
-                                                   valid: dict) -> None:
+    def test_mlx_route_on_the_mac_gets_its_command(self, client: TestClient, valid: dict) -> None:
         before = detail(client, MAC_512)
         assert before["commands"] == [] and before["estimate_only"] is True
         assert before["verified_pair"] is False and before["verdict"] == "experimental"
@@ -44,8 +57,9 @@ class TestUnverifiedRouteBecomesVerified:
         assert after["verified_pair"] is True and after["estimate_only"] is False
         assert [c["runtime"] for c in after["commands"]] == [before["runtime"]]
         assert after["verdict"] == "fits"
-        page = BeautifulSoup(client.get(
-            f"/models/{GLM}/hardware/{MAC_512}/profiles/balanced").text, "html.parser")
+        page = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{MAC_512}/profiles/balanced").text, "html.parser"
+        )
         assert page.select_one("#estimate-only") is None
         assert "0.31.2" in page.select_one("#verdict").text  # verified for that version
 
@@ -57,32 +71,43 @@ class TestUnverifiedRouteBecomesVerified:
         assert after["artifact"] == gguf and after["verified_pair"] is True
         assert after["commands"] and after["commands"][0]["argv"][0] == "llama-server"
 
-    def test_failures_and_retractions_do_not_verify(self, client: TestClient,
-                                                    valid: dict) -> None:
+    def test_failures_and_retractions_do_not_verify(self, client: TestClient, valid: dict) -> None:
         route = detail(client, MAC_512)
-        failed = mac_record(dict(valid), route["artifact"], route["runtime"],
-                            outcome="load_failure", measurements=[])
+        failed = mac_record(
+            dict(valid),
+            route["artifact"],
+            route["runtime"],
+            outcome="load_failure",
+            measurements=[],
+        )
         accept(client, post_record(client, failed).json()["id"])
         assert detail(client, MAC_512)["commands"] == []
-        ok_id = post_record(client, mac_record(valid, route["artifact"], route["runtime"])
-                            ).json()["id"]
+        ok_id = post_record(client, mac_record(valid, route["artifact"], route["runtime"])).json()[
+            "id"
+        ]
         accept(client, ok_id)
         assert detail(client, MAC_512)["commands"]
-        client.post(f"/api/records/{ok_id}/review",
-                    json={"action": "retract", "reason": "wrong machine"})
+        client.post(
+            f"/api/records/{ok_id}/review", json={"action": "retract", "reason": "wrong machine"}
+        )
         assert detail(client, MAC_512)["commands"] == []
 
 
 class TestMeasuredNumbers:
-    def test_fit_table_switches_from_reported_to_measured(self, client: TestClient,
-                                                          valid: dict) -> None:
+    def test_fit_table_switches_from_reported_to_measured(
+        self, client: TestClient, valid: dict
+    ) -> None:
         before = fit_row(client, MAC_512)
         assert before["token_generation"]["basis"] == "reported"
         assert before["profile_status"] == "verification_pending"
         route = detail(client, MAC_512)
         for decode in (38.0, 42.0):
-            body = mac_record(dict(valid, measurements=[dict(m) for m in valid["measurements"]]),
-                              route["artifact"], route["runtime"], decode=decode)
+            body = mac_record(
+                dict(valid, measurements=[dict(m) for m in valid["measurements"]]),
+                route["artifact"],
+                route["runtime"],
+                decode=decode,
+            )
             accept(client, post_record(client, body).json()["id"])
         after = fit_row(client, MAC_512)
         speed = after["token_generation"]
@@ -90,11 +115,15 @@ class TestMeasuredNumbers:
         assert (speed["low"], speed["high"]) == (40.0, 40.0)  # median per context length
         assert after["profile_status"] == "verified"
         statuses = {p["slug"]: p["status"] for p in after["profiles"]}
-        assert statuses == {"balanced": "verified", "speed": "verification_pending",
-                            "long-context": "verification_pending"}
+        assert statuses == {
+            "balanced": "verified",
+            "speed": "verification_pending",
+            "long-context": "verification_pending",
+        }
 
-    def test_server_row_switches_from_estimated_to_measured(self, client: TestClient,
-                                                            valid: dict, h200: str) -> None:
+    def test_server_row_switches_from_estimated_to_measured(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         assert fit_row(client, h200)["token_generation"]["basis"] == "estimated"
         accept(client, post_record(client, valid).json()["id"])
         speed = fit_row(client, h200)["token_generation"]
@@ -102,8 +131,9 @@ class TestMeasuredNumbers:
         assert (speed["low"], speed["high"]) == (88.0, 95.0)
         assert detail(client, h200)["token_generation"]["basis"] == "measured"
 
-    def test_pending_and_rejected_records_change_nothing(self, client: TestClient,
-                                                         valid: dict, h200: str) -> None:
+    def test_pending_and_rejected_records_change_nothing(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         rejected = post_record(client, valid).json()["id"]
         client.post(f"/api/records/{rejected}/review", json={"action": "reject", "reason": "x"})
         post_record(client, valid)
@@ -114,12 +144,15 @@ class TestMeasuredNumbers:
 
 class TestDetailPage:
     def test_last_known_good_measured_points_and_estimate_error(
-            self, client: TestClient, valid: dict, h200: str) -> None:
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         assert detail(client, h200)["records"]["last_known_good"] is None
         first = post_record(client, valid).json()["id"]
         accept(client, first)
-        valid.update(runtime_version="0.5.11", command="python -m sglang.launch_server --tp 8 "
-                     "--context-length 32768")
+        valid.update(
+            runtime_version="0.5.11",
+            command="python -m sglang.launch_server --tp 8 --context-length 32768",
+        )
         second = post_record(client, valid).json()["id"]
         accept(client, second)
         pending = post_record(client, valid).json()["id"]  # counted, but no evidence
@@ -143,8 +176,9 @@ class TestDetailPage:
         assert data["memory"]["basis"] == "measured"
         assert check["memory"]["estimated"] == data["memory"]["estimated_gb_per_gpu"]
 
-        page = BeautifulSoup(client.get(
-            f"/models/{GLM}/hardware/{h200}/profiles/balanced").text, "html.parser")
+        page = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{h200}/profiles/balanced").text, "html.parser"
+        )
         section = page.select_one("section#records")
         # This profile's known-good record has its own block; the evidence section does not
         # repeat it.
@@ -159,12 +193,14 @@ class TestDetailPage:
         assert "×" in section.select_one("#estimate-error").text
 
     def test_other_profiles_point_at_the_last_known_good_of_any_profile(
-            self, client: TestClient, valid: dict, h200: str) -> None:
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
         accept(client, post_record(client, valid).json()["id"])
         good = detail(client, h200, "speed")["records"]["last_known_good"]
         assert good["profile"] == "balanced" and good["same_profile"] is False
-        page = BeautifulSoup(client.get(
-            f"/models/{GLM}/hardware/{h200}/profiles/speed").text, "html.parser")
+        page = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{h200}/profiles/speed").text, "html.parser"
+        )
         assert "none accepted for this profile yet" in page.select_one("#last-known-good").text
         assert page.select_one("#no-known-good") is not None
 
@@ -177,8 +213,12 @@ def test_compare_highlights_the_differences(client: TestClient, valid: dict) -> 
     response = client.get(client.app.url_path_for("records:compare"), params={"a": a, "b": b})
     page = BeautifulSoup(response.text, "html.parser")
     differing = {row["data-label"] for row in page.select("tr.diff")}
-    assert {"runtime version", "driver", "runtime_build",
-            "decode (tok/s) at 4,096 tokens x 1"} <= differing
+    assert {
+        "runtime version",
+        "driver",
+        "runtime_build",
+        "decode (tok/s) at 4,096 tokens x 1",
+    } <= differing
     same = {row["data-label"] for row in page.select("tr[data-label]:not(.diff)")}
     assert {"model", "os", "TTFT (ms) at 4,096 tokens x 1"} <= same
     assert client.get("/records/compare", params={"a": a, "b": 999}).status_code == 404

@@ -9,11 +9,34 @@ from app.records.export import CSV_FIELDS
 from tests.records.conftest import GLM, MAC_512, accept, post_record
 
 STABLE_CSV = [
-    "record_id", "review_state", "outcome", "model", "artifact", "artifact_format", "runtime",
-    "runtime_version", "hardware", "gpu_count", "profile", "provenance", "submitted_by",
-    "submitted_at", "flags", "command", "context_length", "concurrency", "repetitions", "ttft_ms",
-    "decode_tokens_per_s", "itl_ms", "e2e_latency_ms", "throughput_tokens_per_s",
-    "peak_memory_gb_per_gpu", "kv_cache_usage_peak", "needle_accuracy", "token_count_source",
+    "record_id",
+    "review_state",
+    "outcome",
+    "model",
+    "artifact",
+    "artifact_format",
+    "runtime",
+    "runtime_version",
+    "hardware",
+    "gpu_count",
+    "profile",
+    "provenance",
+    "submitted_by",
+    "submitted_at",
+    "flags",
+    "command",
+    "context_length",
+    "concurrency",
+    "repetitions",
+    "ttft_ms",
+    "decode_tokens_per_s",
+    "itl_ms",
+    "e2e_latency_ms",
+    "throughput_tokens_per_s",
+    "peak_memory_gb_per_gpu",
+    "kv_cache_usage_peak",
+    "needle_accuracy",
+    "token_count_source",
     "memory_source",
 ]
 
@@ -25,7 +48,7 @@ def rows(text: str) -> list[dict[str, str]]:
 def seed_records(client: TestClient, valid: dict) -> tuple[int, int]:
     accepted = post_record(client, valid).json()["id"]
     accept(client, accepted)
-    valid.update(outcome="load_failure", measurements=[], command="=HYPERLINK(\"x\")")
+    valid.update(outcome="load_failure", measurements=[], command='=HYPERLINK("x")')
     failed = post_record(client, valid).json()["id"]
     return accepted, failed
 
@@ -35,19 +58,21 @@ def test_json_export_with_filters(client: TestClient, valid: dict, h200: str) ->
     everything = client.get("/api/records").json()
     assert everything["count"] == 2
     assert [r["record_id"] for r in everything["records"]] == [failed, accepted]
-    only = client.get("/api/records", params={"state": "accepted", "model": GLM,
-                                              "hardware": h200}).json()
+    only = client.get(
+        "/api/records", params={"state": "accepted", "model": GLM, "hardware": h200}
+    ).json()
     assert [r["record_id"] for r in only["records"]] == [accepted]
     assert only["records"][0]["measurements"][0]["decode_tokens_per_s"] == 95.0
     assert client.get("/api/records", params={"hardware": MAC_512}).json()["count"] == 0
     assert client.get("/api/records", params={"state": "lost"}).status_code == 422
 
 
-def test_csv_one_row_per_measurement_with_stable_columns(client: TestClient,
-                                                         valid: dict) -> None:
+def test_csv_one_row_per_measurement_with_stable_columns(client: TestClient, valid: dict) -> None:
     accepted, failed = seed_records(client, valid)
-    for response in (client.get("/api/records", params={"format": "csv"}),
-                     client.get("/api/records", headers={"Accept": "text/csv"})):
+    for response in (
+        client.get("/api/records", params={"format": "csv"}),
+        client.get("/api/records", headers={"Accept": "text/csv"}),
+    ):
         assert response.headers["content-type"].startswith("text/csv")
         assert response.text.splitlines()[0].split(",") == STABLE_CSV == list(CSV_FIELDS)
         table = rows(response.text)

@@ -30,26 +30,46 @@ def hidden(page: BeautifulSoup) -> dict[str, str]:
 
 def form_fields(h200: str, **overrides: str) -> dict[str, str]:
     fields = {
-        "model": GLM, "artifact": GLM_FP8, "runtime": "sglang", "runtime_version": "0.5.10",
-        "hardware": h200, "gpu_count": "8", "profile": "balanced", "outcome": "ok",
+        "model": GLM,
+        "artifact": GLM_FP8,
+        "runtime": "sglang",
+        "runtime_version": "0.5.10",
+        "hardware": h200,
+        "gpu_count": "8",
+        "profile": "balanced",
+        "outcome": "ok",
         "command": "python -m sglang.launch_server --tp 8",
         "applied_values": "tensor_parallel = 8\ncontext = 16384",
-        "environment.driver": "580.95.05", "environment.os": "Ubuntu 24.04",
-        "measurements.0.context_length": "4096", "measurements.0.concurrency": "1",
-        "measurements.0.ttft_ms": "250", "measurements.0.decode_tokens_per_s": "95",
+        "environment.driver": "580.95.05",
+        "environment.os": "Ubuntu 24.04",
+        "measurements.0.context_length": "4096",
+        "measurements.0.concurrency": "1",
+        "measurements.0.ttft_ms": "250",
+        "measurements.0.decode_tokens_per_s": "95",
         "measurements.0.repetitions": "3",
-        "measurements.2.context_length": "16384", "measurements.2.decode_tokens_per_s": "88",
+        "measurements.2.context_length": "16384",
+        "measurements.2.decode_tokens_per_s": "88",
     }
     fields.update(overrides)
     return fields
 
 
-def submit(client: TestClient, fields: dict[str, str], page: BeautifulSoup | None = None,
-           headers: dict[str, str] | None = None, files: Any = None) -> Any:
+def submit(
+    client: TestClient,
+    fields: dict[str, str],
+    page: BeautifulSoup | None = None,
+    headers: dict[str, str] | None = None,
+    files: Any = None,
+) -> Any:
     page = page or open_form(client)
     data = {**hidden(page), **fields}
-    return client.post(client.app.url_path_for("records:create"), data=data, files=files,
-                       headers=headers or {}, follow_redirects=False)
+    return client.post(
+        client.app.url_path_for("records:create"),
+        data=data,
+        files=files,
+        headers=headers or {},
+        follow_redirects=False,
+    )
 
 
 def records(session: Session) -> int:
@@ -58,18 +78,24 @@ def records(session: Session) -> int:
 
 
 def test_query_parameters_prefill_the_form(client: TestClient, h200: str) -> None:
-    page = open_form(client, model=GLM, hardware=h200, artifact=GLM_FP8, runtime="sglang",
-                     profile="speed")
-    for name, value in (("model", GLM), ("hardware", h200), ("artifact", GLM_FP8),
-                        ("runtime", "sglang"), ("profile", "speed"), ("outcome", "ok")):
+    page = open_form(
+        client, model=GLM, hardware=h200, artifact=GLM_FP8, runtime="sglang", profile="speed"
+    )
+    for name, value in (
+        ("model", GLM),
+        ("hardware", h200),
+        ("artifact", GLM_FP8),
+        ("runtime", "sglang"),
+        ("profile", "speed"),
+        ("outcome", "ok"),
+    ):
         assert page.select_one(f"select[name='{name}'] option[selected]")["value"] == value
     assert page.select_one("input[name='gpu_count']")["value"] == "8"
     assert len(page.select("tr.measurement-row")) == 3
     assert {"csrf_token", "idempotency_key"} <= set(hidden(page))
 
 
-def test_a_valid_form_creates_a_record(client: TestClient, h200: str,
-                                       session: Session) -> None:
+def test_a_valid_form_creates_a_record(client: TestClient, h200: str, session: Session) -> None:
     response = submit(client, form_fields(h200))
     assert response.status_code == 303
     record_id = int(response.headers["location"].rsplit("/", 1)[1])
@@ -86,12 +112,19 @@ def test_htmx_success_redirects_with_a_header(client: TestClient, h200: str) -> 
     assert "/records/" in response.headers["HX-Redirect"]
 
 
-def test_errors_show_inline_and_keep_what_was_typed(client: TestClient, h200: str,
-                                                    session: Session) -> None:
-    fields = form_fields(h200, **{"measurements.2.decode_tokens_per_s": "-88",
-                                  "runtime": "vllm", "artifact": "glm-5.3-flash-q4-k-m",
-                                  "applied_values": "tensor_parallel 8",
-                                  "notes": "typed notes stay"})
+def test_errors_show_inline_and_keep_what_was_typed(
+    client: TestClient, h200: str, session: Session
+) -> None:
+    fields = form_fields(
+        h200,
+        **{
+            "measurements.2.decode_tokens_per_s": "-88",
+            "runtime": "vllm",
+            "artifact": "glm-5.3-flash-q4-k-m",
+            "applied_values": "tensor_parallel 8",
+            "notes": "typed notes stay",
+        },
+    )
     response = submit(client, fields, headers=HTMX)
     assert response.status_code == 200  # htmx 2 only swaps 2xx
     form = BeautifulSoup(response.text, "html.parser")
@@ -109,8 +142,9 @@ def test_errors_show_inline_and_keep_what_was_typed(client: TestClient, h200: st
     assert plain.status_code == 422 and "<h1>" in plain.text
 
 
-def test_the_hidden_key_makes_a_double_submit_harmless(client: TestClient, h200: str,
-                                                       session: Session) -> None:
+def test_the_hidden_key_makes_a_double_submit_harmless(
+    client: TestClient, h200: str, session: Session
+) -> None:
     page = open_form(client)
     first = submit(client, form_fields(h200), page=page)
     second = submit(client, form_fields(h200), page=page)
@@ -120,8 +154,9 @@ def test_the_hidden_key_makes_a_double_submit_harmless(client: TestClient, h200:
     assert changed.status_code == 409 and "already used" in changed.text
 
 
-def test_missing_or_forged_csrf_token_is_refused(client: TestClient, h200: str,
-                                                 session: Session) -> None:
+def test_missing_or_forged_csrf_token_is_refused(
+    client: TestClient, h200: str, session: Session
+) -> None:
     page = open_form(client)
     tokens = hidden(page)
     url = client.app.url_path_for("records:create")
@@ -137,10 +172,14 @@ def test_missing_or_forged_csrf_token_is_refused(client: TestClient, h200: str,
 
 def test_upload_imports_the_file_with_its_hash(client: TestClient, h200: str) -> None:
     content = (DATA / "vllm_bench_serve.json").read_bytes()
-    fields = {k: v for k, v in form_fields(h200, runtime="vllm").items()
-              if not k.startswith("measurements.")}
-    response = submit(client, fields, files={"result_file": ("run.json", content,
-                                                             "application/json")})
+    fields = {
+        k: v
+        for k, v in form_fields(h200, runtime="vllm").items()
+        if not k.startswith("measurements.")
+    }
+    response = submit(
+        client, fields, files={"result_file": ("run.json", content, "application/json")}
+    )
     assert response.status_code == 303, response.text
     record_id = int(response.headers["location"].rsplit("/", 1)[1])
     record = client.get(f"/api/records/{record_id}").json()
@@ -151,11 +190,16 @@ def test_upload_imports_the_file_with_its_hash(client: TestClient, h200: str) ->
     assert len(page.select_one("#file-sha256").text) == 64
 
 
-def test_a_bad_upload_is_an_inline_error_with_the_metadata_errors(client: TestClient,
-                                                                   h200: str) -> None:
+def test_a_bad_upload_is_an_inline_error_with_the_metadata_errors(
+    client: TestClient, h200: str
+) -> None:
     fields = form_fields(h200, hardware="")
-    response = submit(client, fields, headers=HTMX,
-                      files={"result_file": ("x.json", b'{"hello": 1}', "application/json")})
+    response = submit(
+        client,
+        fields,
+        headers=HTMX,
+        files={"result_file": ("x.json", b'{"hello": 1}', "application/json")},
+    )
     form = BeautifulSoup(response.text, "html.parser")
     errors = {e["data-field"] for e in form.select(".field-error[data-field]")}
     assert {"file", "hardware"} <= errors
@@ -173,8 +217,9 @@ def test_user_text_is_escaped_everywhere(client: TestClient, h200: str) -> None:
 
 
 def test_add_row_returns_one_more_row(client: TestClient) -> None:
-    response = client.get(client.app.url_path_for("records:new_row"), params={"index": 5},
-                          headers=HTMX)
+    response = client.get(
+        client.app.url_path_for("records:new_row"), params={"index": 5}, headers=HTMX
+    )
     page = BeautifulSoup(f"<table>{response.text}</table>", "html.parser")
     names = [i["name"] for i in page.select("tr.measurement-row input")]
     assert names[0] == "measurements.5.context_length" and len(names) == 10

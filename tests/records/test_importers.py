@@ -33,12 +33,14 @@ class TestVllm:
         assert point["context_length"] == 4096  # total_input_tokens / completed
         assert point["concurrency"] == 1 and point["repetitions"] == 8
         assert point["ttft_ms"] == pytest.approx(source["median_ttft_ms"], abs=1e-3)
-        assert point["decode_tokens_per_s"] == pytest.approx(1000 / source["median_tpot_ms"],
-                                                             abs=1e-3)
+        assert point["decode_tokens_per_s"] == pytest.approx(
+            1000 / source["median_tpot_ms"], abs=1e-3
+        )
         assert point["itl_ms"] == pytest.approx(source["median_itl_ms"], abs=1e-3)
         assert point["e2e_latency_ms"] == pytest.approx(source["median_e2el_ms"], abs=1e-3)
-        assert point["throughput_tokens_per_s"] == pytest.approx(source["output_throughput"],
-                                                                 abs=1e-3)
+        assert point["throughput_tokens_per_s"] == pytest.approx(
+            source["output_throughput"], abs=1e-3
+        )
         assert len(point["samples"]["ttft_ms"]) == 8  # seconds in the file, ms here
         assert point["samples"]["ttft_ms"][0] == pytest.approx(source["ttfts"][0] * 1000)
         assert point["details"]["percentiles"]["p99_ttft_ms"] == source["p99_ttft_ms"]
@@ -46,7 +48,9 @@ class TestVllm:
     def test_append_result_json_lines_give_one_point_per_run(self) -> None:
         run = read_result(data("vllm_bench_serve_append.jsonl"))
         assert [(p["context_length"], p["concurrency"]) for p in run.measurements] == [
-            (2048, 1), (2048, 8)]
+            (2048, 1),
+            (2048, 8),
+        ]
         assert run.measurements[1]["throughput_tokens_per_s"] == 478.3
 
     def test_no_completed_request_is_refused(self) -> None:
@@ -98,10 +102,16 @@ class TestLlamaBench:
 
 
 class TestDetection:
-    @pytest.mark.parametrize(("content", "message"), [
-        (b"", "empty"), (b"\xff\xfe", "UTF-8"), (b"{nope", "not JSON"),
-        (b'{"hello": 1}', "unrecognised"), (b"[]", "unrecognised"),
-    ])
+    @pytest.mark.parametrize(
+        ("content", "message"),
+        [
+            (b"", "empty"),
+            (b"\xff\xfe", "UTF-8"),
+            (b"{nope", "not JSON"),
+            (b'{"hello": 1}', "unrecognised"),
+            (b"[]", "unrecognised"),
+        ],
+    )
     def test_bad_files_say_what_is_wrong(self, content: bytes, message: str) -> None:
         with pytest.raises(ImportFormatError, match=message):
             read_result(content)
@@ -112,16 +122,27 @@ class TestDetection:
 
 
 def meta(hardware: str, **overrides: Any) -> dict[str, Any]:
-    values = {"model": GLM, "artifact": GLM_FP8, "runtime": "vllm", "hardware": hardware,
-              "runtime_version": "0.30.1", "profile": "balanced"}
+    values = {
+        "model": GLM,
+        "artifact": GLM_FP8,
+        "runtime": "vllm",
+        "hardware": hardware,
+        "runtime_version": "0.30.1",
+        "profile": "balanced",
+    }
     return {**values, **overrides}
 
 
 class TestImportRecord:
     def test_provenance_keeps_the_file_hash_and_tool(self, session: Session, h200: str) -> None:
         content = data("guidellm_report.json")
-        submission = import_record(session, content, meta(h200), submitted_by="ci",
-                                   filename="/tmp/reports/guidellm_report.json")
+        submission = import_record(
+            session,
+            content,
+            meta(h200),
+            submitted_by="ci",
+            filename="/tmp/reports/guidellm_report.json",
+        )
         session.commit()
         record = get_record(session, submission.record.id)
         detail = record.provenance_detail
@@ -137,9 +158,12 @@ class TestImportRecord:
         assert {e.field for e in caught.value.errors} >= {"file", "hardware"}
 
     def test_runtime_version_from_the_file(self, session: Session) -> None:
-        submission = import_record(session, data("llama_bench.json"),
-                                   meta(MAC_512, artifact=GLM_GGUF, runtime="llama-cpp",
-                                        runtime_version=None), submitted_by="ci")
+        submission = import_record(
+            session,
+            data("llama_bench.json"),
+            meta(MAC_512, artifact=GLM_GGUF, runtime="llama-cpp", runtime_version=None),
+            submitted_by="ci",
+        )
         assert submission.record.runtime_version == "b6850"
         assert submission.record.environment["runtime_build"] == "a1b2c3d4"
 
@@ -154,8 +178,22 @@ class TestCli:
 
     def test_import_command(self, session: Session, h200: str) -> None:
         path = DATA / "vllm_bench_serve.json"
-        args = ["import", str(path), "--model", GLM, "--hardware", h200, "--artifact", GLM_FP8,
-                "--runtime", "vllm", "--runtime-version", "0.30.1", "--profile", "balanced"]
+        args = [
+            "import",
+            str(path),
+            "--model",
+            GLM,
+            "--hardware",
+            h200,
+            "--artifact",
+            GLM_FP8,
+            "--runtime",
+            "vllm",
+            "--runtime-version",
+            "0.30.1",
+            "--profile",
+            "balanced",
+        ]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
         assert hashlib.sha256(path.read_bytes()).hexdigest() in result.output
@@ -164,8 +202,20 @@ class TestCli:
         assert record.measurements[0].context_length == 4096
 
     def test_import_command_lists_every_error(self, h200: str) -> None:
-        args = ["import", str(DATA / "llama_bench.json"), "--model", GLM, "--hardware", h200,
-                "--artifact", GLM_FP8, "--runtime", "vllm", "--format", "guidellm"]
+        args = [
+            "import",
+            str(DATA / "llama_bench.json"),
+            "--model",
+            GLM,
+            "--hardware",
+            h200,
+            "--artifact",
+            GLM_FP8,
+            "--runtime",
+            "vllm",
+            "--format",
+            "guidellm",
+        ]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1
         assert "file:" in result.output and "runtime_version:" in result.output

@@ -31,8 +31,10 @@ from tests.records.conftest import post_record
 
 def stored(session: Session) -> tuple[int, int, int]:
     session.expire_all()
-    return tuple(session.scalar(select(func.count()).select_from(table)) or 0  # type: ignore[return-value]
-                 for table in (Record, Measurement, RecordEvent))
+    return tuple(
+        session.scalar(select(func.count()).select_from(table)) or 0  # type: ignore[return-value]
+        for table in (Record, Measurement, RecordEvent)
+    )
 
 
 def revision(session: Session) -> int:
@@ -54,7 +56,8 @@ def at_once(count: int, call: Callable[[int], Any]) -> list[Any]:
 
 class TestRefused:
     def test_an_invalid_record_is_a_422_naming_each_field_and_stores_nothing(
-            self, client: TestClient, valid: dict, session: Session) -> None:
+        self, client: TestClient, valid: dict, session: Session
+    ) -> None:
         before = revision(session)
         valid["model"] = "no-such-model"
         valid["measurements"][1]["ttft_ms"] = -5
@@ -67,7 +70,8 @@ class TestRefused:
         assert revision(session) == before
 
     def test_a_refused_key_can_be_used_once_the_record_is_fixed(
-            self, client: TestClient, valid: dict, session: Session) -> None:
+        self, client: TestClient, valid: dict, session: Session
+    ) -> None:
         valid["runtime"] = "llama-cpp"  # does not load FP8 files
         assert post_record(client, valid, key="fix-me").status_code == 422
         valid["runtime"] = "sglang"
@@ -77,7 +81,8 @@ class TestRefused:
 
 class TestConcurrent:
     def test_copies_of_one_keyed_submission_sent_at_once_store_one_record(
-            self, live_server: LiveServer, valid: dict, session: Session) -> None:
+        self, live_server: LiveServer, valid: dict, session: Session
+    ) -> None:
         url = live_server.url("api:records_create")
 
         def send(_: int) -> httpx.Response:
@@ -89,7 +94,8 @@ class TestConcurrent:
         assert stored(session) == (1, 2, 1)
 
     def test_distinct_submissions_sent_at_once_are_all_stored_once(
-            self, live_server: LiveServer, valid: dict, session: Session) -> None:
+        self, live_server: LiveServer, valid: dict, session: Session
+    ) -> None:
         url = live_server.url("api:records_create")
         before = revision(session)
 
@@ -97,8 +103,9 @@ class TestConcurrent:
             ids = []
             for n in range(4):
                 body = {**valid, "notes": f"client {index} record {n}"}
-                answer = httpx.post(url, json=body, timeout=30,
-                                    headers={"Idempotency-Key": f"c{index}-{n}"})
+                answer = httpx.post(
+                    url, json=body, timeout=30, headers={"Idempotency-Key": f"c{index}-{n}"}
+                )
                 assert answer.status_code == 201, answer.text
                 ids.append(answer.json()["id"])
             return ids
@@ -111,11 +118,12 @@ class TestConcurrent:
         assert len(set(notes)) == 48
 
     def test_a_retry_is_refused_by_the_unique_key_and_answered_with_the_first(
-            self, settings: Any, valid: dict, session: Session,
-            monkeypatch: pytest.MonkeyPatch) -> None:
+        self, settings: Any, valid: dict, session: Session, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """No lookup before the write: the unique key is what keeps one copy, and the
         first record is read only after it refused the second."""
         from app.main import create_app
+
         with TestClient(create_app(settings)) as client:
             first = post_record(client, valid, key="twin").json()
             replay = service.replayed
@@ -136,7 +144,8 @@ class TestConcurrent:
 
 class TestWithTokens:
     def test_fresh_tokens_noting_their_use_while_others_write_are_never_stuck(
-            self, db_path: Any, valid: dict, session: Session) -> None:
+        self, db_path: Any, valid: dict, session: Session
+    ) -> None:
         """Noting a token's first use writes before the record does; such a request already
         holds the write lock and must not queue behind a writer (one with a token in use)
         that waits for it."""
@@ -147,9 +156,14 @@ class TestWithTokens:
                 used.last_used_at = utcnow()  # these write nothing before their record
         server, thread, port = start_server(create_app(exposed))
         try:
+
             def send(index: int) -> int:
-                return httpx.post(f"http://127.0.0.1:{port}/api/records", json=valid, timeout=30,
-                                  headers={"Authorization": f"Bearer {tokens[index]}"}).status_code
+                return httpx.post(
+                    f"http://127.0.0.1:{port}/api/records",
+                    json=valid,
+                    timeout=30,
+                    headers={"Authorization": f"Bearer {tokens[index]}"},
+                ).status_code
 
             assert at_once(8, send) == [201] * 8
         finally:
@@ -160,18 +174,24 @@ class TestWithTokens:
 
 class TestHalfWrites:
     def test_a_constraint_failing_after_the_record_row_leaves_nothing_and_frees_the_key(
-            self, settings: Any, valid: dict, session: Session,
-            monkeypatch: pytest.MonkeyPatch) -> None:
+        self, settings: Any, valid: dict, session: Session, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         before = revision(session)
         real = RecordStore.write
 
-        def second_point_refused(self: RecordStore, row: dict, points: list[dict],
-                                 *rest: Any) -> int:
-            return real(self, row, [points[0], {**points[1], "needle_accuracy": 7.0}],  # 0..1
-                        *rest)
+        def second_point_refused(
+            self: RecordStore, row: dict, points: list[dict], *rest: Any
+        ) -> int:
+            return real(
+                self,
+                row,
+                [points[0], {**points[1], "needle_accuracy": 7.0}],  # 0..1
+                *rest,
+            )
 
         monkeypatch.setattr(RecordStore, "write", second_point_refused)
         from app.main import create_app
+
         with TestClient(create_app(settings), raise_server_exceptions=False) as client:
             assert post_record(client, valid, key="once").status_code == 500
             assert stored(session) == (0, 0, 0)
@@ -183,37 +203,59 @@ class TestHalfWrites:
 
 
 class TestAnswers:
-    def test_the_created_answer_is_what_a_read_returns(self, client: TestClient,
-                                                       valid: dict) -> None:
+    def test_the_created_answer_is_what_a_read_returns(
+        self, client: TestClient, valid: dict
+    ) -> None:
         created = post_record(client, valid, key="read-back").json()
         read = client.get(f"/api/records/{created['id']}").json()
         assert created["review_state"] == read["review_state"] == "pending"
         assert created["flags"] == read["flag_details"]
         assert created["url"] == read["url"]
 
-    def test_every_point_is_stored_as_sent_in_the_order_sent(self, client: TestClient,
-                                                             valid: dict) -> None:
+    def test_every_point_is_stored_as_sent_in_the_order_sent(
+        self, client: TestClient, valid: dict
+    ) -> None:
         """On PostgreSQL the points travel as one JSON array read back into rows: their
         order, their floats to the last digit, nulls and nested details survive it."""
         points = [
-            {"context_length": 131072, "concurrency": 64, "repetitions": 5,
-             "ttft_ms": 0.1, "decode_tokens_per_s": 1e-7, "itl_ms": 123456.789012345,
-             "kv_cache_usage_peak": 0.3333333333333333, "needle_accuracy": 1.0,
-             "token_count_source": "usage", "memory_source": "nvidia-smi",
-             "samples": {"ttft_ms": [0.1, 2.5e-5, 99999.99]},
-             "details": {"p99_ttft_ms": 7.25, "gpus": [{"name": "H200 \u2160", "peak": 1}]}},
+            {
+                "context_length": 131072,
+                "concurrency": 64,
+                "repetitions": 5,
+                "ttft_ms": 0.1,
+                "decode_tokens_per_s": 1e-7,
+                "itl_ms": 123456.789012345,
+                "kv_cache_usage_peak": 0.3333333333333333,
+                "needle_accuracy": 1.0,
+                "token_count_source": "usage",
+                "memory_source": "nvidia-smi",
+                "samples": {"ttft_ms": [0.1, 2.5e-5, 99999.99]},
+                "details": {"p99_ttft_ms": 7.25, "gpus": [{"name": "H200 \u2160", "peak": 1}]},
+            },
             {"context_length": 1, "throughput_tokens_per_s": 5e7},
-            {"context_length": 4096, "concurrency": 2, "e2e_latency_ms": 1600.0,
-             "peak_memory_gb_per_gpu": 120.5},
+            {
+                "context_length": 4096,
+                "concurrency": 2,
+                "e2e_latency_ms": 1600.0,
+                "peak_memory_gb_per_gpu": 120.5,
+            },
         ]
         created = post_record(client, {**valid, "measurements": points}, key="points")
         assert created.status_code == 201, created.text
         read = client.get(f"/api/records/{created.json()['id']}").json()["measurements"]
         assert [p["context_length"] for p in read] == [131072, 1, 4096]
         first = read[0]
-        for name in ("ttft_ms", "decode_tokens_per_s", "itl_ms", "kv_cache_usage_peak",
-                     "needle_accuracy", "concurrency", "repetitions", "token_count_source",
-                     "memory_source"):
+        for name in (
+            "ttft_ms",
+            "decode_tokens_per_s",
+            "itl_ms",
+            "kv_cache_usage_peak",
+            "needle_accuracy",
+            "concurrency",
+            "repetitions",
+            "token_count_source",
+            "memory_source",
+        ):
             assert first[name] == points[0][name], name
         assert first["e2e_latency_ms"] is None and read[1]["ttft_ms"] is None
         assert first["details"] == {**points[0]["details"], "samples": points[0]["samples"]}
@@ -222,25 +264,32 @@ class TestAnswers:
         assert read[2]["peak_memory_gb_per_gpu"] == 120.5
 
     def test_a_review_answers_the_new_state_and_history_as_a_read_does(
-            self, client: TestClient, valid: dict, session: Session) -> None:
+        self, client: TestClient, valid: dict, session: Session
+    ) -> None:
         record_id = post_record(client, valid).json()["id"]
         before = revision(session)
-        reviewed = client.post(f"/api/records/{record_id}/review",
-                               json={"action": "reject", "reason": " not reproduced "})
+        reviewed = client.post(
+            f"/api/records/{record_id}/review",
+            json={"action": "reject", "reason": " not reproduced "},
+        )
         assert reviewed.status_code == 200, reviewed.text
         answer = reviewed.json()
         assert answer["review_state"] == "rejected"
         assert [(e["action"], e["reason"]) for e in answer["events"]] == [
-            ("submitted", ""), ("rejected", "not reproduced")]
+            ("submitted", ""),
+            ("rejected", "not reproduced"),
+        ]
         assert answer == client.get(f"/api/records/{record_id}").json()
         assert revision(session) == before + 1
 
     def test_a_review_refused_for_its_state_changes_nothing(
-            self, client: TestClient, valid: dict, session: Session) -> None:
+        self, client: TestClient, valid: dict, session: Session
+    ) -> None:
         record_id = post_record(client, valid).json()["id"]
         before = revision(session)
-        refused = client.post(f"/api/records/{record_id}/review",
-                              json={"action": "retract", "reason": "oops"})
+        refused = client.post(
+            f"/api/records/{record_id}/review", json={"action": "retract", "reason": "oops"}
+        )
         assert refused.status_code == 409
         assert stored(session) == (1, 2, 1)
         assert revision(session) == before

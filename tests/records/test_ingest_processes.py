@@ -40,10 +40,15 @@ def two_processes(db_path: Path) -> Iterator[list[str]]:
 
 
 def test_copies_of_one_keyed_submission_sent_to_both_processes_store_one_record(
-        two_processes: list[str], valid: dict, session: Session) -> None:
+    two_processes: list[str], valid: dict, session: Session
+) -> None:
     def send(index: int) -> httpx.Response:
-        return httpx.post(f"{two_processes[index % 2]}/api/records", json=valid, timeout=30,
-                          headers={"Idempotency-Key": "same"})
+        return httpx.post(
+            f"{two_processes[index % 2]}/api/records",
+            json=valid,
+            timeout=30,
+            headers={"Idempotency-Key": "same"},
+        )
 
     answers = at_once(12, send)
     assert sorted(a.status_code for a in answers) == [200] * 11 + [201]
@@ -52,7 +57,8 @@ def test_copies_of_one_keyed_submission_sent_to_both_processes_store_one_record(
 
 
 def test_distinct_submissions_to_both_processes_are_all_stored_once(
-        two_processes: list[str], valid: dict, session: Session) -> None:
+    two_processes: list[str], valid: dict, session: Session
+) -> None:
     before = revision(session)
 
     def send(index: int) -> list[int]:
@@ -60,14 +66,18 @@ def test_distinct_submissions_to_both_processes_are_all_stored_once(
         with httpx.Client(base_url=two_processes[index % 2], timeout=30) as client:
             for n in range(5):
                 body = {**valid, "notes": f"client {index} record {n}"}
-                answer = client.post("/api/records", json=body,
-                                     headers={"Idempotency-Key": f"c{index}-{n}"})
+                answer = client.post(
+                    "/api/records", json=body, headers={"Idempotency-Key": f"c{index}-{n}"}
+                )
                 assert answer.status_code == 201, answer.text
                 ids.append(answer.json()["id"])
                 if n == 2:  # a retry, to the other process, gets the same record
-                    again = httpx.post(f"{two_processes[(index + 1) % 2]}/api/records",
-                                       json=body, headers={"Idempotency-Key": f"c{index}-{n}"},
-                                       timeout=30)
+                    again = httpx.post(
+                        f"{two_processes[(index + 1) % 2]}/api/records",
+                        json=body,
+                        headers={"Idempotency-Key": f"c{index}-{n}"},
+                        timeout=30,
+                    )
                     assert (again.status_code, again.json()["id"]) == (200, ids[-1])
         return ids
 
@@ -94,9 +104,13 @@ def test_a_writer_in_another_process_waits_for_the_turn(db_path: Path) -> None:
     held = SqliteWriterQueue(str(db_path))
     held.acquire()
     try:
-        waiter = subprocess.Popen([sys.executable, "-c", WAITER, str(db_path)], cwd=PROJECT_ROOT,
-                                  env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
-                                  stdout=subprocess.PIPE, text=True)
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", WAITER, str(db_path)],
+            cwd=PROJECT_ROOT,
+            env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert waiter.stdout is not None
         assert waiter.stdout.readline().strip() == "waiting"  # started, at the lock
         time.sleep(0.5)

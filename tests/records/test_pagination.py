@@ -43,14 +43,16 @@ def follow(client: TestClient, url: str, key: str, between=None) -> list[list[in
 
 
 def test_records_page_through_every_item_once_while_new_ones_arrive(
-        client: TestClient, session: Session, glm_h200) -> None:  # noqa: ANN001
+    client: TestClient, session: Session, glm_h200
+) -> None:  # noqa: ANN001
     # Five records share each timestamp, so the id breaks ties inside a page and across two.
     done = insert_records(session, glm_h200, 53, accepted_share=0.0, same_stamp_every=5)
     arrivals = iter(range(100, 200))
 
     def a_new_record_arrives() -> None:
-        insert_records(session, glm_h200, 1, accepted_share=0.0, seed=next(arrivals),
-                       start=datetime.now(UTC))
+        insert_records(
+            session, glm_h200, 1, accepted_share=0.0, seed=next(arrivals), start=datetime.now(UTC)
+        )
 
     pages = follow(client, "/api/records?limit=7&state=pending", "records", a_new_record_arrives)
     seen = [record_id for page in pages for record_id in page]
@@ -59,8 +61,7 @@ def test_records_page_through_every_item_once_while_new_ones_arrive(
     assert [len(p) for p in pages] == [7] * 7 + [4]
 
 
-def test_filters_are_kept_on_every_page(client: TestClient, session: Session,
-                                        glm_h200) -> None:  # noqa: ANN001
+def test_filters_are_kept_on_every_page(client: TestClient, session: Session, glm_h200) -> None:  # noqa: ANN001
     done = insert_records(session, glm_h200, 40, accepted_share=0.5, seed=2)
     first = client.get("/api/records", params={"state": "accepted", "limit": 5}).json()
     assert "state=accepted" in first["next"] and "limit=5" in first["next"]
@@ -69,21 +70,29 @@ def test_filters_are_kept_on_every_page(client: TestClient, session: Session,
     seen = [i for page in [[r["record_id"] for r in first["records"]], *pages] for i in page]
     assert sorted(seen) == sorted(accepted) and len(seen) == len(accepted)
     assert client.get("/api/records", params={"hardware": "nothing-here"}).json() == {
-        "count": 0, "limit": 50, "next": None, "records": []}
+        "count": 0,
+        "limit": 50,
+        "next": None,
+        "records": [],
+    }
 
 
-@pytest.mark.parametrize("cursor", [
-    "not a cursor",
-    "e30",  # {}
-    base64.urlsafe_b64encode(b'["yesterday", 4]').decode(),
-    base64.urlsafe_b64encode(b'["2026-12-01T10:00:00", "4"]').decode(),
-    base64.urlsafe_b64encode(b'["2026-12-01T10:00:00", 0]').decode(),
-    base64.urlsafe_b64encode(b'["2026-12-01T10:00:00", 4, 5]').decode(),
-    base64.urlsafe_b64encode(b"\xff\xfe").decode(),
-])
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "not a cursor",
+        "e30",  # {}
+        base64.urlsafe_b64encode(b'["yesterday", 4]').decode(),
+        base64.urlsafe_b64encode(b'["2026-12-01T10:00:00", "4"]').decode(),
+        base64.urlsafe_b64encode(b'["2026-12-01T10:00:00", 0]').decode(),
+        base64.urlsafe_b64encode(b'["2026-12-01T10:00:00", 4, 5]').decode(),
+        base64.urlsafe_b64encode(b"\xff\xfe").decode(),
+    ],
+)
 @pytest.mark.parametrize("url", ["/api/records", "/records", "/api/benchmarks", "/benchmarks"])
-def test_a_cursor_the_list_never_gave_out_is_a_clear_400(client: TestClient, url: str,
-                                                         cursor: str) -> None:
+def test_a_cursor_the_list_never_gave_out_is_a_clear_400(
+    client: TestClient, url: str, cursor: str
+) -> None:
     response = client.get(url, params={"cursor": cursor}, headers={"Accept": "application/json"})
     assert response.status_code == 400
     assert "cursor is not one this list gave out" in response.json()["detail"]
@@ -106,15 +115,19 @@ def test_cursors_round_trip() -> None:
     naive = stamp.replace(tzinfo=None)
     assert decode_cursor(encode_cursor(naive, 1)) == (naive, 1)
     assert json.loads(base64.urlsafe_b64decode(encode_cursor(naive, 1) + "==")) == [
-        naive.isoformat(), 1]
+        naive.isoformat(),
+        1,
+    ]
 
 
 def test_records_page_links_to_older_and_back_to_newest(
-        client: TestClient, session: Session, glm_h200) -> None:  # noqa: ANN001
+    client: TestClient, session: Session, glm_h200
+) -> None:  # noqa: ANN001
     done = insert_records(session, glm_h200, 5, accepted_share=0.0)
     newest_first = [r["id"] for r in reversed(done.records)]
-    first = BeautifulSoup(client.get("/records", params={**PENDING, "limit": 3}).text,
-                          "html.parser")
+    first = BeautifulSoup(
+        client.get("/records", params={**PENDING, "limit": 3}).text, "html.parser"
+    )
     assert [int(tr["data-record"]) for tr in first.select("tr[data-record]")] == newest_first[:3]
     assert first.select_one("#newest-page") is None
     older = first.select_one("#older-page")["href"]
@@ -126,8 +139,16 @@ def test_records_page_links_to_older_and_back_to_newest(
 
 
 def add_jobs(session: Session, count: int, start: datetime) -> list[int]:
-    rows = [{"status": "succeeded", "plan": {}, "target": {"model": GLM}, "progress": {},
-             "created_at": start + timedelta(seconds=n // 2)} for n in range(count)]
+    rows = [
+        {
+            "status": "succeeded",
+            "plan": {},
+            "target": {"model": GLM},
+            "progress": {},
+            "created_at": start + timedelta(seconds=n // 2),
+        }
+        for n in range(count)
+    ]
     ids = session.scalars(insert(BenchJob).returning(BenchJob.id), rows).all()
     session.commit()
     return list(ids)
@@ -147,8 +168,7 @@ def test_jobs_page_through_every_job_once(client: TestClient, session: Session) 
         return [a.text for a in page.select("#jobs tbody tr td:first-child a")]
 
     first = BeautifulSoup(client.get("/benchmarks").text, "html.parser")
-    second = BeautifulSoup(client.get(first.select_one("#older-page")["href"]).text,
-                           "html.parser")
+    second = BeautifulSoup(client.get(first.select_one("#older-page")["href"]).text, "html.parser")
     assert len(shown(first)) == len(shown(second)) == 20
     assert not set(shown(first)) & set(shown(second))
     assert first.select_one("#newest-page") is None
@@ -156,15 +176,24 @@ def test_jobs_page_through_every_job_once(client: TestClient, session: Session) 
 
 
 def test_the_review_queue_reaches_every_one_of_5000_pending_records_once(
-        client: TestClient, session: Session, glm_h200) -> None:  # noqa: ANN001
+    client: TestClient, session: Session, glm_h200
+) -> None:  # noqa: ANN001
     # Accepted records around and among the pending ones must never show in the queue;
     # seven pending records share each timestamp, so page ends fall inside a tie.
     before = insert_records(session, glm_h200, 150, accepted_share=1.0, seed=3)
-    queue = insert_records(session, glm_h200, 5_000, accepted_share=0.0, same_stamp_every=7,
-                           start=before.records[-1]["created_at"] + timedelta(seconds=1))
+    queue = insert_records(
+        session,
+        glm_h200,
+        5_000,
+        accepted_share=0.0,
+        same_stamp_every=7,
+        start=before.records[-1]["created_at"] + timedelta(seconds=1),
+    )
     insert_records(session, glm_h200, 150, accepted_share=1.0, seed=4)
-    pending = [r["id"] for r in sorted(queue.records, key=lambda r: (r["created_at"], r["id"]),
-                                       reverse=True)]
+    pending = [
+        r["id"]
+        for r in sorted(queue.records, key=lambda r: (r["created_at"], r["id"]), reverse=True)
+    ]
 
     api_pages = follow(client, f"/api/records?state=pending&limit={MAX_LIMIT}", "records")
     assert [i for page in api_pages for i in page] == pending

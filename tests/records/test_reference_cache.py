@@ -256,7 +256,11 @@ class TestMovedBetweenCheckAndWrite:
         return arm
 
     def test_a_file_removed_in_between_is_refused_not_written(
-        self, client: TestClient, settings: Settings, valid: dict, session: Session,
+        self,
+        client: TestClient,
+        settings: Settings,
+        valid: dict,
+        session: Session,
         edit_after_check: Any,
     ) -> None:
         reseed(settings, DROPPED)
@@ -268,7 +272,11 @@ class TestMovedBetweenCheckAndWrite:
         assert session.scalar(select(func.count()).select_from(Record)) == 1
 
     def test_a_record_still_valid_after_the_edit_is_written_once(
-        self, client: TestClient, settings: Settings, valid: dict, session: Session,
+        self,
+        client: TestClient,
+        settings: Settings,
+        valid: dict,
+        session: Session,
         edit_after_check: Any,
     ) -> None:
         assert post_record(client, valid).status_code == 201

@@ -8,8 +8,9 @@ from tests.records.conftest import post_record
 
 
 def review(client: TestClient, record_id: int, action: str, reason: str = ""):
-    return client.post(f"/api/records/{record_id}/review",
-                       json={"action": action, "reason": reason})
+    return client.post(
+        f"/api/records/{record_id}/review", json={"action": action, "reason": reason}
+    )
 
 
 @pytest.fixture
@@ -31,8 +32,10 @@ def test_reject_needs_a_reason(client: TestClient, record_id: int) -> None:
     missing = review(client, record_id, "reject", "   ")
     assert missing.status_code == 422
     assert missing.json()["errors"][0]["field"] == "reason"
-    assert review(client, record_id, "reject", "numbers from a different GPU").json()[
-        "review_state"] == "rejected"
+    assert (
+        review(client, record_id, "reject", "numbers from a different GPU").json()["review_state"]
+        == "rejected"
+    )
 
 
 def test_retract_needs_a_reason(client: TestClient, record_id: int) -> None:
@@ -40,16 +43,20 @@ def test_retract_needs_a_reason(client: TestClient, record_id: int) -> None:
     assert review(client, record_id, "retract").status_code == 422
 
 
-@pytest.mark.parametrize(("steps", "forbidden"), [
-    ([], "retract"),
-    ([("accept", "")], "accept"),
-    ([("accept", "")], "reject"),
-    ([("reject", "bad")], "accept"),
-    ([("reject", "bad")], "retract"),
-    ([("accept", ""), ("retract", "bad")], "accept"),
-])
-def test_forbidden_transitions_are_conflicts(client: TestClient, record_id: int,
-                                             steps: list, forbidden: str) -> None:
+@pytest.mark.parametrize(
+    ("steps", "forbidden"),
+    [
+        ([], "retract"),
+        ([("accept", "")], "accept"),
+        ([("accept", "")], "reject"),
+        ([("reject", "bad")], "accept"),
+        ([("reject", "bad")], "retract"),
+        ([("accept", ""), ("retract", "bad")], "accept"),
+    ],
+)
+def test_forbidden_transitions_are_conflicts(
+    client: TestClient, record_id: int, steps: list, forbidden: str
+) -> None:
     for action, reason in steps:
         assert review(client, record_id, action, reason).status_code == 200
     before = client.get(f"/api/records/{record_id}").json()
@@ -71,17 +78,22 @@ def test_review_from_the_record_page(client: TestClient, record_id: int) -> None
     assert set(forms) == {"accept", "reject"}
     token = forms["reject"].select_one("input[name=csrf_token]")["value"]
     url = client.app.url_path_for("records:review", record_id=record_id)
-    empty = client.post(url, data={"action": "reject", "reason": "", "csrf_token": token},
-                        headers={"HX-Request": "true"})
+    empty = client.post(
+        url,
+        data={"action": "reject", "reason": "", "csrf_token": token},
+        headers={"HX-Request": "true"},
+    )
     assert empty.status_code == 200 and "say why" in empty.text
     fragment = BeautifulSoup(empty.text, "html.parser")
     assert fragment.select_one("section#review") and not fragment.select_one("h1")
-    done = client.post(url, data={"action": "accept", "reason": "", "csrf_token": token},
-                       follow_redirects=False)
+    done = client.post(
+        url, data={"action": "accept", "reason": "", "csrf_token": token}, follow_redirects=False
+    )
     assert done.status_code == 303
     page = BeautifulSoup(client.get(f"/records/{record_id}").text, "html.parser")
     assert [f.select_one("input[name=action]")["value"] for f in page.select("#review form")] == [
-        "retract"]
+        "retract"
+    ]
     assert "accepted" in page.select_one("#history").text
     no_csrf = client.post(url, data={"action": "retract", "reason": "x"})
     assert no_csrf.status_code == 403

@@ -36,8 +36,9 @@ def make_token(settings: Settings, role: str, name: str) -> str:
 
 @pytest.fixture
 def tokens(exposed: Settings) -> dict[str, str]:
-    return {role: make_token(exposed, role, f"{role}-alice") for role in ("submitter",
-                                                                          "maintainer")}
+    return {
+        role: make_token(exposed, role, f"{role}-alice") for role in ("submitter", "maintainer")
+    }
 
 
 @pytest.fixture
@@ -56,15 +57,21 @@ def test_refuses_to_start_exposed_without_a_token(exposed: Settings) -> None:
             pass
 
 
-def test_tokens_are_stored_as_sha256_only(exposed: Settings, db_path: Path,
-                                          tokens: dict[str, str]) -> None:
+def test_tokens_are_stored_as_sha256_only(
+    exposed: Settings, db_path: Path, tokens: dict[str, str]
+) -> None:
     with session_scope(exposed) as session:
         stored = session.scalars(select(ApiToken).order_by(ApiToken.id)).all()
-        assert [(t.role, t.name) for t in stored] == [("submitter", "submitter-alice"),
-                                                      ("maintainer", "maintainer-alice")]
+        assert [(t.role, t.name) for t in stored] == [
+            ("submitter", "submitter-alice"),
+            ("maintainer", "maintainer-alice"),
+        ]
         assert stored[0].token_hash == hashlib.sha256(tokens["submitter"].encode()).hexdigest()
-    raw = db_path.read_bytes() + Path(f"{db_path}-wal").read_bytes() \
-        if Path(f"{db_path}-wal").exists() else db_path.read_bytes()
+    raw = (
+        db_path.read_bytes() + Path(f"{db_path}-wal").read_bytes()
+        if Path(f"{db_path}-wal").exists()
+        else db_path.read_bytes()
+    )
     assert all(token.encode() not in raw for token in tokens.values())
 
 
@@ -75,20 +82,28 @@ class TestApiBeyondLoopback:
         wrong = post_record(shared, valid, Authorization="Bearer sb_not-a-token")
         assert wrong.status_code == 401
 
-    def test_the_caller_is_checked_before_the_body(self, shared: TestClient,
-                                                   tokens: dict[str, str]) -> None:
+    def test_the_caller_is_checked_before_the_body(
+        self, shared: TestClient, tokens: dict[str, str]
+    ) -> None:
         """A stranger learns nothing of how the body would have been read."""
         for content_type in ("application/json", "text/plain"):
-            response = shared.post("/api/records", content=b"{not json",
-                                   headers={"Content-Type": content_type})
+            response = shared.post(
+                "/api/records", content=b"{not json", headers={"Content-Type": content_type}
+            )
             assert response.status_code == 401, response.text
         token = make_token(shared.app.state.settings, "worker", "worker-bob")
-        worker = shared.post("/api/records", content=b"{not json",
-                             headers={"Content-Type": "application/json", **bearer(token)})
+        worker = shared.post(
+            "/api/records",
+            content=b"{not json",
+            headers={"Content-Type": "application/json", **bearer(token)},
+        )
         assert worker.status_code == 403 and "worker token" in worker.json()["detail"]
         # Known to be allowed, the same body is refused for what it is.
-        submitter = shared.post("/api/records", content=b"{not json", headers={
-            "Content-Type": "application/json", **bearer(tokens["submitter"])})
+        submitter = shared.post(
+            "/api/records",
+            content=b"{not json",
+            headers={"Content-Type": "application/json", **bearer(tokens["submitter"])},
+        )
         assert submitter.status_code == 422
         assert submitter.json()["errors"][0]["field"] == "body"
 
@@ -109,34 +124,41 @@ class TestApiBeyondLoopback:
 
 
 class TestPagesBeyondLoopback:
-    def test_sign_in_then_submit_and_review(self, shared: TestClient, tokens: dict[str, str],
-                                            valid: dict) -> None:
+    def test_sign_in_then_submit_and_review(
+        self, shared: TestClient, tokens: dict[str, str], valid: dict
+    ) -> None:
         record_id = post_record(shared, valid, **bearer(tokens["submitter"])).json()["id"]
         page = BeautifulSoup(shared.get(f"/records/{record_id}").text, "html.parser")
         assert not page.select("#review form") and "Sign in" in page.select_one("#review").text
 
-        form = BeautifulSoup(shared.get("/signin", params={"next": f"/records/{record_id}"}).text,
-                             "html.parser").select_one("form")
+        form = BeautifulSoup(
+            shared.get("/signin", params={"next": f"/records/{record_id}"}).text, "html.parser"
+        ).select_one("form")
         fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
         bad = shared.post("/signin", data={**fields, "token": "sb_wrong"})
         assert bad.status_code == 401 and "unknown" in bad.text
-        signed = shared.post("/signin", data={**fields, "token": tokens["maintainer"]},
-                             follow_redirects=False)
+        signed = shared.post(
+            "/signin", data={**fields, "token": tokens["maintainer"]}, follow_redirects=False
+        )
         assert signed.status_code == 303 and signed.headers["location"] == f"/records/{record_id}"
         cookie = signed.headers["set-cookie"]
         assert cookie.startswith(f"{AUTH_COOKIE}=") and "HttpOnly" in cookie
         assert "samesite=lax" in cookie.lower() and tokens["maintainer"] not in cookie
 
         page = BeautifulSoup(shared.get(f"/records/{record_id}").text, "html.parser")
-        accept_form = next(f for f in page.select("#review form")
-                           if f.select_one("input[name=action]")["value"] == "accept")
+        accept_form = next(
+            f
+            for f in page.select("#review form")
+            if f.select_one("input[name=action]")["value"] == "accept"
+        )
         data = {i["name"]: i.get("value", "") for i in accept_form.select("input")}
         done = shared.post(f"/records/{record_id}/review", data=data, follow_redirects=False)
         assert done.status_code == 303
         assert shared.get(f"/api/records/{record_id}").json()["review_state"] == "accepted"
 
-    def test_the_api_ignores_the_sign_in_cookie(self, shared: TestClient, valid: dict,
-                                                tokens: dict[str, str]) -> None:
+    def test_the_api_ignores_the_sign_in_cookie(
+        self, shared: TestClient, valid: dict, tokens: dict[str, str]
+    ) -> None:
         form = BeautifulSoup(shared.get("/signin").text, "html.parser")
         csrf = form.select_one("input[name=csrf_token]")["value"]
         shared.post("/signin", data={"csrf_token": csrf, "token": tokens["maintainer"]})
@@ -150,24 +172,32 @@ class TestPagesBeyondLoopback:
         link = page.select_one("#sign-in-needed a")["href"]
         assert link.endswith("/signin?next=%2Frecords%2Fnew")
         token = page.select_one("input[name=csrf_token]")["value"]
-        response = shared.post("/records", data={"csrf_token": token, "model": "x"},
-                               headers={"Referer": "http://testserver/records/new?model=x"},
-                               follow_redirects=False)
+        response = shared.post(
+            "/records",
+            data={"csrf_token": token, "model": "x"},
+            headers={"Referer": "http://testserver/records/new?model=x"},
+            follow_redirects=False,
+        )
         assert response.status_code == 303
-        assert response.headers["location"] == "http://testserver/signin?next=%2Frecords%2Fnew%3Fmodel%3Dx"
-        htmx = shared.post("/records", data={"csrf_token": token},
-                           headers={"HX-Request": "true"})
+        assert (
+            response.headers["location"]
+            == "http://testserver/signin?next=%2Frecords%2Fnew%3Fmodel%3Dx"
+        )
+        htmx = shared.post("/records", data={"csrf_token": token}, headers={"HX-Request": "true"})
         assert htmx.status_code == 200 and htmx.headers["HX-Redirect"].startswith(
-            "http://testserver/signin")
+            "http://testserver/signin"
+        )
 
-    def test_a_forged_cookie_is_ignored(self, shared: TestClient, tokens: dict[str, str],
-                                        valid: dict) -> None:
+    def test_a_forged_cookie_is_ignored(
+        self, shared: TestClient, tokens: dict[str, str], valid: dict
+    ) -> None:
         shared.cookies.set(AUTH_COOKIE, tokens["maintainer"])  # unsigned
         assert post_record(shared, valid).status_code == 401
 
     def test_sign_in_only_returns_to_this_site(self, shared: TestClient) -> None:
-        page = BeautifulSoup(shared.get("/signin", params={"next": "//evil.example/x"}).text,
-                             "html.parser")
+        page = BeautifulSoup(
+            shared.get("/signin", params={"next": "//evil.example/x"}).text, "html.parser"
+        )
         assert page.select_one("input[name=next]")["value"] == "/"
 
 
@@ -178,8 +208,9 @@ def test_on_loopback_the_local_user_is_the_maintainer(client: TestClient, valid:
     assert post_record(client, valid, Authorization="Bearer sb_unknown").status_code == 401
 
 
-def test_logs_never_carry_tokens(exposed: Settings, valid: dict,
-                                 caplog: pytest.LogCaptureFixture) -> None:
+def test_logs_never_carry_tokens(
+    exposed: Settings, valid: dict, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     token = make_token(exposed, "maintainer", "ops")
     with TestClient(create_app(exposed)) as client:
@@ -204,8 +235,9 @@ class TestCli:
         get_settings.cache_clear()
 
     def test_token_create_prints_it_once(self, exposed: Settings) -> None:
-        result = CliRunner().invoke(main, ["token", "create", "--role", "submitter",
-                                           "--name", "ci"])
+        result = CliRunner().invoke(
+            main, ["token", "create", "--role", "submitter", "--name", "ci"]
+        )
         assert result.exit_code == 0, result.output
         token = result.stdout.strip()
         assert token.startswith("sb_") and "shown only now" in result.stderr
@@ -215,8 +247,9 @@ class TestCli:
         bad = CliRunner().invoke(main, ["token", "create", "--role", "admin", "--name", "x"])
         assert bad.exit_code == 2
 
-    def test_serve_beyond_loopback_needs_a_token(self, exposed: Settings,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_serve_beyond_loopback_needs_a_token(
+        self, exposed: Settings, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         started: list[dict[str, Any]] = []
         monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.append(kwargs))
         refused = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0"])

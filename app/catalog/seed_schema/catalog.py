@@ -94,12 +94,14 @@ class SeedCatalog(StrictModel):
             for a_index, artifact in enumerate(model.artifacts):
                 where = f"artifacts[{a_index}]"
                 if artifact.slug in seen:
-                    yield SeedError(file, entry, f"{where}.slug",
-                                    f"duplicate artifact slug {artifact.slug!r}")
+                    yield SeedError(
+                        file, entry, f"{where}.slug", f"duplicate artifact slug {artifact.slug!r}"
+                    )
                 seen.add(artifact.slug)
                 if artifact.format not in loadable:
-                    yield SeedError(file, entry, f"{where}.format",
-                                    f"no runtime loads {artifact.format} files")
+                    yield SeedError(
+                        file, entry, f"{where}.format", f"no runtime loads {artifact.format} files"
+                    )
 
     def _reported_problems(self, file: str) -> Iterator[SeedError]:
         hardware = self._index("hardware")
@@ -109,18 +111,24 @@ class SeedCatalog(StrictModel):
             for r_index, report in enumerate(model.reported):
                 where = f"reported[{r_index}]"
                 if report.hardware not in hardware:
-                    yield SeedError(file, entry, f"{where}.hardware",
-                                    f"unknown hardware {report.hardware!r}")
+                    yield SeedError(
+                        file, entry, f"{where}.hardware", f"unknown hardware {report.hardware!r}"
+                    )
                 if report.runtime is not None and report.runtime not in runtimes:
-                    yield SeedError(file, entry, f"{where}.runtime",
-                                    f"unknown runtime {report.runtime!r}")
+                    yield SeedError(
+                        file, entry, f"{where}.runtime", f"unknown runtime {report.runtime!r}"
+                    )
 
     def _hardware_problems(self, file: str) -> Iterator[SeedError]:
         served = {p for runtime in self.runtimes for p in runtime.platforms}
         for index, entry in enumerate(self.hardware):
             if entry.platform not in served:
-                yield SeedError(file, entry_label("hardware", index, entry.slug), "platform",
-                                f"no runtime runs on {entry.platform}")
+                yield SeedError(
+                    file,
+                    entry_label("hardware", index, entry.slug),
+                    "platform",
+                    f"no runtime runs on {entry.platform}",
+                )
 
     def _profile_problems(self, file: str) -> Iterator[SeedError]:
         missing = [slug for slug in REQUIRED_PROFILES if slug not in self._index("profiles")]
@@ -135,8 +143,9 @@ class SeedCatalog(StrictModel):
             entry = pair_label(index, pair.artifact, pair.runtime)
             found = artifacts.get(pair.artifact)
             artifact = None if found is None else found[1]
-            for field, message in _pair_reference_problems(pair, artifact,
-                                                           runtimes.get(pair.runtime)):
+            for field, message in _pair_reference_problems(
+                pair, artifact, runtimes.get(pair.runtime)
+            ):
                 yield SeedError(file, entry, field, message)
             key = (pair.artifact, pair.runtime)
             if key in seen:
@@ -144,14 +153,20 @@ class SeedCatalog(StrictModel):
             seen.add(key)
 
 
-def _pair_reference_problems(pair: SeedVerifiedPair, artifact: SeedArtifact | None,
-                             runtime: SeedRuntime | None) -> Iterator[tuple[str, str]]:
+def _pair_reference_problems(
+    pair: SeedVerifiedPair, artifact: SeedArtifact | None, runtime: SeedRuntime | None
+) -> Iterator[tuple[str, str]]:
     """(field, message) for each way a verified pair's artifact and runtime do not fit."""
     if artifact is None:
         yield "artifact", f"unknown artifact {pair.artifact!r}"
     elif artifact.kind != "official":
-        yield "artifact", (f"{pair.artifact!r} is a community artifact; only official "
-                           "artifacts are verified in the seed")
+        yield (
+            "artifact",
+            (
+                f"{pair.artifact!r} is a community artifact; only official "
+                "artifacts are verified in the seed"
+            ),
+        )
     if runtime is None:
         yield "runtime", f"unknown runtime {pair.runtime!r}"
     elif artifact is not None and artifact.format not in runtime.formats:
@@ -163,6 +178,7 @@ def _duplicates(file: str, key: str, entries: Iterable[Any]) -> Iterator[SeedErr
     seen: set[str] = set()
     for index, entry in enumerate(entries):
         if entry.slug in seen:
-            yield SeedError(file, entry_label(key, index, entry.slug), "slug",
-                            f"duplicate slug {entry.slug!r}")
+            yield SeedError(
+                file, entry_label(key, index, entry.slug), "slug", f"duplicate slug {entry.slug!r}"
+            )
         seen.add(entry.slug)

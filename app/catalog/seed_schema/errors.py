@@ -14,8 +14,16 @@ class SeedError(Exception):
     ``errors`` lists every problem found (this one first).
     """
 
-    def __init__(self, file: str, entry: str | None, field: str | None, message: str, *,
-                 line: int | None = None, column: int | None = None) -> None:
+    def __init__(
+        self,
+        file: str,
+        entry: str | None,
+        field: str | None,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
         self.file = file
         self.entry = entry
         self.field = field
@@ -41,7 +49,6 @@ class SeedError(Exception):
         return f"SeedError({str(self)!r})"
 
 
-
 def entry_label(key: str, index: int, slug: Any) -> str:
     """How an entry is named in errors: ``models[3] (slug qwen3-32b)``."""
     if isinstance(slug, str) and slug:
@@ -51,6 +58,9 @@ def entry_label(key: str, index: int, slug: Any) -> str:
 
 def pair_label(index: int, artifact: Any, runtime: Any) -> str:
     """Verified pairs have no slug; they are named by what they pair."""
-    known = [f"{name} {value}" for name, value in (("artifact", artifact), ("runtime", runtime))
-             if isinstance(value, str) and value]
+    known = [
+        f"{name} {value}"
+        for name, value in (("artifact", artifact), ("runtime", runtime))
+        if isinstance(value, str) and value
+    ]
     return f"verified_pairs[{index}]" + (f" ({', '.join(known)})" if known else "")

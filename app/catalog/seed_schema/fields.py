@@ -38,8 +38,9 @@ def repo_problem(repo: str) -> str | None:
 
 def field_error(field: str, message: str) -> PydanticCustomError:
     """An error that names the field it is about, for validators that see several fields."""
-    return PydanticCustomError("seed_field", "{field}: {message}",
-                               {"field": field, "message": message})
+    return PydanticCustomError(
+        "seed_field", "{field}: {message}", {"field": field, "message": message}
+    )
 
 
 class StrictModel(BaseModel):
@@ -105,11 +106,15 @@ class Prose(StrictModel):
             return data if isinstance(data, Prose) else {"en": data}
         unknown = [str(key) for key in data if key not in LANGUAGES]
         if unknown:
-            raise field_error(unknown[0], f"unknown language {unknown[0]!r} "
-                                          f"(give {', '.join(LANGUAGES)})")
+            raise field_error(
+                unknown[0], f"unknown language {unknown[0]!r} (give {', '.join(LANGUAGES)})"
+            )
         if "en" not in data:
-            raise field_error("en", "a text in several languages needs its English (en), "
-                                    "which readers of other languages fall back to")
+            raise field_error(
+                "en",
+                "a text in several languages needs its English (en), "
+                "which readers of other languages fall back to",
+            )
         return data
 
     def translations(self) -> dict[str, str]:
@@ -135,8 +140,14 @@ def value_of(sourced: Sourced[Any] | None) -> Any:
     return None if sourced is None else sourced.value
 
 
-def check_range(sourced: Sourced[Any] | None, field: str, *, low: float,
-                high: float | None = None, low_inclusive: bool = False) -> None:
+def check_range(
+    sourced: Sourced[Any] | None,
+    field: str,
+    *,
+    low: float,
+    high: float | None = None,
+    low_inclusive: bool = False,
+) -> None:
     """Raise a field error unless the value (when given) lies above `low` and up to `high`."""
     if sourced is None:
         return

@@ -61,13 +61,20 @@ class SeedHardware(StrictModel):
         return self
 
     def _check_memory(self) -> None:
-        for name in ("memory_gb_per_gpu", "usable_memory_gb", "bandwidth_gb_s_per_gpu",
-                     "bf16_tflops_per_gpu"):
+        for name in (
+            "memory_gb_per_gpu",
+            "usable_memory_gb",
+            "bandwidth_gb_s_per_gpu",
+            "bf16_tflops_per_gpu",
+        ):
             check_range(getattr(self, name), name, low=0)
         total = self.gpu_count * self.memory_gb_per_gpu.value
         if self.usable_memory_gb.value > total:
-            raise field_error("usable_memory_gb", f"{self.usable_memory_gb.value:g} exceeds "
-                                                  f"gpu_count x memory_gb_per_gpu = {total:g}")
+            raise field_error(
+                "usable_memory_gb",
+                f"{self.usable_memory_gb.value:g} exceeds "
+                f"gpu_count x memory_gb_per_gpu = {total:g}",
+            )
 
     def _check_topology(self) -> None:
         if self.unified_memory and self.gpu_count != 1:
@@ -75,5 +82,6 @@ class SeedHardware(StrictModel):
         if self.gpu_count == 1 and self.interconnect != "none":
             raise field_error("interconnect", "a single GPU has no interconnect (use none)")
         if self.gpu_count > 1 and self.interconnect == "none":
-            raise field_error("interconnect", "several GPUs need an interconnect "
-                                              "(nvlink, nvswitch, xgmi or pcie)")
+            raise field_error(
+                "interconnect", "several GPUs need an interconnect (nvlink, nvswitch, xgmi or pcie)"
+            )

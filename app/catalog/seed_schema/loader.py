@@ -48,8 +48,7 @@ def load_catalog(directory: Path) -> SeedCatalog:
     return SeedCatalog.model_validate(loaded)
 
 
-def _load_file(directory: Path, name: str, key: str,
-               errors: list[SeedError]) -> list[BaseModel]:
+def _load_file(directory: Path, name: str, key: str, errors: list[SeedError]) -> list[BaseModel]:
     shown = f"{directory.name}/{name}"
     entries = _read_entries(directory / name, shown, key, errors)
     if entries is None:
@@ -65,8 +64,9 @@ def _read_entries(path: Path, shown: str, key: str, errors: list[SeedError]) -> 
         errors.append(error)
         return None
     if not isinstance(data, dict) or key not in data:
-        errors.append(SeedError(shown, None, key, f"the file must be a mapping with a "
-                                                  f"top-level '{key}' list"))
+        errors.append(
+            SeedError(shown, None, key, f"the file must be a mapping with a top-level '{key}' list")
+        )
         return None
     extra = sorted(set(data) - {key, "schema_version"}, key=str)
     if extra:
@@ -78,8 +78,9 @@ def _read_entries(path: Path, shown: str, key: str, errors: list[SeedError]) -> 
     return entries
 
 
-def _validate_entries(path: Path, shown: str, key: str, entries: list[Any],
-                      errors: list[SeedError]) -> list[BaseModel]:
+def _validate_entries(
+    path: Path, shown: str, key: str, entries: list[Any], errors: list[SeedError]
+) -> list[BaseModel]:
     lines = entry_lines(path, key)
     cls = ENTRY_CLASSES[key]
     loaded: list[BaseModel] = []
@@ -101,8 +102,9 @@ def _entry_name(key: str, index: int, raw: Any) -> str:
     return entry_label(key, index, raw.get("slug") if isinstance(raw, dict) else None)
 
 
-def _validation_errors(error: ValidationError, raw: Any, file: str, entry: str,
-                       line: int | None) -> list[SeedError]:
+def _validation_errors(
+    error: ValidationError, raw: Any, file: str, entry: str, line: int | None
+) -> list[SeedError]:
     """One SeedError per distinct problem pydantic found in an entry."""
     found: list[SeedError] = []
     for item in error.errors(include_url=False):
@@ -114,7 +116,7 @@ def _validation_errors(error: ValidationError, raw: Any, file: str, entry: str,
             field = f"{field}.{inner}" if field and not inner.startswith("[") else field + inner
             message = item["ctx"]["message"]
         elif message.startswith("Value error, "):
-            message = message[len("Value error, "):]
+            message = message[len("Value error, ") :]
         seed_error = SeedError(file, entry, field or None, message, line=line)
         if str(seed_error) not in {str(e) for e in found}:
             found.append(seed_error)

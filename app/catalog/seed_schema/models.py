@@ -35,9 +35,7 @@ from app.catalog.seed_schema.fields import (
 
 Quant = Literal["bf16", "fp8", "mxfp4", "q4_k_m", "q8_0", "mlx-4bit", "mlx-8bit"]
 Attention = Literal["gqa", "mla", "hybrid_linear"]
-Metric = Literal[
-    "decode_tokens_per_s", "prefill_tokens_per_s", "ttft_s", "peak_memory_gb_per_gpu"
-]
+Metric = Literal["decode_tokens_per_s", "prefill_tokens_per_s", "ttft_s", "peak_memory_gb_per_gpu"]
 
 # which quant schemes each file format can carry
 FORMAT_QUANTS: dict[str, frozenset[str]] = {
@@ -66,8 +64,9 @@ class SeedArtifact(StrictModel):
     def _check(self) -> SeedArtifact:
         if self.quant not in FORMAT_QUANTS[self.format]:
             allowed = ", ".join(sorted(FORMAT_QUANTS[self.format]))
-            raise field_error("quant", f"{self.quant!r} is not a {self.format} scheme "
-                                       f"(allowed: {allowed})")
+            raise field_error(
+                "quant", f"{self.quant!r} is not a {self.format} scheme (allowed: {allowed})"
+            )
         check_range(self.bits_per_weight, "bits_per_weight", low=1.0, high=32.0)
         check_range(self.size_bytes, "size_bytes", low=0)
         problem = repo_problem(self.repo.value)
@@ -105,12 +104,27 @@ class SeedReported(StrictModel):
 ATTENTION_FIELDS: dict[str, tuple[str, ...]] = {
     "gqa": ("num_layers", "num_kv_heads", "head_dim"),
     "mla": ("num_layers", "kv_lora_rank", "qk_rope_head_dim"),
-    "hybrid_linear": ("num_layers", "num_kv_heads", "head_dim", "full_attention_layers",
-                      "linear_state_bytes_per_seq"),
+    "hybrid_linear": (
+        "num_layers",
+        "num_kv_heads",
+        "head_dim",
+        "full_attention_layers",
+        "linear_state_bytes_per_seq",
+    ),
 }
-SHAPE_FIELDS = ("num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "hidden_size",
-                "intermediate_size", "vocab_size", "kv_lora_rank", "sliding_window",
-                "full_attention_layers", "linear_state_bytes_per_seq")
+SHAPE_FIELDS = (
+    "num_layers",
+    "num_attention_heads",
+    "num_kv_heads",
+    "head_dim",
+    "hidden_size",
+    "intermediate_size",
+    "vocab_size",
+    "kv_lora_rank",
+    "sliding_window",
+    "full_attention_layers",
+    "linear_state_bytes_per_seq",
+)
 
 
 class SeedModel(StrictModel):
@@ -187,16 +201,17 @@ class SeedModel(StrictModel):
         if self.params_active_b.value > self.params_total_b.value:
             raise field_error("params_active_b", "exceeds params_total_b")
         if not self.moe and self.params_active_b.value != self.params_total_b.value:
-            raise field_error("params_active_b", "a dense model activates all its parameters "
-                                                 "(set moe: true or make the two equal)")
+            raise field_error(
+                "params_active_b",
+                "a dense model activates all its parameters (set moe: true or make the two equal)",
+            )
 
     def _check_shape(self) -> None:
         check_range(self.native_context, "native_context", low=0)
         for name in SHAPE_FIELDS:
             check_range(getattr(self, name), name, low=0)
         check_range(self.qk_rope_head_dim, "qk_rope_head_dim", low=0, low_inclusive=True)
-        check_range(self.sliding_window_layers, "sliding_window_layers", low=0,
-                    low_inclusive=True)
+        check_range(self.sliding_window_layers, "sliding_window_layers", low=0, low_inclusive=True)
         check_range(self.mtp_layers, "mtp_layers", low=0, low_inclusive=True)
         for name in ATTENTION_FIELDS[self.attention]:
             if getattr(self, name) is None:
@@ -220,15 +235,19 @@ class SeedModel(StrictModel):
         """MLA full-attention layers in a hybrid model: the latent must match heads x dim."""
         given = [getattr(self, name) is not None for name in ("kv_lora_rank", "qk_rope_head_dim")]
         if any(given) and not all(given):
-            raise field_error("qk_rope_head_dim" if given[0] else "kv_lora_rank",
-                              "MLA full-attention layers need both kv_lora_rank and "
-                              "qk_rope_head_dim")
+            raise field_error(
+                "qk_rope_head_dim" if given[0] else "kv_lora_rank",
+                "MLA full-attention layers need both kv_lora_rank and qk_rope_head_dim",
+            )
         if all(given):
             latent = self.kv_lora_rank.value + self.qk_rope_head_dim.value
             cached = 2 * self.num_kv_heads.value * self.head_dim.value
             if latent != cached:
-                raise field_error("head_dim", f"2 x num_kv_heads x head_dim = {cached} must "
-                                              f"equal kv_lora_rank + qk_rope_head_dim = {latent}")
+                raise field_error(
+                    "head_dim",
+                    f"2 x num_kv_heads x head_dim = {cached} must "
+                    f"equal kv_lora_rank + qk_rope_head_dim = {latent}",
+                )
 
     def _check_layers(self) -> None:
         layers = value_of(self.num_layers)
@@ -237,15 +256,22 @@ class SeedModel(StrictModel):
             raise field_error("full_attention_layers", f"exceeds num_layers ({layers})")
         sliding = self.sliding_window_layers.value
         if (self.sliding_window is None) != (sliding == 0):
-            raise field_error("sliding_window_layers" if sliding == 0 else "sliding_window",
-                              "sliding_window and sliding_window_layers go together")
+            raise field_error(
+                "sliding_window_layers" if sliding == 0 else "sliding_window",
+                "sliding_window and sliding_window_layers go together",
+            )
         cached = full if self.attention == "hybrid_linear" else layers
         if sliding and sliding > cached:
-            raise field_error("sliding_window_layers",
-                              f"exceeds the layers with a KV cache ({cached})")
+            raise field_error(
+                "sliding_window_layers", f"exceeds the layers with a KV cache ({cached})"
+            )
         heads, kv_heads = value_of(self.num_attention_heads), value_of(self.num_kv_heads)
-        if (self.attention == "gqa" and heads is not None and kv_heads is not None
-                and (kv_heads > heads or heads % kv_heads)):
+        if (
+            self.attention == "gqa"
+            and heads is not None
+            and kv_heads is not None
+            and (kv_heads > heads or heads % kv_heads)
+        ):
             raise field_error("num_kv_heads", f"must divide num_attention_heads ({heads})")
 
     def _check_start_context(self) -> None:
@@ -258,8 +284,10 @@ class SeedModel(StrictModel):
         prefix = self.slug + "-"
         for index, artifact in enumerate(self.artifacts):
             if not artifact.slug.startswith(prefix):
-                raise field_error(f"artifacts[{index}].slug",
-                                  f"{artifact.slug!r} must start with the model slug {prefix!r}")
+                raise field_error(
+                    f"artifacts[{index}].slug",
+                    f"{artifact.slug!r} must start with the model slug {prefix!r}",
+                )
         if not any(a.kind == "official" for a in self.artifacts):
             raise field_error("artifacts", "no official artifact (kind: official)")
 
@@ -269,10 +297,14 @@ class SeedModel(StrictModel):
         for index, report in enumerate(self.reported):
             key = (report.hardware, report.metric)
             if key in seen:
-                raise field_error(f"reported[{index}]",
-                                  f"a second {report.metric} figure for {report.hardware}; "
-                                  "give one range per hardware and metric")
+                raise field_error(
+                    f"reported[{index}]",
+                    f"a second {report.metric} figure for {report.hardware}; "
+                    "give one range per hardware and metric",
+                )
             seen.add(key)
             if report.artifact is not None and report.artifact not in artifact_slugs:
-                raise field_error(f"reported[{index}].artifact",
-                                  f"{report.artifact!r} is not an artifact of {self.slug}")
+                raise field_error(
+                    f"reported[{index}].artifact",
+                    f"{report.artifact!r} is not an artifact of {self.slug}",
+                )

@@ -50,6 +50,7 @@ class SeedProfile(StrictModel):
     @classmethod
     def _fraction(cls, value: float) -> float:
         if not 0 < value <= 0.90:
-            raise ValueError(f"must be in (0, 0.90] (keep memory limits below the maximum), "
-                             f"got {value:g}")
+            raise ValueError(
+                f"must be in (0, 0.90] (keep memory limits below the maximum), got {value:g}"
+            )
         return value

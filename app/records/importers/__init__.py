@@ -28,8 +28,14 @@ FORMAT_LABELS = {
     "llama-bench": "llama-bench -o json",
 }
 
-__all__ = ["FORMATS", "FORMAT_LABELS", "ImportFormatError", "ImportedRun", "read_result",
-           "sha256_hex"]
+__all__ = [
+    "FORMATS",
+    "FORMAT_LABELS",
+    "ImportFormatError",
+    "ImportedRun",
+    "read_result",
+    "sha256_hex",
+]
 
 
 def sha256_hex(content: bytes) -> str:

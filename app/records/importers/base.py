@@ -19,30 +19,40 @@ class ImportFormatError(ValueError):
 NOT_UTF8 = register("import.not_utf8", _l("the file is not UTF-8 text"))
 NOT_JSON = register("import.not_json", _l("the file is not JSON (%(detail)s)"))
 UNREADABLE = register("import.unreadable", _l("the file cannot be read: %(problem)s"))
-UNRECOGNISED = register("import.unrecognised",
-                        _l("unrecognised result file; supported: %(formats)s"))
+UNRECOGNISED = register(
+    "import.unrecognised", _l("unrecognised result file; supported: %(formats)s")
+)
 EMPTY = register("import.empty", _l("the file is empty"))
-UNKNOWN_FORMAT = register("import.unknown_format",
-                          _l("unknown format '%(name)s'; choose one of: %(formats)s"))
+UNKNOWN_FORMAT = register(
+    "import.unknown_format", _l("unknown format '%(name)s'; choose one of: %(formats)s")
+)
 NOT_LLAMA_BENCH = register(
     "import.not_llama_bench",
-    _l("not llama-bench JSON: expected a list of rows with 'n_prompt', 'n_gen' and 'avg_ts'"))
+    _l("not llama-bench JSON: expected a list of rows with 'n_prompt', 'n_gen' and 'avg_ts'"),
+)
 LLAMA_BENCH_ROW = register(
-    "import.llama_bench_row", _l("row %(row)s: needs n_prompt or n_gen and a positive avg_ts"))
+    "import.llama_bench_row", _l("row %(row)s: needs n_prompt or n_gen and a positive avg_ts")
+)
 NOT_VLLM = register(
     "import.not_vllm",
-    _l("not a vLLM bench result: expected 'completed', 'total_input_tokens' and latency keys "
-       "such as 'median_ttft_ms'"))
+    _l(
+        "not a vLLM bench result: expected 'completed', 'total_input_tokens' and latency keys "
+        "such as 'median_ttft_ms'"
+    ),
+)
 VLLM_NOTHING_COMPLETED = register(
     "import.vllm_nothing_completed",
-    _l("result %(result)s: no request completed, so there is nothing to measure"))
+    _l("result %(result)s: no request completed, so there is nothing to measure"),
+)
 NOT_GUIDELLM = register(
     "import.not_guidellm",
-    _l("not a GuideLLM report: expected 'benchmarks' whose 'metrics' hold "
-       "'time_to_first_token_ms'"))
+    _l(
+        "not a GuideLLM report: expected 'benchmarks' whose 'metrics' hold 'time_to_first_token_ms'"
+    ),
+)
 GUIDELLM_NO_SUCCESS = register(
-    "import.guidellm_no_success",
-    _l("benchmark %(benchmark)s: no successful request to measure"))
+    "import.guidellm_no_success", _l("benchmark %(benchmark)s: no successful request to measure")
+)
 
 
 @dataclass

@@ -21,8 +21,10 @@ from app.records.importers.base import (
 def looks_like(document: Any) -> bool:
     if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
         return False
-    return all(isinstance(b, dict) and "time_to_first_token_ms" in b.get("metrics", {})
-               for b in document["benchmarks"]) and bool(document["benchmarks"])
+    return all(
+        isinstance(b, dict) and "time_to_first_token_ms" in b.get("metrics", {})
+        for b in document["benchmarks"]
+    ) and bool(document["benchmarks"])
 
 
 def parse(document: Any) -> ImportedRun:
@@ -31,13 +33,14 @@ def parse(document: Any) -> ImportedRun:
     benchmarks = document["benchmarks"]
     metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
     return ImportedRun(
-        tool="guidellm", format="guidellm",
+        tool="guidellm",
+        format="guidellm",
         measurements=[measurement(b, i) for i, b in enumerate(benchmarks)],
         tool_version=metadata.get("guidellm_version"),
-        environment=compact({"platform": metadata.get("platform"),
-                             "python": metadata.get("python_version")}),
-        summary=compact({"benchmarks": len(benchmarks),
-                         "report_version": metadata.get("version")}),
+        environment=compact(
+            {"platform": metadata.get("platform"), "python": metadata.get("python_version")}
+        ),
+        summary=compact({"benchmarks": len(benchmarks), "report_version": metadata.get("version")}),
     )
 
 
@@ -61,25 +64,29 @@ def measurement(benchmark: dict[str, Any], index: int) -> dict[str, Any]:
     prompt = stat(metrics, "prompt_token_count")
     itl = stat(metrics, "inter_token_latency_ms")
     latency_s = stat(metrics, "request_latency")
-    return compact({
-        "context_length": max(1, round(prompt or 1)),
-        "concurrency": concurrency(benchmark, metrics),
-        "repetitions": completed,
-        "ttft_ms": rounded(stat(metrics, "time_to_first_token_ms")),
-        "decode_tokens_per_s": per_second(itl),
-        "itl_ms": rounded(itl),
-        "e2e_latency_ms": rounded(latency_s * 1000) if latency_s is not None else None,
-        "throughput_tokens_per_s": rounded(stat(metrics, "output_tokens_per_second", "mean")),
-        "token_count_source": "usage",
-        "details": compact({
-            "source": "guidellm",
-            "strategy": strategy(benchmark).get("type_"),
-            "ttft_ms": distribution(metrics, "time_to_first_token_ms"),
-            "itl_ms": distribution(metrics, "inter_token_latency_ms"),
-            "request_latency_s": distribution(metrics, "request_latency"),
-            "output_tokens_median": stat(metrics, "output_token_count"),
-        }),
-    })
+    return compact(
+        {
+            "context_length": max(1, round(prompt or 1)),
+            "concurrency": concurrency(benchmark, metrics),
+            "repetitions": completed,
+            "ttft_ms": rounded(stat(metrics, "time_to_first_token_ms")),
+            "decode_tokens_per_s": per_second(itl),
+            "itl_ms": rounded(itl),
+            "e2e_latency_ms": rounded(latency_s * 1000) if latency_s is not None else None,
+            "throughput_tokens_per_s": rounded(stat(metrics, "output_tokens_per_second", "mean")),
+            "token_count_source": "usage",
+            "details": compact(
+                {
+                    "source": "guidellm",
+                    "strategy": strategy(benchmark).get("type_"),
+                    "ttft_ms": distribution(metrics, "time_to_first_token_ms"),
+                    "itl_ms": distribution(metrics, "inter_token_latency_ms"),
+                    "request_latency_s": distribution(metrics, "request_latency"),
+                    "output_tokens_median": stat(metrics, "output_token_count"),
+                }
+            ),
+        }
+    )
 
 
 def completed_requests(metrics: dict[str, Any]) -> int:
@@ -114,6 +121,7 @@ def distribution(metrics: dict[str, Any], name: str) -> dict[str, Any]:
     keep = ("mean", "median", "std_dev", "min", "max", "count")
     found = {key: summary[key] for key in keep if number(summary.get(key)) is not None}
     if isinstance(summary.get("percentiles"), dict):
-        found["percentiles"] = {k: v for k, v in summary["percentiles"].items()
-                                if number(v) is not None}
+        found["percentiles"] = {
+            k: v for k, v in summary["percentiles"].items() if number(v) is not None
+        }
     return found

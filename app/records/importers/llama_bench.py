@@ -19,14 +19,31 @@ from app.records.importers.base import (
 )
 
 SIGNATURE = ("n_prompt", "n_gen", "avg_ts")
-SETTINGS = ("model_filename", "model_type", "model_size", "model_n_params", "n_batch",
-            "n_ubatch", "n_threads", "type_k", "type_v", "n_gpu_layers", "split_mode",
-            "flash_attn", "tensor_split", "use_mmap", "backends")
+SETTINGS = (
+    "model_filename",
+    "model_type",
+    "model_size",
+    "model_n_params",
+    "n_batch",
+    "n_ubatch",
+    "n_threads",
+    "type_k",
+    "type_v",
+    "n_gpu_layers",
+    "split_mode",
+    "flash_attn",
+    "tensor_split",
+    "use_mmap",
+    "backends",
+)
 
 
 def looks_like(document: Any) -> bool:
-    return isinstance(document, list) and bool(document) and all(
-        isinstance(row, dict) and all(k in row for k in SIGNATURE) for row in document)
+    return (
+        isinstance(document, list)
+        and bool(document)
+        and all(isinstance(row, dict) and all(k in row for k in SIGNATURE) for row in document)
+    )
 
 
 def parse(document: Any) -> ImportedRun:
@@ -35,13 +52,19 @@ def parse(document: Any) -> ImportedRun:
     first = document[0]
     build = first.get("build_number")
     return ImportedRun(
-        tool="llama-bench", format="llama-bench",
+        tool="llama-bench",
+        format="llama-bench",
         measurements=[measurement(row, i) for i, row in enumerate(document)],
         tool_version=f"b{build}" if build else first.get("build_commit"),
         runtime_version=f"b{build}" if build else None,
-        environment=compact({"runtime_build": first.get("build_commit"),
-                             "gpu": first.get("gpu_info"), "cpu": first.get("cpu_info"),
-                             "backends": first.get("backends")}),
+        environment=compact(
+            {
+                "runtime_build": first.get("build_commit"),
+                "gpu": first.get("gpu_info"),
+                "cpu": first.get("cpu_info"),
+                "backends": first.get("backends"),
+            }
+        ),
         summary=compact({"model_type": first.get("model_type"), "tests": len(document)}),
     )
 
@@ -60,11 +83,15 @@ def measurement(row: dict[str, Any], index: int) -> dict[str, Any]:
         "repetitions": len(samples) or 1,
         "token_count_source": "exact",
         "samples": {"tokens_per_s": samples} if samples else {},
-        "details": compact({
-            "source": "llama-bench", "test": test_name(prompt, generated, depth),
-            "tokens_per_s": speed, "stddev_tokens_per_s": number(row.get("stddev_ts")),
-            **{key: row.get(key) for key in SETTINGS},
-        }),
+        "details": compact(
+            {
+                "source": "llama-bench",
+                "test": test_name(prompt, generated, depth),
+                "tokens_per_s": speed,
+                "stddev_tokens_per_s": number(row.get("stddev_ts")),
+                **{key: row.get(key) for key in SETTINGS},
+            }
+        ),
     }
     if prompt and not generated:
         values["ttft_ms"] = rounded(prompt / speed * 1000)

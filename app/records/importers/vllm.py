@@ -19,18 +19,35 @@ from app.records.importers.base import (
 
 SIGNATURE = ("completed", "total_input_tokens")
 LATENCY_KEYS = ("mean_ttft_ms", "median_ttft_ms", "output_throughput")
-HEADER_KEYS = ("date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id",
-               "num_prompts", "request_rate", "burstiness", "max_concurrency", "duration",
-               "completed", "failed", "total_input_tokens", "total_output_tokens",
-               "request_throughput", "output_throughput", "total_token_throughput")
+HEADER_KEYS = (
+    "date",
+    "backend",
+    "endpoint_type",
+    "label",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
+    "duration",
+    "completed",
+    "failed",
+    "total_input_tokens",
+    "total_output_tokens",
+    "request_throughput",
+    "output_throughput",
+    "total_token_throughput",
+)
 SAMPLE_ARRAYS = {"ttfts": "ttft_ms", "latencies": "e2e_latency_ms"}
 
 
 def looks_like(document: Any) -> bool:
     results = document if isinstance(document, list) else [document]
     return bool(results) and all(
-        isinstance(r, dict) and all(k in r for k in SIGNATURE)
-        and any(k in r for k in LATENCY_KEYS) for r in results)
+        isinstance(r, dict) and all(k in r for k in SIGNATURE) and any(k in r for k in LATENCY_KEYS)
+        for r in results
+    )
 
 
 def parse(document: Any) -> ImportedRun:
@@ -40,11 +57,19 @@ def parse(document: Any) -> ImportedRun:
     measurements = [measurement(result, index) for index, result in enumerate(results)]
     first = results[0]
     return ImportedRun(
-        tool="vllm bench serve", format="vllm", measurements=measurements,
+        tool="vllm bench serve",
+        format="vllm",
+        measurements=measurements,
         tool_version=first.get("vllm_version") or first.get("version"),
         runtime_version=first.get("vllm_version"),
-        summary=compact({"model_id": first.get("model_id"), "backend": first.get("backend"),
-                         "date": first.get("date"), "results": len(results)}),
+        summary=compact(
+            {
+                "model_id": first.get("model_id"),
+                "backend": first.get("backend"),
+                "date": first.get("date"),
+                "results": len(results),
+            }
+        ),
     )
 
 
@@ -52,26 +77,32 @@ def measurement(result: dict[str, Any], index: int) -> dict[str, Any]:
     completed = int(number(result.get("completed")) or 0)
     if completed < 1:
         raise ImportFormatError(VLLM_NOTHING_COMPLETED(result=str(index)))
-    return compact({
-        "context_length": max(1, round((number(result.get("total_input_tokens")) or 0)
-                                       / completed)),
-        "concurrency": concurrency(result),
-        "repetitions": completed,
-        "ttft_ms": rounded(median(result, "ttft")),
-        "decode_tokens_per_s": per_second(median(result, "tpot")),
-        "itl_ms": rounded(median(result, "itl")),
-        "e2e_latency_ms": rounded(median(result, "e2el")),
-        "throughput_tokens_per_s": rounded(number(result.get("output_throughput"))),
-        "token_count_source": "usage",
-        "samples": samples(result),
-        "details": compact({
-            "source": "vllm bench serve",
-            "output_tokens_mean": rounded((number(result.get("total_output_tokens")) or 0)
-                                          / completed),
-            "percentiles": percentiles(result),
-            "run": compact({k: result.get(k) for k in HEADER_KEYS}),
-        }),
-    })
+    return compact(
+        {
+            "context_length": max(
+                1, round((number(result.get("total_input_tokens")) or 0) / completed)
+            ),
+            "concurrency": concurrency(result),
+            "repetitions": completed,
+            "ttft_ms": rounded(median(result, "ttft")),
+            "decode_tokens_per_s": per_second(median(result, "tpot")),
+            "itl_ms": rounded(median(result, "itl")),
+            "e2e_latency_ms": rounded(median(result, "e2el")),
+            "throughput_tokens_per_s": rounded(number(result.get("output_throughput"))),
+            "token_count_source": "usage",
+            "samples": samples(result),
+            "details": compact(
+                {
+                    "source": "vllm bench serve",
+                    "output_tokens_mean": rounded(
+                        (number(result.get("total_output_tokens")) or 0) / completed
+                    ),
+                    "percentiles": percentiles(result),
+                    "run": compact({k: result.get(k) for k in HEADER_KEYS}),
+                }
+            ),
+        }
+    )
 
 
 def median(result: dict[str, Any], metric: str) -> float | None:
@@ -91,9 +122,13 @@ def concurrency(result: dict[str, Any]) -> int:
 
 
 def percentiles(result: dict[str, Any]) -> dict[str, float]:
-    return {key: value for key, raw in result.items()
-            if key.startswith(("p", "mean_", "median_", "std_")) and key.endswith("_ms")
-            and (value := number(raw)) is not None}
+    return {
+        key: value
+        for key, raw in result.items()
+        if key.startswith(("p", "mean_", "median_", "std_"))
+        and key.endswith("_ms")
+        and (value := number(raw)) is not None
+    }
 
 
 def samples(result: dict[str, Any]) -> dict[str, list[float]]:
