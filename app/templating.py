@@ -1,8 +1,8 @@
 """Jinja setup every page shares: numbers and dates formatted for the reader's language
 (Babel), gettext for the words, and the words for the codes pages show."""
 
+import weakref
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from babel.dates import format_datetime
@@ -62,9 +62,26 @@ def knob_value(row: Any, applied: Any) -> str:
     return str(LABELS["knob_value"].get(row.value, row.value))
 
 
-@lru_cache(maxsize=4096)
+# Each router's route paths by (route name, path parameters). A router is told apart by
+# identity (FastAPI's routers cannot be hashed), checked through a weak reference so that an
+# identity reused after a router is gone starts afresh.
+_PATHS: dict[int, tuple[weakref.ref, dict[tuple, URLPath]]] = {}
+PATHS_KEPT = 4096  # per router: path parameters include record ids, which have no end
+
+
 def _path_for(router: Any, name: str, params: tuple[tuple[str, Any], ...]) -> URLPath:
-    return router.url_path_for(name, **dict(params))
+    kept = _PATHS.get(id(router))
+    if kept is None or kept[0]() is not router:
+        kept = _PATHS[id(router)] = (weakref.ref(router), {})
+    paths = kept[1]
+    key = (name, params)
+    found = paths.get(key)
+    if found is None:
+        found = router.url_path_for(name, **dict(params))
+        if len(paths) >= PATHS_KEPT:
+            paths.clear()
+        paths[key] = found
+    return found
 
 
 @pass_context
