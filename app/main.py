@@ -39,7 +39,7 @@ from app.page_cache import CachedAtRevision, PageCache
 from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
-from app.records.routes import api_router as records_api
+from app.records.api import api_router as records_api
 from app.records.routes import router as records_pages
 from app.records.schemas import ErrorsOut, FieldError
 from app.records.validation import RecordInvalid

@@ -1,27 +1,24 @@
-"""Reproduction records: pages, htmx fragments and the JSON API.
+"""Reproduction records: pages and htmx fragments (the JSON API is app.records.api).
 
 Invalid forms re-render the form block with the errors beside the inputs: status 200 for
 htmx (htmx 2 does not swap 4xx responses), 422 for a plain form post.
 """
 
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from anyio import to_thread
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
-from app.db import SessionDep, request_unit_of_work
-from app.errors import error_responses
+from app.db import SessionDep
 from app.models import Record
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
 from app.records.charts import record_charts
-from app.records.compare import compare_records, comparison_out
-from app.records.consequences import Consequence, acceptance_consequences, why_nothing_changes
-from app.records.export import CSV_DOC, export_response, record_out, record_url
+from app.records.compare import compare_records
+from app.records.consequences import acceptance_consequences, why_nothing_changes
+from app.records.filters import FiltersDep
 from app.records.forms import (
     DEFAULT_ROWS,
     ROW_FIELDS,
@@ -33,25 +30,12 @@ from app.records.forms import (
 )
 from app.records.importers import FORMAT_LABELS
 from app.records.imports import import_record
-from app.records.ingest import ingest_record, review_committed
-from app.records.json_body import BodyDep, as_object, inline_refs, parse_json_body
 from app.records.known_good import known_good_for, record_form_values
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
     OUTCOME_LABELS,
     OUTCOMES,
-    AcceptanceOut,
-    ConflictOut,
-    ErrorsOut,
-    FieldError,
-    RecordCreated,
-    RecordExportOut,
-    RecordIn,
-    RecordListOut,
-    RecordOut,
-    ReviewIn,
-    ReviewState,
 )
 from app.records.service import IdempotencyConflict, Submission, get_record, submit_record
 from app.records.validation import RecordInvalid
@@ -63,33 +47,9 @@ from app.security import (
     Principal,
     SubmitterDep,
 )
-from app.security.principal import require_submitter
 from app.web import MAX_ROW_ID, RowIdPath, RowIdQuery, is_htmx, page_responses, redirect, render
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
-api_router = APIRouter(prefix="/api", tags=["records"])
-
-
-class RecordFilters(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    model: str | None = Field(default=None, max_length=100)
-    hardware: str | None = Field(default=None, max_length=100)
-    # A form's "any" choice sends the field blank.
-    state: ReviewState | Literal[""] | None = Field(default=None, description="blank: any")
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def blank_is_none(cls, value: Any) -> Any:
-        return None if value == "" else value
-
-
-FiltersDep = Annotated[RecordFilters, Query()]
-
-
-def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONResponse:
-    body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
-    return JSONResponse(body, status_code=status_code)
 
 
 # ---------------------------------------------------------------- pages
@@ -246,21 +206,6 @@ def compare(request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery)
     return render(request, "records/compare.html", {"comparison": comparison})
 
 
-@api_router.get("/records/compare", name="api:records_compare", responses=error_responses(404))
-def compare_api(
-    request: Request, session: SessionDep, a: RowIdQuery, b: RowIdQuery
-) -> dict[str, Any]:
-    """What differs from record `a` to record `b`: each setting changed (command flags read
-    per runtime, applied values, runtime version, environment), counted once, and what the
-    figures did, each change with its noise band."""
-    comparison = compare_records(get_record(session, a), get_record(session, b))
-    urls = {
-        r.id: str(request.url_for("records:detail", record_id=r.id))
-        for r in (comparison.a, comparison.b)
-    }
-    return comparison_out(comparison, urls)
-
-
 @router.get("/records/{record_id}", name="records:detail", responses=page_responses(404))
 def detail(
     request: Request, record_id: RowIdPath, session: SessionDep, principal: OptionalPrincipal
@@ -334,212 +279,3 @@ def review(
         status = 200 if is_htmx(request) else 422
         return render(request, "records/detail.html", context, block="review", status_code=status)
     return redirect(request, str(request.url_for("records:detail", record_id=record_id)))
-
-
-# ---------------------------------------------------------------- JSON API
-
-
-RECORD_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": inline_refs(RecordIn.model_json_schema())}},
-    }
-}
-
-
-@api_router.post(
-    "/records",
-    name="api:records_create",
-    status_code=201,
-    response_model=RecordCreated,
-    openapi_extra=RECORD_BODY,
-    responses={
-        200: {
-            "model": RecordCreated,
-            "description": "a retry with the same "
-            "Idempotency-Key: the first record, nothing new stored",
-        },
-        409: {
-            "model": ConflictOut,
-            "description": "the Idempotency-Key was used with a different body",
-        },
-        **error_responses(401, 403, 413, 415),
-        422: {"model": ErrorsOut, "description": "every field error at once"},
-    },
-)
-async def create_api(request: Request) -> Response:
-    """Submit a record as JSON. Send an `Idempotency-Key` header to make retries safe."""
-    # The whole unit of work (who asks, the body, the write) in one trip to a worker thread:
-    # a trip costs more CPU than reading the record, and dependencies would take three.
-    # A few at a time (app.main): the rest wait here, in the event loop, at no cost.
-    body = await request.body()
-    return await to_thread.run_sync(
-        submit_api, request, body, limiter=request.state.submissions_at_once
-    )
-
-
-def submit_api(request: Request, body: bytes) -> Response:
-    """As the dependencies would: the caller is checked before the body is parsed."""
-    with request_unit_of_work(request) as session:
-        principal = require_submitter(request, session)
-        raw = as_object(parse_json_body(request, body))
-        key = request.headers.get("idempotency-key") or None
-        try:
-            submission = ingest_record(
-                session, raw, provenance="api", submitted_by=principal.name, idempotency_key=key
-            )
-        except RecordInvalid as invalid:
-            return errors_response(invalid.errors)
-        except IdempotencyConflict as conflict:
-            return JSONResponse(
-                {"detail": conflict.message, "record_id": conflict.record_id}, status_code=409
-            )
-    record = submission.record
-    out = RecordCreated(
-        id=record.id,
-        review_state=record.review_state,  # type: ignore[arg-type]
-        url=record_url(request, record.id),
-        flags=record.flags,
-    )
-    # pydantic-core writes the JSON itself, rather than a dict for json.dumps to walk.
-    return Response(
-        out.model_dump_json(),
-        status_code=201 if submission.created else 200,
-        media_type="application/json",
-    )
-
-
-@api_router.get(
-    "/records",
-    name="api:records_list",
-    description=CSV_DOC,
-    response_model=RecordListOut,
-    responses={
-        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
-        **error_responses(400),
-    },
-)
-def list_api(
-    request: Request,
-    session: SessionDep,
-    filters: FiltersDep,
-    format: Literal["json", "csv"] | None = None,
-    cursor: CursorQuery = None,
-    limit: LimitQuery = DEFAULT_LIMIT,
-) -> Response:
-    """Records filtered by model, hardware and review state: JSON a page at a time, newest
-    first (follow `next`), or CSV of every match, streamed."""
-    wants_csv = format == "csv" or (
-        format is None and "text/csv" in request.headers.get("accept", "")
-    )
-    if wants_csv:
-        return export_response(request, "csv", filters.model, filters.hardware, filters.state)
-    page = RecordPages(session).page(filters.model, filters.hardware, filters.state, cursor, limit)
-    where = filters.model_dump(mode="json", exclude_none=True)
-    return JSONResponse(
-        {
-            "count": len(page.items),
-            "limit": limit,
-            "next": next_url(request, "api:records_list", page, where, limit),
-            "records": [record_out(request, r) for r in page.items],
-        }
-    )
-
-
-@api_router.get(
-    "/records/export",
-    name="api:records_export",
-    description=CSV_DOC,
-    response_model=RecordExportOut,
-    responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
-)
-def export_api(
-    request: Request, filters: FiltersDep, format: Literal["json", "csv"] = "json"
-) -> Response:
-    """Every record that matches the filters, newest first, streamed as JSON or CSV."""
-    return export_response(request, format, filters.model, filters.hardware, filters.state)
-
-
-@api_router.get(
-    "/records/{record_id}",
-    name="api:records_get",
-    response_model=RecordOut,
-    responses=error_responses(404),
-)
-def get_api(request: Request, record_id: RowIdPath, session: SessionDep) -> dict[str, Any]:
-    """One record with its measurements, flags and history."""
-    return record_out(request, get_record(session, record_id))
-
-
-@api_router.get(
-    "/records/{record_id}/acceptance",
-    name="api:records_acceptance",
-    response_model=AcceptanceOut,
-    responses=error_responses(404),
-)
-def acceptance_api(request: Request, record_id: RowIdPath, session: SessionDep) -> dict[str, Any]:
-    """What accepting the record would change on the recipe pages, before anyone accepts it;
-    no changes once the record is no longer pending."""
-    record = get_record(session, record_id)
-    return {
-        "record": record.id,
-        "review_state": record.review_state,
-        "flags": record.flags,
-        "needs_confirmation": needs_confirmation(record),
-        "changes": [
-            change_out(request, record, change)
-            for change in acceptance_consequences(session, record)
-        ],
-    }
-
-
-def change_out(request: Request, record: Record, change: Consequence) -> dict[str, Any]:
-    url = request.url_for(
-        "recipes:detail",
-        model=record.model.slug,
-        hardware=change.hardware.slug,
-        profile=change.profile.slug,
-    )
-    return {
-        "hardware": change.hardware.slug,
-        "hardware_name": change.hardware.name,
-        "profile": change.profile.slug,
-        "what": change.what,
-        "before": change.before,
-        "after": change.after,
-        "url": str(url),
-    }
-
-
-REVIEW_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": inline_refs(ReviewIn.model_json_schema())}},
-    }
-}
-
-
-@api_router.post(
-    "/records/{record_id}/review",
-    name="api:records_review",
-    response_model=RecordOut,
-    openapi_extra=REVIEW_BODY,
-    responses={
-        **error_responses(401, 403, 404, 409, 413, 415),
-        422: {"model": ErrorsOut, "description": "every field error"},
-    },
-)
-def review_api(
-    request: Request,
-    record_id: RowIdPath,
-    session: SessionDep,
-    principal: MaintainerDep,
-    body: BodyDep,
-) -> Response:
-    """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
-    flagged record also takes `"confirm_flags": true` and a reason."""
-    try:
-        record = review_committed(session, record_id, as_object(body), principal.name)
-    except RecordInvalid as invalid:
-        return errors_response(invalid.errors)
-    return JSONResponse(record_out(request, record))
