@@ -9,17 +9,14 @@ from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
     Sizing,
-    _at,
     _estimate,
-    _fits_at,
-    _Job,
     _job_for,
-    _largest_at,
     _offload,
     _prepare,
     _usable,
     route_parts,
 )
+from app.estimate.job import Job, fits_at, job_at, largest_at
 from app.estimate.kv import kv_basis
 from app.estimate.offload import OffloadPlan
 from app.estimate.setup import check_hardware, check_model, resolve_checked_setup
@@ -47,7 +44,7 @@ class SharedEstimates:
     def __init__(self, model_parts: SharedEstimates | None = None) -> None:
         # Job (at the first context and concurrency seen) or the refusal, with the largest
         # fitting context by concurrency.
-        self._jobs: dict[tuple, tuple[_Job | EstimateError, dict[int, int | None]]] = {}
+        self._jobs: dict[tuple, tuple[Job | EstimateError, dict[int, int | None]]] = {}
         # What depends on the hardware alone, or the refusal.
         self._parts: dict[tuple, object] = {}
         self._specs: dict[int, object] = {}  # every spec seen, by identity, kept alive
@@ -63,8 +60,8 @@ class SharedEstimates:
         plan: Plan,
     ) -> Estimate:
         job, largest = self._job(model, artifact, runtime, hardware, plan)
-        at_load = _largest_at(job, largest, plan.concurrency)
-        return _estimate(_at(job, plan.context, plan.concurrency), at_load)
+        at_load = largest_at(job, largest, plan.concurrency)
+        return _estimate(job_at(job, plan.context, plan.concurrency), at_load)
 
     def size(
         self,
@@ -87,7 +84,7 @@ class SharedEstimates:
     ) -> bool:
         """`size(...).memory.fits`, without the largest context or the breakdown."""
         job, _ = self._job(model, artifact, runtime, hardware, plan)
-        return _fits_at(job, plan.context, plan.concurrency)
+        return fits_at(job, plan.context, plan.concurrency)
 
     def offload(
         self,
@@ -99,7 +96,7 @@ class SharedEstimates:
     ) -> OffloadPlan | None:
         """The estimator's `offload`, from the shared job."""
         job, _ = self._job(model, artifact, runtime, hardware, plan)
-        return _offload(_at(job, plan.context, plan.concurrency))
+        return _offload(job_at(job, plan.context, plan.concurrency))
 
     def _job(
         self,
@@ -108,10 +105,10 @@ class SharedEstimates:
         runtime: RuntimeSpec,
         hardware: HardwareSpec,
         plan: Plan,
-    ) -> tuple[_Job, dict[int, int | None]]:
+    ) -> tuple[Job, dict[int, int | None]]:
         """The job of the plan at its first context and concurrency (the callers work out
         the plan's own from it), and its largest fitting contexts by concurrency, as far as
-        they have been worked out (see `_largest_at`)."""
+        they have been worked out (see `largest_at`)."""
         if plan.context < 1 or plan.concurrency < 1:
             # Refused by the checks, in their order (a bad model is named before the
             # context), so never shared.
@@ -134,7 +131,7 @@ class SharedEstimates:
             # Every check but the context's and the concurrency's reads only what the key
             # holds: a plan that fails them fails at every context and concurrency.
             try:
-                prepared: _Job | EstimateError = self._prepare(
+                prepared: Job | EstimateError = self._prepare(
                     model, artifact, runtime, hardware, plan
                 )
             except EstimateError as error:
@@ -156,7 +153,7 @@ class SharedEstimates:
         runtime: RuntimeSpec,
         hardware: HardwareSpec,
         plan: Plan,
-    ) -> _Job:
+    ) -> Job:
         """The estimator's `_prepare`, in the same order, with the parts of one model, one
         hardware configuration or one model file worked out once."""
         shared = self._model  # what depends on no hardware: shared by every card
