@@ -38,6 +38,7 @@ def model_spec(model: LlmModel) -> ModelSpec:
         sliding_window_layers=model.sliding_window_layers,
         full_attention_layers=model.full_attention_layers,
         linear_state_bytes_per_seq=model.linear_state_bytes_per_seq,
+        mtp_layers=model.mtp_layers or 0,
         basis=basis_map(model.basis),
     )
 

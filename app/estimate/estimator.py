@@ -24,11 +24,13 @@ from app.estimate.kv import (
     kv_basis,
     kv_shape,
 )
+from app.estimate.load import SpeedModel
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
-from app.estimate.speed import DecodeLoad, SpeedRange, decode_range, prefill_range
+from app.estimate.speed import SpeedRange, prefill_range
+from app.estimate.speed_model import decode_at_plan, speed_model
 from app.estimate.units import bytes_to_gb
 from app.estimate.weights import active_params, active_weight_bytes, weights_bytes
 
@@ -42,10 +44,13 @@ class Estimate(msgspec.Struct, frozen=True):
     tensor_parallel: int
     memory: MemoryBreakdown
     max_context: int | None
-    decode_tokens_per_s: SpeedRange | None
+    decode_tokens_per_s: SpeedRange | None  # per request at the plan's concurrency
     prefill_tokens_per_s: SpeedRange | None
     warnings: tuple[Message, ...]
     basis: Basis
+    # What the step model needs to answer at any concurrency (`app/estimate/load.py`);
+    # None when the hardware's bandwidth is unknown.
+    speed_model: SpeedModel | None = None
 
 
 class Sizing:
@@ -122,6 +127,7 @@ def estimate(
 
 def _estimate(job: Job, largest: int | None) -> Estimate:
     model, hardware, setup = job.model, job.hardware, job.setup
+    speed = speed_model(job)
     return Estimate(
         weights_gb=Quantity(bytes_to_gb(job.weights.value), job.weights.basis, job.weights.note),
         kv_bytes_per_token=_kv_growth(job, tensor_parallel=1),
@@ -129,10 +135,11 @@ def _estimate(job: Job, largest: int | None) -> Estimate:
         tensor_parallel=setup.tensor_parallel,
         memory=memory_at(job, setup.context),
         max_context=largest,
-        decode_tokens_per_s=_decode(job),
+        decode_tokens_per_s=decode_at_plan(speed),
         prefill_tokens_per_s=prefill_range(active_params(model), hardware, setup.tensor_parallel),
         warnings=setup_warnings(model, job.runtime, hardware, setup),
         basis=_input_basis(job),
+        speed_model=speed,
     )
 
 
@@ -282,21 +289,6 @@ def _usable(hardware: HardwareSpec) -> Quantity:
     """What a runtime can get on each GPU; on unified memory the GPU's share, not all RAM."""
     note = message(Code.USABLE_UNIFIED if hardware.unified_memory else Code.USABLE_PER_GPU)
     return Quantity(hardware.usable_gb_per_gpu, hardware.basis_of("usable_gb_per_gpu"), (note,))
-
-
-def _decode(job: Job) -> SpeedRange | None:
-    """Decode speed per request at the plan's context and concurrency: each token reads the
-    active weights and every concurrent sequence's KV cache at that context."""
-    setup = job.setup
-    weights_read = active_weight_bytes(job.model, job.artifact, job.weights) / setup.tensor_parallel
-    load = DecodeLoad(
-        gpu_bytes=weights_read + kv_bytes_per_gpu(job, setup.context),
-        layers=job.model.num_layers,
-        context=setup.context,
-        is_moe=job.model.is_moe,
-        runtime=job.runtime.slug,
-    )
-    return decode_range(load, job.hardware, setup.tensor_parallel)
 
 
 def _input_basis(job: Job) -> Basis:

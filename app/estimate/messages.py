@@ -104,6 +104,23 @@ class Code(StrEnum):
     DECODE_TENSOR_PARALLEL = "decode_tensor_parallel"
     DECODE_RUNTIME_FACTOR = "decode_runtime_factor"
     DECODE_RANGE_COVERS = "decode_range_covers"
+    DECODE_STEP = "decode_step"
+    DECODE_RANGE_HELD = "decode_range_held"
+    DECODE_RANGE_BORROWED = "decode_range_borrowed"
+    SPECULATIVE_SPEEDUP = "speculative_speedup"
+    # The terms of a step (the "where the time goes" breakdown).
+    TERM_WEIGHTS = "term_weights"
+    TERM_KV_CACHE = "term_kv_cache"
+    TERM_COMPUTE = "term_compute"
+    TERM_COMMUNICATION = "term_communication"
+    TERM_FIXED = "term_fixed"
+    TERM_OFFLOAD = "term_offload"
+    # The one change most likely to help (the breakdown's advice).
+    ADVICE_TENSOR_PARALLEL = "advice_tensor_parallel"
+    ADVICE_CONCURRENCY = "advice_concurrency"
+    ADVICE_SPECULATIVE = "advice_speculative"
+    ADVICE_CUDA_GRAPHS = "advice_cuda_graphs"
+    ADVICE_KV_FP8 = "advice_kv_fp8"
     PREFILL_MFU = "prefill_mfu"
     PREFILL_ATTENTION_NOT_COUNTED = "prefill_attention_not_counted"
     # Where a shown figure comes from (the figure notes).

@@ -152,6 +152,35 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.DECODE_TENSOR_PARALLEL: _l("x%(factor)s for tensor parallel"),
     Code.DECODE_RUNTIME_FACTOR: _l("x%(factor)s for %(runtime)s against llama.cpp"),
     Code.DECODE_RANGE_COVERS: _l("range holds %(share)s of calibration measurements"),
+    Code.DECODE_STEP: _l(
+        "%(ms)s ms per step for %(requests)s requests at %(tokens)s tokens on %(gpus)s GPUs; "
+        "%(term)s takes %(share)s%%"
+    ),
+    Code.DECODE_RANGE_HELD: _l(
+        "this range held %(held)s%% of %(checks)s checking measurements for %(segment)s"
+    ),
+    Code.DECODE_RANGE_BORROWED: _l(
+        "only %(checks)s checking measurements for %(segment)s: the range is its runtime "
+        "family's, widened"
+    ),
+    Code.SPECULATIVE_SPEEDUP: _l("speculative decoding (%(method)s) x%(low)s-%(high)s"),
+    Code.TERM_WEIGHTS: _l("reading weights"),
+    Code.TERM_KV_CACHE: _l("reading the KV cache"),
+    Code.TERM_COMPUTE: _l("compute"),
+    Code.TERM_COMMUNICATION: _l("communication between GPUs"),
+    Code.TERM_FIXED: _l("fixed overhead"),
+    Code.TERM_OFFLOAD: _l("offload transfer"),
+    Code.ADVICE_TENSOR_PARALLEL: _l(
+        "TP %(now)s → %(then)s: communication %(before)s%% → %(after)s%%, decode x%(factor)s"
+    ),
+    Code.ADVICE_CONCURRENCY: _l(
+        "%(now)s → %(then)s concurrent requests: each request x%(factor)s, total x%(total)s"
+    ),
+    Code.ADVICE_SPECULATIVE: _l("speculative decoding (%(method)s): decode x%(low)s-%(high)s"),
+    Code.ADVICE_CUDA_GRAPHS: _l(
+        "CUDA graphs on: fixed overhead %(before)s%% → %(after)s%%, decode x%(factor)s"
+    ),
+    Code.ADVICE_KV_FP8: _l("FP8 KV cache: KV reads %(before)s%% → %(after)s%%, decode x%(factor)s"),
     Code.PREFILL_MFU: _l("MFU %(low)s-%(high)s of %(gpus)s x %(tflops)s BF16 TFLOPS"),
     Code.PREFILL_ATTENTION_NOT_COUNTED: _l("attention FLOPs not counted"),
     Code.MEASURED_SPEED_ONE: _l("median of 1 accepted record at %(span)s, one request"),

@@ -18,6 +18,7 @@ from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
 from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows
+from app.recipes.load_out import load_out
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
 from app.resolve.commands import HOST, PORT, shared_setup_message
@@ -113,6 +114,12 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         "estimate_only": recipe.estimate_only,
         "can_benchmark": not recipe.unsupported,
         "measured": [msgspec.structs.asdict(point) for point in recipe.measured],
+        "single_request": load_out(recipe.single, recipe.token_generation)
+        if recipe.single
+        else None,
+        "at_profile_concurrency": load_out(recipe.load, recipe.token_generation)
+        if recipe.load
+        else None,
         "estimate_vs_measured": {
             "decode": recipe.decode_check.as_json() if recipe.decode_check else None,
             "memory": recipe.memory_check.as_json() if recipe.memory_check else None,
@@ -133,8 +140,13 @@ def estimate_out(
     recipe: ResolvedRecipe,
     description: ModelDescription | None = None,
     hardware_name: str | None = None,
+    concurrency: int | None = None,
 ) -> dict[str, Any]:
     """The flat shape of `servebook estimate --json` and `POST /api/estimate`.
+
+    The speed figures at the top are for the concurrency asked (one request when none is):
+    per-request decode, total throughput, first token, where the time goes and what the
+    range held; a measured or reported figure stands for one request's decode.
 
     A model known only by its parameter counts has no KV size: `kv_cache` says "unknown",
     and the KV figures and the largest context are null rather than a silent zero.
@@ -154,6 +166,7 @@ def estimate_out(
         "kv_cache": "estimated" if kv_known else "unknown",
         "tensor_parallel": estimate.tensor_parallel if estimate else None,
         "decode_tokens_per_s": speed.as_json() if speed else None,
+        **_asked_load(recipe, concurrency),
         "basis": estimate.basis.value if estimate else None,
         **assumed_out(assumptions(recipe, description)),
         "described": described_out(description),
@@ -165,6 +178,34 @@ def estimate_out(
     if hardware_name:
         out["hardware_name"] = hardware_name
     return out
+
+
+def _asked_load(recipe: ResolvedRecipe, concurrency: int | None) -> dict[str, Any]:
+    """The top-level speed figures at the concurrency asked."""
+    asked = recipe.load if concurrency and concurrency > 1 else recipe.single
+    if asked is None:
+        return {
+            "concurrency": concurrency or 1,
+            "throughput_tokens_per_s": None,
+            "ttft_ms": None,
+            "breakdown": None,
+            "coverage": None,
+        }
+    out = load_out(asked, recipe.token_generation)
+    return {
+        "concurrency": out["concurrency"],
+        "decode_tokens_per_s": out["decode_tokens_per_s"],
+        "throughput_tokens_per_s": out["throughput_tokens_per_s"],
+        "ttft_ms": out["ttft_ms"],
+        "breakdown": out["breakdown"],
+        "speculative": out["speculative"],
+        "coverage": out["coverage"],
+        "request_shape": {
+            "prompt_tokens": out["prompt_tokens"],
+            "output_tokens": out["output_tokens"],
+            "depth_tokens": out["depth_tokens"],
+        },
+    }
 
 
 def described_out(description: ModelDescription | None) -> dict[str, Any] | None:

@@ -216,7 +216,7 @@ def estimate_api(
     if not result.ok:
         return JSONResponse({"errors": result.errors}, status_code=422)
     assert result.recipe is not None
-    out = estimate_out(result.recipe, answer.description, answer.hardware_name)
+    out = estimate_out(result.recipe, answer.description, answer.hardware_name, parsed.concurrency)
     return JSONResponse(out)
 
 

@@ -6,6 +6,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_val
 
 from app.catalog.schemas import ModelOut
 from app.estimate import Verdict
+from app.estimate.load import MAX_CONCURRENCY
+from app.resolve.custom import Interconnect, Platform
 
 Status = Literal["verified", "verification_pending"]
 
@@ -189,15 +191,36 @@ class EstimateRequest(BaseModel):
 
     Described hardware keeps the selector's flat fields (memory_gb_per_gpu, gpu_count,
     bandwidth_gb_s_per_gpu, usable_memory_gb, platform, interconnect, unified_memory)
-    beside `"hardware": "custom"`.
+    beside `"hardware": "custom"`. Any other field is refused by name.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _STRICT
     model: ModelIn = Field(description="catalog slug, or a model description")
     hardware: HardwareIn = Field(default="custom", description="catalog slug, a GPU, or custom")
     runtime: str | None = Field(default=None, max_length=50)
+    artifact: str | None = Field(default=None, max_length=120)
     context: int | None = Field(default=None, ge=256, le=10_000_000)
     profile: str = Field(default="balanced", max_length=50)
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="concurrent requests the figures are for (1 when not given)",
+    )
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    evidence: Literal["use", "ignore"] = Field(
+        default="use",
+        description='"ignore": the estimator\'s figures only, even where records exist',
+    )
+    memory_gb_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
+    usable_memory_gb: float | None = Field(default=None, gt=0, le=1_000_000)
+    gpu_count: int | None = Field(default=None, ge=1, le=64)
+    bandwidth_gb_s_per_gpu: float | None = Field(default=None, gt=0, le=100_000)
+    interconnect: Interconnect | None = None
+    platform: Platform | None = None
+    unified_memory: bool | None = None
+    group: Literal["local", "server"] | None = None
 
 
 class SpeedOut(BaseModel):

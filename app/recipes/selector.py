@@ -5,10 +5,11 @@ described machine, so its verdict, memory, speed and command are the table's own
 """
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from app.estimate.load import MAX_CONCURRENCY, RequestShape
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.sentences import render as say
@@ -38,6 +39,8 @@ OPTIONAL_FIELDS = frozenset(
         "runtime",
         "context",
         "concurrency",
+        "prompt_tokens",
+        "output_tokens",
         "group",
     }
 )
@@ -73,7 +76,10 @@ class SelectorInput(BaseModel):
     artifact: str | None = Field(default=None, max_length=120)
     runtime: str | None = Field(default=None, max_length=50)
     context: int | None = Field(default=None, ge=256, le=10_000_000)
-    concurrency: int | None = Field(default=None, ge=1, le=1024)
+    concurrency: int | None = Field(default=None, ge=1, le=MAX_CONCURRENCY)
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    evidence: Literal["use", "ignore"] = "use"
 
     @field_validator("*", mode="before")
     @classmethod
@@ -201,6 +207,8 @@ def run_selector(
         runtime=data.runtime,
         context=data.context,
         concurrency=data.concurrency,
+        shape=RequestShape(data.prompt_tokens, data.output_tokens),
+        evidence=data.evidence == "use",
     )
     if recipe.route is not None:
         values.update(artifact=recipe.route.artifact.slug, runtime=recipe.route.runtime.slug)

@@ -14,9 +14,11 @@ import msgspec
 
 from app.estimate import Estimate
 from app.estimate.basis import Basis
+from app.estimate.load import LoadEstimate
 from app.estimate.messages import Code, Message, Notes, message
+from app.estimate.speed_model import decode_notes
 from app.i18n.messages import english, messages_json
-from app.models import Profile, ReportedFigure
+from app.models import ReportedFigure
 
 GB_DIGITS = 1
 SPEED_DIGITS = 1
@@ -200,11 +202,11 @@ def memory_figure(at_load: Estimate, medians: tuple[ContextMedian, ...]) -> Memo
 
 def speed_figure(
     reported: ReportedFigure | None,
-    profile: Profile,
-    one_request: Estimate,
+    single: LoadEstimate | None,
     medians: tuple[ContextMedian, ...],
 ) -> SpeedFigure | None:
-    """Measured beats reported beats estimated, for one request at the starting context."""
+    """Measured beats reported beats estimated, for one request at the starting context; the
+    estimate counts the profile's speculative decoding, as its command sets it."""
     measured = measured_speed(medians)
     if measured is not None:
         return measured
@@ -212,14 +214,10 @@ def speed_figure(
     if figure is not None:
         note = (message(Code.REPORTED, note=figure.note),)
         return SpeedFigure(figure.low, figure.high, Evidence.REPORTED, note, figure.source)
-    speed = one_request.decode_tokens_per_s
-    if speed is None:
+    if single is None:
         return None
-    note = speed.note
-    if profile.settings.get("speculative_decoding"):
-        note += (message(Code.SPECULATIVE_NOT_MODELLED),)
-    low, high = round(speed.low, 1), round(speed.high, 1)
-    return SpeedFigure(low, high, Evidence.ESTIMATED, note)
+    low, high = round(single.decode.low, 1), round(single.decode.high, 1)
+    return SpeedFigure(low, high, Evidence.ESTIMATED, decode_notes(single))
 
 
 def estimated_note(basis: Basis) -> Message:
@@ -236,15 +234,14 @@ _ESTIMATED = {
 
 
 def decode_check(
-    one_request: Estimate, medians: tuple[ContextMedian, ...], context: int
+    single: LoadEstimate | None, medians: tuple[ContextMedian, ...], context: int
 ) -> Check | None:
     """Measured decode at the measured context nearest the start, against the estimate."""
-    speed = one_request.decode_tokens_per_s
     timed = [m for m in medians if m.decode_tokens_per_s is not None]
-    if speed is None or speed.high <= 0 or not timed:
+    if single is None or single.decode.high <= 0 or not timed:
         return None
     nearest = min(timed, key=lambda m: abs(m.context_length - context))
-    low, high = round(speed.low, 1), round(speed.high, 1)
+    low, high = round(single.decode.low, 1), round(single.decode.high, 1)
     return Check(nearest.decode_tokens_per_s, round((low + high) / 2, 1), low, high)  # type: ignore[arg-type]
 
 

@@ -6,6 +6,7 @@ them computes a figure of its own.
 """
 
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
+from app.estimate.load import LoadEstimate, RequestShape, load_estimate
 from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
@@ -39,6 +40,8 @@ from app.resolve.resolved import (
     with_speculative_caution,
 )
 
+DEFAULT_SHAPE = RequestShape()
+
 
 def resolve_recipe(
     inputs: ModelInputs,
@@ -49,8 +52,13 @@ def resolve_recipe(
     runtime: str | None = None,
     context: int | None = None,
     concurrency: int | None = None,
+    shape: RequestShape = DEFAULT_SHAPE,
+    evidence: bool = True,
 ) -> ResolvedRecipe:
-    """Resolve one recipe; a named artifact or runtime narrows the routes considered."""
+    """Resolve one recipe; a named artifact or runtime narrows the routes considered.
+
+    `shape` is the requests the speed figures are for; without `evidence` the figures are
+    the estimator's alone, even where records or reported figures exist."""
     model = inputs.model
     pairs = inputs.routes
     if artifact is not None or runtime is not None:
@@ -76,14 +84,17 @@ def resolve_recipe(
     applied, command = served
     one_request = specs.estimate(applied.plan(concurrency=1))
     at_load = specs.estimate(applied.plan())
-    medians = tuple(medians_by_context(inputs.points(hardware, profile, choice)))
+    single, load = _loads(at_load, applied, shape)
+    points = inputs.points(hardware, profile, choice) if evidence else ()
+    medians = tuple(medians_by_context(points))
     memory = memory_figure(at_load, medians)
     verdict = _verdict(choice, applied, requested)
     alternatives = _alternatives(assessment, choice)
     commands = _commands(
         inputs, hardware, profile, choice, alternatives, command, verdict, requested
     )
-    speed = speed_figure(inputs.reported.get(hardware.id), profile, one_request, medians)
+    reported = inputs.reported.get(hardware.id) if evidence else None
+    speed = speed_figure(reported, single, medians)
     return ResolvedRecipe(
         model=model,
         hardware=hardware,
@@ -103,10 +114,27 @@ def resolve_recipe(
         status=VERIFIED if medians else PENDING,
         commands=commands,
         measured=medians,
-        decode_check=decode_check(one_request, medians, applied.context),
+        decode_check=decode_check(single, medians, applied.context),
         memory_check=memory_check(memory),
         warnings=with_speculative_caution(at_load.warnings, model, applied),
+        single=single,
+        load=load,
     )
+
+
+def _loads(
+    at_load: Estimate, applied: AppliedValues, shape: RequestShape
+) -> tuple[LoadEstimate | None, LoadEstimate | None]:
+    """The step model's figures for one request and at the profile's concurrency, with the
+    speculative decoding the profile's command sets."""
+    model = at_load.speed_model
+    if model is None:
+        return None, None
+    spec = applied.speculative_decoding
+    single = load_estimate(model, 1, shape, spec)
+    if applied.max_concurrency == 1:
+        return single, single
+    return single, load_estimate(model, applied.max_concurrency, shape, spec)
 
 
 def _assess(

@@ -4,6 +4,7 @@ import msgspec
 
 from app.estimate import Estimate, Verdict
 from app.estimate.cautions import speculative_caution
+from app.estimate.load import LoadEstimate
 from app.estimate.messages import Message
 from app.models import Hardware, LlmModel, Profile
 from app.resolve.applied import AppliedValues
@@ -56,6 +57,10 @@ class ResolvedRecipe(msgspec.Struct, frozen=True):
     decode_check: Check | None
     memory_check: Check | None
     warnings: tuple[Message, ...]
+    # The step model's figures for one request and at the profile's own concurrency, at the
+    # request shape asked (the plan's context by default); None where speed is unknown.
+    single: LoadEstimate | None = None
+    load: LoadEstimate | None = None
 
     @property
     def verdict_label(self) -> str:

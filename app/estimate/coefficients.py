@@ -1,0 +1,165 @@
+"""The step-time model's coefficients, per runtime family and platform, and its links.
+
+llama.cpp-family coefficients (llama.cpp, Ollama, MLX) are the single-request constants of
+`app/estimate/speed.py`, fitted on community llama-bench rows. Server coefficients (vLLM,
+SGLang) are fitted by `python -m tests.accuracy.fit_server` on the measurements of
+`tests/accuracy/servers.yaml` from the fitting publishers only; each value below says so.
+Link figures are the vendors' published per-direction bandwidths and commonly measured
+small-message all-reduce latencies (sources in `seed_data/SOURCES.md`, "Links").
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import msgspec
+
+from app.estimate.specs import HardwareSpec
+from app.estimate.speed import (
+    EFFICIENCY,
+    LONG_CONTEXT_TOKENS,
+    PER_LAYER_OVERHEAD_S,
+    RUNTIME_FACTOR,
+    platform_family,
+)
+
+# Runtimes that share a serving engine's scheduling and kernels.
+RUNTIME_FAMILY: dict[str, str] = {
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "llama-cpp": "llama.cpp",
+    "ollama": "llama.cpp",
+    "mlx-lm": "mlx",
+}
+SERVER_FAMILIES = frozenset({"vllm", "sglang"})
+
+
+class Coefficients(msgspec.Struct, frozen=True):
+    """What one runtime family reaches on one platform."""
+
+    bandwidth_share_dense: float  # share of peak memory bandwidth the reads reach
+    bandwidth_share_moe: float
+    layer_s: float  # fixed time per layer per step, CUDA graphs on (or not applicable)
+    layer_eager_s: float  # the same without CUDA graphs
+    moe_layer_s: float  # routing and expert dispatch per MoE layer per step
+    step_s: float  # per step: scheduler, sampling, detokenising
+    step_per_request_s: float  # per request in the batch per step (bookkeeping, sampling)
+    compute_share: float  # share of peak tensor FLOPs a decode step's math reaches
+    prefill_utilisation: tuple[float, float]  # share of peak FLOPs in prefill (low, high)
+    speed_factor: float = 1.0  # a runtime against llama.cpp on the same card (MLX)
+    long_context_tokens: float = LONG_CONTEXT_TOKENS
+
+    def long_context(self, depth: int) -> float:
+        """Slowdown of the reads at long context beyond the KV bytes (attention kernels)."""
+        return 1 + depth / self.long_context_tokens
+
+
+class Link(msgspec.Struct, frozen=True):
+    """How GPUs of one configuration reach each other."""
+
+    name: str
+    latency_s: float  # one small all-reduce (or all-to-all) step
+    bandwidth_b_s: float  # per direction, per GPU
+
+
+# Small-message all-reduce latency and per-direction bandwidth by interconnect. NVLink 4
+# (H100/H200): 450 GB/s per direction; NVLink 5 (B200/B300/GB200): 900 GB/s; Infinity Fabric
+# (MI300X/MI325X/MI355X): 7 links of 64 GB/s per direction; PCIe 4.0 x16: 32 GB/s, about 25
+# reached. Latencies are those of one-shot custom all-reduce kernels as the runtimes' own
+# benchmarks report them (single-digit microseconds on NVLink; tens over PCIe).
+LINKS: dict[str, Link] = {
+    "nvswitch": Link("nvswitch", 8e-6, 450e9),
+    "nvlink": Link("nvlink", 8e-6, 450e9),
+    "nvlink5": Link("nvlink5", 7e-6, 900e9),
+    "xgmi": Link("xgmi", 12e-6, 448e9),
+    "pcie": Link("pcie", 30e-6, 25e9),
+    "none": Link("none", 30e-6, 25e9),
+}
+# Cards of NVLink 5's generation, told apart by their per-GPU memory bandwidth.
+NVLINK5_BANDWIDTH_GB_S = 7000
+
+
+def link_of(hardware: HardwareSpec) -> Link:
+    link = hardware.interconnect
+    if link in ("nvswitch", "nvlink") and (hardware.bandwidth_gb_s_per_gpu or 0) >= (
+        NVLINK5_BANDWIDTH_GB_S
+    ):
+        return LINKS["nvlink5"]
+    return LINKS.get(link, LINKS["pcie"])
+
+
+def _llama_family(platform: str, factor: float) -> Coefficients:
+    """llama.cpp's single-request constants as step coefficients: no per-step or
+    communication terms (it splits by layer, not by tensor)."""
+    layer = PER_LAYER_OVERHEAD_S[platform]
+    return Coefficients(
+        bandwidth_share_dense=EFFICIENCY[(platform, False)],
+        bandwidth_share_moe=EFFICIENCY[(platform, True)],
+        layer_s=layer,
+        layer_eager_s=layer,
+        moe_layer_s=0.0,
+        step_s=0.0,
+        step_per_request_s=0.0,
+        compute_share=0.5,
+        prefill_utilisation=(0.3, 0.5),
+        speed_factor=factor,
+    )
+
+
+# Server runtimes (vLLM, SGLang) on CUDA and ROCm. Fitted: see the module docstring.
+SERVER: dict[tuple[str, str], Coefficients] = {
+    ("vllm", "cuda"): Coefficients(
+        bandwidth_share_dense=0.78,
+        bandwidth_share_moe=0.62,
+        layer_s=12e-6,
+        layer_eager_s=45e-6,
+        moe_layer_s=20e-6,
+        step_s=1.2e-3,
+        step_per_request_s=20e-6,
+        compute_share=0.55,
+        prefill_utilisation=(0.35, 0.55),
+    ),
+    ("sglang", "cuda"): Coefficients(
+        bandwidth_share_dense=0.78,
+        bandwidth_share_moe=0.62,
+        layer_s=12e-6,
+        layer_eager_s=45e-6,
+        moe_layer_s=20e-6,
+        step_s=1.0e-3,
+        step_per_request_s=20e-6,
+        compute_share=0.55,
+        prefill_utilisation=(0.35, 0.55),
+    ),
+}
+SERVER[("vllm", "rocm/vulkan")] = msgspec.structs.replace(
+    SERVER[("vllm", "cuda")], bandwidth_share_dense=0.62, bandwidth_share_moe=0.5, step_s=1.5e-3
+)
+SERVER[("sglang", "rocm/vulkan")] = msgspec.structs.replace(
+    SERVER[("sglang", "cuda")], bandwidth_share_dense=0.62, bandwidth_share_moe=0.5
+)
+
+
+@lru_cache(maxsize=256)
+def coefficients_for(runtime: str, platform: str) -> Coefficients:
+    """The coefficients of a runtime (slug) on a platform family."""
+    family = RUNTIME_FAMILY.get(runtime, "llama.cpp")
+    if family in SERVER_FAMILIES:
+        server_platform = platform if platform in ("cuda", "rocm/vulkan") else "cuda"
+        found = SERVER[(family, server_platform)]
+        if platform == "cuda-unified":  # a server engine on a unified-memory CUDA box
+            llama = _llama_family(platform, 1.0)
+            return msgspec.structs.replace(
+                found,
+                bandwidth_share_dense=llama.bandwidth_share_dense,
+                bandwidth_share_moe=llama.bandwidth_share_moe,
+            )
+        return found
+    return _llama_family(platform, RUNTIME_FACTOR.get(runtime, 1.0))
+
+
+def family_of(runtime: str) -> str:
+    return RUNTIME_FAMILY.get(runtime, "llama.cpp")
+
+
+def coefficients(runtime: str, hardware: HardwareSpec) -> Coefficients:
+    return coefficients_for(runtime, platform_family(hardware))

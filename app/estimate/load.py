@@ -1,0 +1,156 @@
+"""Speed at a load: per-request decode, total throughput and time to first token, with the
+share of step time per term, from the step-time model (`app/estimate/step.py`).
+
+An estimate carries a `SpeedModel` (what the step model needs of its job); any surface that
+shows a speed at some concurrency asks `load_estimate` of it, so the fit table, the detail
+page, the JSON, `POST /api/estimate` and the CLI show one figure.
+
+Request shape: decode runs at `depth` tokens of KV per request: the plan's context unless a
+prompt is given (then prompt + half the output). The first token waits for the prompt's
+prefill (the plan's context when no prompt is given), and requests that arrive together are
+prefilled one after another. When the output length is given, each request's decode also
+waits for the prefills of the requests that join during it (continuous batching), as a
+serving benchmark measures; without it the figure is the steady-state step.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from app.estimate.coefficients import Coefficients
+from app.estimate.ranges import RangeClass, range_class
+from app.estimate.speculative import Method
+from app.estimate.step import StepInputs, StepTime, bytes_read, decode_step, prefill_seconds
+
+MAX_CONCURRENCY = 4096
+
+
+class Band(msgspec.Struct, frozen=True):
+    """A low-high range of one figure."""
+
+    low: float
+    high: float
+
+    @property
+    def middle(self) -> float:
+        return (self.low + self.high) / 2
+
+
+class SpeedModel(msgspec.Struct, frozen=True):
+    """What the step model needs of one estimate's job."""
+
+    step: StepInputs
+    family: str  # runtime family: vllm, sglang, llama.cpp, mlx
+    platform: str  # platform family: cuda, cuda-unified, rocm/vulkan, metal, cpu
+    gpus: int  # GPUs the route uses
+    context: int  # the plan's context
+    concurrency: int  # the plan's concurrency
+    prefill_chunk: int
+    speculative: Method | None  # the method the route's command would use
+
+    @property
+    def coefficients(self) -> Coefficients:
+        return self.step.coefficients
+
+
+class RequestShape(msgspec.Struct, frozen=True):
+    """The requests a load is made of; None takes the plan's context (see the module)."""
+
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class LoadEstimate(msgspec.Struct, frozen=True):
+    """Speed at one concurrency: each request's decode, the total, and the first token."""
+
+    concurrency: int
+    gpus: int
+    prompt_tokens: int
+    output_tokens: int | None
+    depth: int
+    read_bytes: float  # one step's reads on each GPU
+    decode: Band  # tokens/s per request
+    throughput: Band  # output tokens/s, all requests together
+    ttft_ms: Band
+    step: StepTime  # one decode step at the point estimate, by term
+    range: RangeClass
+    speculative: str | None = None  # the method counted, when one is
+    speculative_speedup: Band | None = None
+
+    def shares(self) -> dict[str, float]:
+        return self.step.shares()
+
+
+def load_estimate(
+    model: SpeedModel,
+    concurrency: int | None = None,
+    shape: RequestShape = RequestShape(),
+    speculative: bool = False,
+) -> LoadEstimate:
+    """The figures at a concurrency (the plan's by default) and request shape."""
+    batch = concurrency or model.concurrency
+    prompt = shape.prompt_tokens or model.context
+    output = shape.output_tokens
+    depth = prompt + (output or 0) // 2 if shape.prompt_tokens else model.context
+    step = decode_step(model.step, batch, depth)
+    factor = model.coefficients.speed_factor
+    seconds = step.total / factor
+    c = model.coefficients
+    slow, fast = c.prefill_utilisation
+    prefill = (  # the slower prefill with the lower utilisation
+        prefill_seconds(model.step, prompt, model.prefill_chunk, slow),
+        prefill_seconds(model.step, prompt, model.prefill_chunk, fast),
+    )
+    center = _per_request(seconds, batch, output, sum(prefill) / 2)
+    method, speedup = None, None
+    if speculative and model.speculative is not None:
+        method = model.speculative
+        speedup = _speculative_speedup(model, method, batch, depth)
+    found = range_class(model.family, model.platform, model.gpus, batch)
+    low, high = center * found.low, center * found.high
+    if speedup is not None:
+        low, high = low * speedup.low, high * speedup.high
+    # Requests arriving together wait for the prefills before theirs: (B + 1) / 2 on average.
+    queue = (batch + 1) / 2
+    first_step = seconds
+    ttft = Band(
+        round(1e3 * (queue * prefill[1] + first_step) / found.high, 1),
+        round(1e3 * (queue * prefill[0] + first_step) / found.low, 1),
+    )
+    return LoadEstimate(
+        concurrency=batch,
+        gpus=model.gpus,
+        prompt_tokens=prompt,
+        output_tokens=output,
+        depth=depth,
+        read_bytes=bytes_read(model.step, batch, depth),
+        decode=Band(round(low, 1), round(high, 1)),
+        throughput=Band(round(low * batch, 1), round(high * batch, 1)),
+        ttft_ms=ttft,
+        step=step,
+        range=found,
+        speculative=method.name if method else None,
+        speculative_speedup=speedup,
+    )
+
+
+def _per_request(step_s: float, batch: int, output: int | None, prefill_s: float) -> float:
+    """Tokens/s each request sees: one token per step, less the time that the prefills of
+    the other requests joining during its output take from its steps."""
+    if not output or batch == 1:
+        return 1 / step_s
+    return 1 / (step_s + (batch - 1) * prefill_s / output)
+
+
+def _speculative_speedup(model: SpeedModel, method: Method, batch: int, depth: int) -> Band:
+    """Accepted tokens per step over the verifying step's cost (see `app/estimate/speculative`)."""
+    plain = decode_step(model.step, batch, depth).total
+    verify = decode_step(model.step, batch, depth, verify_tokens=method.draft_tokens + 1).total
+    cost = plain / (verify + method.draft_cost * plain)
+    low, high = method.accepted
+    return Band(round(low * cost, 2), round(high * cost, 2))
+
+
+def single_request(model: SpeedModel) -> LoadEstimate:
+    """One request at the plan's context: the figure the fit table shows."""
+    return load_estimate(model, 1)

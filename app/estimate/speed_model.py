@@ -1,0 +1,153 @@
+"""A job's speed model: what the step-time model needs of the model, its file, the runtime
+and the hardware, worked out once per estimate, and the decode range at the plan's load."""
+
+from __future__ import annotations
+
+import math
+
+from app.estimate.basis import Basis
+from app.estimate.coefficients import coefficients, family_of, link_of
+from app.estimate.job import Job
+from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
+from app.estimate.messages import Code, Notes, message
+from app.estimate.speculative import method_for
+from app.estimate.speed import DEFAULT_LAYERS, HOST_BANDWIDTH_GB_S, SpeedRange, platform_family
+from app.estimate.step import ASSUMED_EXPERTS, StepInputs
+from app.estimate.weights import active_params, active_weight_bytes
+
+TERM_CODES = {
+    "weights": Code.TERM_WEIGHTS,
+    "kv_cache": Code.TERM_KV_CACHE,
+    "compute": Code.TERM_COMPUTE,
+    "communication": Code.TERM_COMMUNICATION,
+    "fixed": Code.TERM_FIXED,
+    "offload": Code.TERM_OFFLOAD,
+}
+
+
+def speed_model(job: Job) -> SpeedModel | None:
+    """The step model's view of a job; None when the hardware's bandwidth is unknown."""
+    hardware, model, setup = job.hardware, job.model, job.setup
+    if hardware.bandwidth_gb_s_per_gpu is None:
+        return None
+    tp = setup.tensor_parallel
+    dense, experts_bytes = _weight_split(job)
+    layers = model.num_layers or DEFAULT_LAYERS
+    experts, active = _expert_counts(job)
+    params = active_params(model)
+    hidden = model.hidden_size or _hidden_from_params(params, layers)
+    heads = model.num_attention_heads
+    width = heads * model.head_dim if heads and model.head_dim else hidden
+    step = StepInputs(
+        dense_bytes=dense / tp,
+        expert_bytes=experts_bytes / tp,
+        experts=experts,
+        active_experts=active,
+        kv=job.kv,
+        active_params=params,
+        attention_width=width,
+        layers=layers,
+        moe_layers=(model.moe_layers or layers) if model.is_moe else 0,
+        hidden_size=hidden,
+        tensor_parallel=tp,
+        expert_parallel=1,
+        bandwidth_b_s=hardware.bandwidth_gb_s_per_gpu * 1e9,
+        flops=hardware.bf16_tflops_per_gpu * 1e12 if hardware.bf16_tflops_per_gpu else None,
+        host_bytes=0.0,
+        host_bandwidth_b_s=HOST_BANDWIDTH_GB_S * 1e9,
+        cuda_graphs=setup.cuda_graphs or hardware.platform != "cuda",
+        coefficients=coefficients(job.runtime.slug, hardware),
+        link=link_of(hardware),
+    )
+    platform = platform_family(hardware)
+    speculative = method_for(model.mtp_layers) if job.runtime.slug in ("vllm", "sglang") else None
+    return SpeedModel(
+        step=step,
+        family=family_of(job.runtime.slug),
+        platform=platform,
+        gpus=tp,
+        context=setup.context,
+        concurrency=setup.concurrency,
+        prefill_chunk=setup.prefill_tokens,
+        speculative=speculative,
+    )
+
+
+def _expert_counts(job: Job) -> tuple[int, int]:
+    """Routed experts and experts per token; an MoE without them takes the common layout."""
+    model = job.model
+    if not model.is_moe:
+        return 1, 1
+    if model.experts and model.active_experts:
+        return model.experts, model.active_experts
+    return ASSUMED_EXPERTS
+
+
+def _weight_split(job: Job) -> tuple[float, float]:
+    """Bytes read every step (dense part) and routed-expert bytes, of the whole model.
+
+    With W the whole file, A the bytes one token reads and k/E the routed share a token
+    uses: W = D + X and A = D + X·k/E, so X = (W − A) / (1 − k/E)."""
+    total = job.weights.value
+    if not job.model.is_moe:
+        return total, 0.0
+    active = active_weight_bytes(job.model, job.artifact, job.weights)
+    experts, per_token = _expert_counts(job)
+    routed = (total - active) / (1 - per_token / experts)
+    routed = min(max(routed, 0.0), total)
+    return total - routed, routed
+
+
+def _hidden_from_params(params: float, layers: int) -> int:
+    """A transformer of P parameters in L layers has a width of about sqrt(P / 12L)."""
+    return max(256, int(math.sqrt(params / (12 * layers))))
+
+
+def decode_at_plan(speed: SpeedModel | None) -> SpeedRange | None:
+    """Decode tokens/s per request at the plan's context and concurrency."""
+    if speed is None:
+        return None
+    found = load_estimate(speed)
+    return SpeedRange(found.decode.low, found.decode.high, Basis.ASSUMED, decode_notes(found))
+
+
+def decode_notes(found: LoadEstimate) -> Notes:
+    """How the decode figure was reached: the step and what its range held."""
+    step = found.step
+    shares = step.shares()
+    biggest = max(shares, key=shares.get)
+    notes: Notes = (
+        message(Code.DECODE_READ, gb=round(found.read_bytes / 1e9, 2), tokens=found.depth),
+        message(
+            Code.DECODE_STEP,
+            ms=round(step.total * 1e3, 2),
+            requests=found.concurrency,
+            tokens=found.depth,
+            gpus=found.gpus,
+            term=message(TERM_CODES[biggest]),
+            share=round(100 * shares[biggest]),
+        ),
+    )
+    held = found.range
+    if held.borrowed:
+        notes += (message(Code.DECODE_RANGE_BORROWED, checks=held.checks, segment=held.key),)
+    elif held.held is not None:
+        notes += (
+            message(
+                Code.DECODE_RANGE_HELD,
+                held=round(100 * held.held),
+                checks=held.checks,
+                segment=held.key,
+            ),
+        )
+    if found.speculative_speedup is not None:
+        speedup = found.speculative_speedup
+        notes += (
+            message(
+                Code.SPECULATIVE_SPEEDUP,
+                method=found.speculative,
+                low=speedup.low,
+                high=speedup.high,
+            ),
+        )
+    return notes
