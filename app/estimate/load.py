@@ -84,11 +84,12 @@ class LoadEstimate(msgspec.Struct, frozen=True):
 def load_estimate(
     model: SpeedModel,
     concurrency: int | None = None,
-    shape: RequestShape = RequestShape(),
+    shape: RequestShape | None = None,
     speculative: bool = False,
 ) -> LoadEstimate:
     """The figures at a concurrency (the plan's by default) and request shape."""
     batch = concurrency or model.concurrency
+    shape = shape or RequestShape()
     prompt = shape.prompt_tokens or model.context
     output = shape.output_tokens
     depth = prompt + (output or 0) // 2 if shape.prompt_tokens else model.context

@@ -15,7 +15,7 @@ import msgspec
 
 STATED = 0.8
 MIN_CHECKS = 8
-WIDEN = 1.25  # a borrowed range is widened by this factor on each side
+WIDEN = 1.2  # a borrowed range is widened by this factor on each side
 
 
 class RangeClass(msgspec.Struct, frozen=True):
@@ -28,34 +28,53 @@ class RangeClass(msgspec.Struct, frozen=True):
     held: float | None  # share of the checks inside the range
     stated: float = STATED
     borrowed: bool = False  # too few checks: the family's pooled range, widened
+    family: str | None = None  # the pooled class it borrowed from
 
 
 # Written by tests/accuracy/fit_server.py --write-ranges: do not edit by hand.
 # fmt: off
+RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {
+    "llama.cpp/*/*/*": (0.98, 1.24, 20, 0.75),
+    "llama.cpp/cuda-unified/single/c1": (0.98, 1.23, 12, 0.67),
+    "llama.cpp/cuda/single/c1": (1.11, 1.43, 3, 0.33),
+    "llama.cpp/metal/single/c1": (1.03, 1.16, 2, 0.0),
+    "llama.cpp/rocm+vulkan/single/c1": (0.87, 1.02, 3, 0.33),
+    "mlx/*/*/*": (0.88, 1.06, 3, 0.33),
+    "mlx/metal/single/c1": (0.88, 1.06, 3, 0.33),
+    "sglang/*/*/*": (0.56, 1.47, 10, 0.8),
+    "sglang/cuda/multi/cN": (0.52, 1.52, 7, 0.71),
+    "sglang/rocm+vulkan/multi/cN": (0.59, 0.72, 3, 0.33),
+    "vllm/*/*/*": (0.68, 1.33, 27, 0.78),
+    "vllm/cuda-unified/single/c1": (0.88, 0.88, 1, 0.0),
+    "vllm/cuda/multi/c1": (0.9, 1.0, 7, 0.71),
+    "vllm/cuda/multi/cN": (0.57, 0.87, 6, 0.67),
+    "vllm/cuda/single/c1": (0.96, 0.96, 1, 0.0),
+    "vllm/rocm+vulkan/multi/c1": (1.36, 1.36, 1, 0.0),
+    "vllm/rocm+vulkan/multi/cN": (0.62, 1.62, 11, 0.73),
+}# fmt: on
 RANGE_CLASSES: dict[str, RangeClass] = {
-    "llama.cpp/*/*/*": RangeClass("llama.cpp/*/*/*", 0.91, 1.22, 29, 0.79),
-    "mlx/*/*/*": RangeClass("mlx/*/*/*", 0.91, 1.22, 29, 0.79),
-    "vllm/*/*/*": RangeClass("vllm/*/*/*", 0.7, 1.35, 0, None),
-    "sglang/*/*/*": RangeClass("sglang/*/*/*", 0.7, 1.35, 0, None),
+    key: RangeClass(key, low, high, checks, held)
+    for key, (low, high, checks, held) in RANGE_TABLE.items()
 }
 # fmt: on
 
 
 def class_key(family: str, platform: str, gpus: int, concurrency: int) -> str:
-    return f"{family}/{platform}/{'multi' if gpus > 1 else 'single'}/{'cN' if concurrency > 1 else 'c1'}"
+    """`<family>/<platform>/<single|multi>/<c1|cN>`, e.g. "sglang/cuda/multi/c1"."""
+    gpus_part = "multi" if gpus > 1 else "single"
+    load = "cN" if concurrency > 1 else "c1"
+    return f"{family}/{platform.replace('/', '+')}/{gpus_part}/{load}"
 
 
 def range_class(family: str, platform: str, gpus: int, concurrency: int) -> RangeClass:
     """The class of an estimate, with the range its checks set. A class with too few checks
-    takes its family's pooled range; a pooled range itself resting on too few is widened."""
+    takes its family's pooled range, widened, and keeps its own count to say so."""
     key = class_key(family, platform, gpus, concurrency)
     found = RANGE_CLASSES.get(key)
     if found is not None and found.checks >= MIN_CHECKS:
         return found
     pooled = RANGE_CLASSES.get(f"{family}/*/*/*") or RANGE_CLASSES["vllm/*/*/*"]
     checks = found.checks if found is not None else 0
-    held = found.held if found is not None else None
-    if pooled.checks >= MIN_CHECKS:
-        return RangeClass(key, pooled.low, pooled.high, checks, held, pooled.stated, borrowed=True)
-    low, high = pooled.low / WIDEN, pooled.high * WIDEN
-    return RangeClass(key, low, high, checks, held, pooled.stated, borrowed=True)
+    low, high = round(pooled.low / WIDEN, 2), round(pooled.high * WIDEN, 2)
+    held = pooled.held
+    return RangeClass(key, low, high, checks, held, pooled.stated, True, pooled.key)

@@ -10,6 +10,7 @@ from app.estimate.coefficients import coefficients, family_of, link_of
 from app.estimate.job import Job
 from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
 from app.estimate.messages import Code, Notes, message
+from app.estimate.ranges import RANGE_CLASSES
 from app.estimate.speculative import method_for
 from app.estimate.speed import DEFAULT_LAYERS, HOST_BANDWIDTH_GB_S, SpeedRange, platform_family
 from app.estimate.step import ASSUMED_EXPERTS, StepInputs
@@ -130,7 +131,17 @@ def decode_notes(found: LoadEstimate) -> Notes:
     )
     held = found.range
     if held.borrowed:
-        notes += (message(Code.DECODE_RANGE_BORROWED, checks=held.checks, segment=held.key),)
+        pooled = RANGE_CLASSES.get(held.family or "")
+        notes += (
+            message(
+                Code.DECODE_RANGE_BORROWED,
+                checks=held.checks,
+                segment=held.key,
+                family=held.family,
+                held=round(100 * (pooled.held or 0)) if pooled else 0,
+                family_checks=pooled.checks if pooled else 0,
+            ),
+        )
     elif held.held is not None:
         notes += (
             message(

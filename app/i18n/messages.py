@@ -160,8 +160,8 @@ TEMPLATES: Mapping[Code, Any] = {
         "this range held %(held)s%% of %(checks)s checking measurements for %(segment)s"
     ),
     Code.DECODE_RANGE_BORROWED: _l(
-        "only %(checks)s checking measurements for %(segment)s: the range is its runtime "
-        "family's, widened"
+        "only %(checks)s checking measurements for %(segment)s: the range is that of "
+        "%(family)s (it held %(held)s%% of %(family_checks)s), widened"
     ),
     Code.SPECULATIVE_SPEEDUP: _l("speculative decoding (%(method)s) x%(low)s-%(high)s"),
     Code.TERM_WEIGHTS: _l("reading weights"),

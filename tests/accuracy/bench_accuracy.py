@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 from app.estimate import Verdict
-from app.estimate.speed import RANGE_COVERS
+from app.estimate.ranges import STATED
 from app.i18n.messages import english
 from tests.accuracy.cases import (
     Outcome,
@@ -23,7 +23,15 @@ from tests.accuracy.cases import (
     outcome,
     summarize,
 )
+from tests.accuracy.server_cases import (
+    ServerOutcome,
+    server_cases,
+    server_outcome,
+    summarize_decode,
+    summarize_throughput,
+)
 
+RANGE_COVERS = f"{STATED:.0%}"
 GROUPS: dict[str, Callable[[Outcome], str]] = {
     "runtime": lambda o: o.case.runtime,
     "platform": lambda o: o.case.platform,
@@ -51,7 +59,34 @@ def _report(title: str, outcomes: list[Outcome]) -> None:
             print(_line(f"{name}={value}", [o for o in outcomes if key(o) == value]))
 
 
+def _server_line(label: str, outcomes: list[ServerOutcome]) -> str:
+    decode, throughput = summarize_decode(outcomes), summarize_throughput(outcomes)
+    text = f"  {label:<34}"
+    if decode is not None:
+        text += (
+            f" decode n={decode.count:>3} median error {decode.median_error:6.1%}"
+            f" within 30% {decode.within_30:6.1%} in range {decode.coverage:6.1%}"
+        )
+    if throughput is not None:
+        text += f" | throughput n={throughput.count:>3} median error {throughput.median_error:6.1%}"
+    return text
+
+
+def server_report() -> None:
+    """The server measurements by segment: single / multi-GPU, concurrency 1 / above,
+    runtime family and platform; checking publishers first."""
+    everything = [server_outcome(case) for case in server_cases()]
+    for title, fitting in (("checking publishers", False), ("fitting publishers", True)):
+        found = [o for o in everything if o.case.fitting == fitting]
+        print(f"server speeds, {title} (ranges are meant to hold 80%)")
+        print(_server_line("all", found))
+        for segment in sorted({o.case.segment for o in found}):
+            print(_server_line(segment, [o for o in found if o.case.segment == segment]))
+        print()
+
+
 def main() -> int:
+    server_report()
     everything = [outcome(case) for case in cases()]
     checking = [o for o in everything if not o.case.fitting]
     fitting = [o for o in everything if o.case.fitting]

@@ -1,0 +1,257 @@
+"""The server measurements (`servers.yaml`) run through the estimator as a user's question
+would be: a model by its config, a GPU by its figures, vLLM or SGLang, a concurrency and a
+request shape, answered by `app.estimate.estimate` and `load_estimate`, unchanged."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import msgspec
+import yaml
+
+from app.estimate import (
+    ArtifactSpec,
+    BudgetRule,
+    EstimateError,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    estimate,
+)
+from app.estimate.coefficients import Coefficients
+from app.estimate.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
+
+SERVERS = Path(__file__).with_name("servers.yaml")
+ASSUMED_SHAPE = (1000, 500)
+RUNTIMES = ("vllm", "sglang")
+
+
+@dataclass(frozen=True)
+class ServerCase:
+    """One measured row and the estimator's inputs for it."""
+
+    source: str
+    publisher: str
+    label: str
+    runtime: str
+    platform: str
+    gpus: int  # GPUs of one replica
+    replicas: int
+    concurrency: int  # requests in flight per replica
+    prompt: int
+    output: int
+    decode: float | None  # measured tokens/s per request
+    throughput: float | None  # measured output tokens/s, all replicas
+    ttft_ms: float | None
+    fitting: bool
+    speed: SpeedModel
+
+    @property
+    def segment(self) -> str:
+        gpus = "multi-GPU" if self.gpus > 1 else "single GPU"
+        load = "concurrency 1" if self.concurrency == 1 else "concurrency >1"
+        return f"{self.runtime}/{self.platform}/{gpus}/{load}"
+
+
+@cache
+def _data() -> dict:
+    return yaml.safe_load(SERVERS.read_text())
+
+
+def _model(key: str) -> ModelSpec:
+    m = _data()["models"][key]
+    moe = "experts" in m
+    mla = "kv_lora_rank" in m
+    return ModelSpec(
+        slug=key,
+        params_total_b=m["params_b"],
+        params_active_b=m.get("active_b", m["params_b"]),
+        is_moe=moe,
+        native_context=131072,
+        num_layers=m["layers"],
+        num_attention_heads=m["heads"],
+        num_kv_heads=m.get("kv_heads"),
+        head_dim=m.get("head_dim", 128),
+        hidden_size=m["hidden"],
+        attention="mla" if mla else "gqa",
+        kv_lora_rank=m.get("kv_lora_rank"),
+        qk_rope_head_dim=m.get("qk_rope_head_dim"),
+        experts=m.get("experts"),
+        active_experts=m.get("active_experts"),
+        moe_layers=m.get("moe_layers"),
+        mtp_layers=m.get("mtp_layers", 0),
+    )
+
+
+def _artifact(row: dict, key: str, model: ModelSpec) -> ArtifactSpec:
+    m = _data()["models"][key]
+    bits = _data()["quant_bits"][row["quant"]]
+    size = int(m["file_gb"] * 1e9) if "file_gb" in m else None
+    return ArtifactSpec(f"{key}-{row['quant']}", "safetensors", row["quant"], bits, size)
+
+
+def _runtime(slug: str) -> RuntimeSpec:
+    return RuntimeSpec(
+        slug=slug,
+        platforms=frozenset({"cuda", "rocm"}),
+        formats=frozenset({"safetensors"}),
+        budget=BudgetRule("vllm_fraction", 0.9),
+        tensor_parallel=True,
+        kv_dtypes=("auto", "fp8"),
+        cuda_graphs=True,
+    )
+
+
+def _hardware(name: str, gpus: int) -> HardwareSpec:
+    h = _data()["hardware"][name]
+    return HardwareSpec(
+        slug=f"{gpus}x-{name}",
+        platform=h["platform"],
+        unified_memory=False,
+        gpu_count=gpus,
+        memory_gb_per_gpu=h["memory_gb"],
+        usable_gb_per_gpu=h["memory_gb"] * 0.9,
+        bandwidth_gb_s_per_gpu=h["bandwidth_gb_s"],
+        bf16_tflops_per_gpu=h["bf16_tflops"],
+        interconnect=h["link"],
+    )
+
+
+def _measured_decode(row: dict) -> float | None:
+    if row.get("decode_tokens_per_s_per_request"):
+        return float(row["decode_tokens_per_s_per_request"])
+    latency = row.get("tpot_ms") or row.get("itl_ms")
+    return 1000 / float(latency) if latency else None
+
+
+def _case(row: dict) -> ServerCase | None:
+    data = _data()
+    key = data["model_names"].get(row["model"])
+    concurrency = row.get("concurrency")
+    if key is None or row["runtime"] not in RUNTIMES or row.get("speculative"):
+        return None
+    if not isinstance(concurrency, int) or concurrency < 1:
+        return None
+    decode, throughput = _measured_decode(row), row.get("output_throughput_tokens_per_s")
+    if decode is None and throughput is None:
+        return None
+    replicas = row.get("dp") or 1
+    tp = row.get("tp") or max(1, (row.get("gpus") or 1) // replicas)
+    prompt = row.get("input_tokens") or ASSUMED_SHAPE[0]
+    output = row.get("output_tokens") or ASSUMED_SHAPE[1]
+    model = _model(key)
+    hardware = _hardware(row["hardware"], tp)
+    plan = Plan(context=prompt + output, concurrency=1, tensor_parallel=tp)
+    try:
+        found = estimate(
+            model, _artifact(row, key, model), _runtime(row["runtime"]), hardware, plan
+        )
+    except EstimateError:
+        return None
+    speed = found.speed_model
+    if speed is None:
+        return None
+    if row.get("ep"):
+        step = msgspec.structs.replace(speed.step, expert_parallel=int(row["ep"]))
+        speed = msgspec.structs.replace(speed, step=step)
+    return ServerCase(
+        source=row["source"],
+        publisher=row["publisher"],
+        label=f"{key} {row['quant']} {tp}x{row['hardware']} {row['runtime']} c{concurrency}",
+        runtime=row["runtime"],
+        platform=speed.platform,
+        gpus=tp,
+        replicas=replicas,
+        concurrency=max(1, math.ceil(concurrency / replicas)),
+        prompt=prompt,
+        output=output,
+        decode=decode,
+        throughput=float(throughput) if throughput else None,
+        ttft_ms=row.get("ttft_ms"),
+        fitting=row["publisher"] in data["fitting_publishers"],
+        speed=speed,
+    )
+
+
+@cache
+def server_cases() -> tuple[ServerCase, ...]:
+    return tuple(c for c in (_case(row) for row in _data()["rows"]) if c is not None)
+
+
+@dataclass(frozen=True)
+class ServerOutcome:
+    case: ServerCase
+    load: LoadEstimate
+
+    def _error(self, low: float, high: float, measured: float | None) -> float | None:
+        if measured is None:
+            return None
+        return abs((low + high) / 2 - measured) / measured
+
+    @property
+    def decode_error(self) -> float | None:
+        return self._error(self.load.decode.low, self.load.decode.high, self.case.decode)
+
+    @property
+    def throughput_error(self) -> float | None:
+        replicas = self.case.replicas
+        band = self.load.throughput
+        return self._error(band.low * replicas, band.high * replicas, self.case.throughput)
+
+    @property
+    def decode_covered(self) -> bool | None:
+        d = self.case.decode
+        return None if d is None else self.load.decode.low <= d <= self.load.decode.high
+
+    @property
+    def decode_ratio(self) -> float | None:
+        """Measured over the point estimate (the range's middle before its class's spread)."""
+        if self.case.decode is None:
+            return None
+        center = self.load.decode.low / self.load.range.low
+        return self.case.decode / center
+
+
+def server_outcome(case: ServerCase, coefficients: Coefficients | None = None) -> ServerOutcome:
+    speed = case.speed
+    if coefficients is not None:
+        step = msgspec.structs.replace(speed.step, coefficients=coefficients)
+        speed = msgspec.structs.replace(speed, step=step)
+    shape = RequestShape(case.prompt, case.output)
+    return ServerOutcome(case, load_estimate(speed, case.concurrency, shape))
+
+
+@dataclass(frozen=True)
+class ServerSummary:
+    count: int
+    median_error: float
+    within_30: float
+    coverage: float | None
+
+
+def summarize_decode(outcomes: Iterable[ServerOutcome]) -> ServerSummary | None:
+    found = [o for o in outcomes if o.decode_error is not None]
+    if not found:
+        return None
+    errors = [o.decode_error for o in found]
+    return ServerSummary(
+        len(found),
+        statistics.median(errors),
+        sum(e <= 0.3 for e in errors) / len(errors),
+        sum(bool(o.decode_covered) for o in found) / len(found),
+    )
+
+
+def summarize_throughput(outcomes: Iterable[ServerOutcome]) -> ServerSummary | None:
+    errors = [o.throughput_error for o in outcomes if o.throughput_error is not None]
+    if not errors:
+        return None
+    return ServerSummary(
+        len(errors), statistics.median(errors), sum(e <= 0.3 for e in errors) / len(errors), None
+    )
