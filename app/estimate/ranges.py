@@ -51,7 +51,8 @@ RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {
     "vllm/cuda/single/c1": (0.96, 0.96, 1, 0.0),
     "vllm/rocm+vulkan/multi/c1": (1.36, 1.36, 1, 0.0),
     "vllm/rocm+vulkan/multi/cN": (0.62, 1.62, 11, 0.73),
-}# fmt: on
+}
+# fmt: on
 RANGE_CLASSES: dict[str, RangeClass] = {
     key: RangeClass(key, low, high, checks, held)
     for key, (low, high, checks, held) in RANGE_TABLE.items()
