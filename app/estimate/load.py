@@ -63,7 +63,8 @@ class RequestShape(msgspec.Struct, frozen=True):
 class LoadEstimate(msgspec.Struct, frozen=True):
     """Speed at one concurrency: each request's decode, the total, and the first token."""
 
-    concurrency: int
+    concurrency: int  # requests asked for
+    running: int  # requests decoding together: the asked, or as many as memory holds
     gpus: int
     prompt_tokens: int
     output_tokens: int | None
@@ -86,9 +87,15 @@ def load_estimate(
     concurrency: int | None = None,
     shape: RequestShape | None = None,
     speculative: bool = False,
+    slots: int | None = None,
 ) -> LoadEstimate:
-    """The figures at a concurrency (the plan's by default) and request shape."""
-    batch = concurrency or model.concurrency
+    """The figures at a concurrency (the plan's by default) and request shape.
+
+    With `slots` below the concurrency (as many requests as memory holds), the server runs
+    that many at once and the rest wait in its queue: decode and throughput are those of
+    the running batch, and the first token also waits for the queue to reach it."""
+    asked = concurrency or model.concurrency
+    batch = min(asked, slots) if slots else asked
     shape = shape or RequestShape()
     prompt = shape.prompt_tokens or model.context
     output = shape.output_tokens
@@ -114,12 +121,14 @@ def load_estimate(
     # Requests arriving together wait for the prefills before theirs: (B + 1) / 2 on average.
     queue = (batch + 1) / 2
     first_step = seconds
+    waiting = _queue_wait(asked, batch, output or depth, low, high)
     ttft = Band(
-        round(1e3 * (queue * prefill[1] + first_step) / found.high, 1),
-        round(1e3 * (queue * prefill[0] + first_step) / found.low, 1),
+        round(1e3 * ((queue * prefill[1] + first_step) / found.high + waiting.low), 1),
+        round(1e3 * ((queue * prefill[0] + first_step) / found.low + waiting.high), 1),
     )
     return LoadEstimate(
-        concurrency=batch,
+        concurrency=asked,
+        running=batch,
         gpus=model.gpus,
         prompt_tokens=prompt,
         output_tokens=output,
@@ -133,6 +142,16 @@ def load_estimate(
         speculative=method.name if method else None,
         speculative_speedup=speedup,
     )
+
+
+def _queue_wait(asked: int, running: int, output: int, low: float, high: float) -> Band:
+    """Seconds a request waits for a slot when more are asked than run: each round of
+    `running` requests takes one request's output time, and a request waits for the rounds
+    ahead of it, (asked / running - 1) of them on average."""
+    if asked <= running:
+        return Band(0.0, 0.0)
+    rounds = asked / running - 1
+    return Band(rounds * output / high, rounds * output / low)
 
 
 def _per_request(step_s: float, batch: int, output: int | None, prefill_s: float) -> float:

@@ -74,14 +74,17 @@ def speed_model(job: Job) -> SpeedModel | None:
     )
 
 
-def _expert_counts(job: Job) -> tuple[int, int]:
-    """Routed experts and experts per token; an MoE without them takes the common layout."""
+def _expert_counts(job: Job) -> tuple[int, float]:
+    """Routed experts and experts per token; an MoE without them takes the common layout,
+    routing no larger a share than its active parameters allow (the dense part >= 0)."""
     model = job.model
     if not model.is_moe:
         return 1, 1
     if model.experts and model.active_experts:
         return model.experts, model.active_experts
-    return ASSUMED_EXPERTS
+    experts, active = ASSUMED_EXPERTS
+    share = min(active / experts, model.params_active_b / model.params_total_b)
+    return experts, experts * share
 
 
 def _weight_split(job: Job) -> tuple[float, float]:

@@ -41,7 +41,7 @@ class StepInputs(msgspec.Struct, frozen=True):
     dense_bytes: float  # weights read every step, per GPU (attention, dense MLPs, shared)
     expert_bytes: float  # routed expert weights held, per GPU (0 for a dense model)
     experts: int  # routed experts per MoE layer (1 for a dense model)
-    active_experts: int
+    active_experts: float  # may be fractional where the layout is assumed
     kv: KvShape  # one sequence's KV cache on one GPU
     active_params: float  # parameters in each token's forward pass (all GPUs)
     attention_width: int  # heads x head dim (attention FLOPs per token of depth per layer)
@@ -88,7 +88,7 @@ def bytes_read(inputs: StepInputs, batch: int, depth: int, verify_tokens: int = 
     return weights + batch * inputs.kv.bytes_at(depth)
 
 
-def experts_touched(experts: int, active: int, batch: float) -> float:
+def experts_touched(experts: int, active: float, batch: float) -> float:
     """Share of an MoE layer's experts that a batch routes to at least once (uniform routing)."""
     if experts <= 1:
         return 1.0

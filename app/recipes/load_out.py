@@ -35,6 +35,7 @@ def load_out(load: LoadEstimate, single_speed: SpeedFigure | None = None) -> dic
     speedup = load.speculative_speedup
     return {
         "concurrency": load.concurrency,
+        "running": load.running,
         "prompt_tokens": load.prompt_tokens,
         "output_tokens": load.output_tokens,
         "depth_tokens": load.depth,

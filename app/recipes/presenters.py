@@ -194,6 +194,7 @@ def _asked_load(recipe: ResolvedRecipe, concurrency: int | None) -> dict[str, An
     out = load_out(asked, recipe.token_generation)
     return {
         "concurrency": out["concurrency"],
+        "running": out["running"],
         "decode_tokens_per_s": out["decode_tokens_per_s"],
         "throughput_tokens_per_s": out["throughput_tokens_per_s"],
         "ttft_ms": out["ttft_ms"],

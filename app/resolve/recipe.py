@@ -84,7 +84,7 @@ def resolve_recipe(
     applied, command = served
     one_request = specs.estimate(applied.plan(concurrency=1))
     at_load = specs.estimate(applied.plan())
-    single, load = _loads(at_load, applied, shape)
+    single, load = _loads(at_load, applied, shape, concurrency)
     points = inputs.points(hardware, profile, choice) if evidence else ()
     medians = tuple(medians_by_context(points))
     memory = memory_figure(at_load, medians)
@@ -123,18 +123,20 @@ def resolve_recipe(
 
 
 def _loads(
-    at_load: Estimate, applied: AppliedValues, shape: RequestShape
+    at_load: Estimate, applied: AppliedValues, shape: RequestShape, asked: int | None
 ) -> tuple[LoadEstimate | None, LoadEstimate | None]:
-    """The step model's figures for one request and at the profile's concurrency, with the
-    speculative decoding the profile's command sets."""
+    """The step model's figures for one request and at the concurrency asked (the
+    profile's by default), with the speculative decoding the profile's command sets; a
+    concurrency beyond what memory holds runs that many and queues the rest."""
     model = at_load.speed_model
     if model is None:
         return None, None
-    spec = applied.speculative_decoding
+    spec, slots = applied.speculative_decoding, applied.max_concurrency
     single = load_estimate(model, 1, shape, spec)
-    if applied.max_concurrency == 1:
+    concurrency = asked or slots
+    if concurrency == 1:
         return single, single
-    return single, load_estimate(model, applied.max_concurrency, shape, spec)
+    return single, load_estimate(model, concurrency, shape, spec, slots=slots)
 
 
 def _assess(

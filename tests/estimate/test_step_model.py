@@ -1,0 +1,129 @@
+"""The step-time model: each term of a decode step, prefill and the first token, speculative
+decoding, and ranges that say what they held."""
+
+from dataclasses import replace
+
+import msgspec
+import pytest
+
+from app.estimate import ArtifactSpec, Plan, estimate
+from app.estimate.coefficients import LINKS, coefficients_for, link_of
+from app.estimate.load import RequestShape, load_estimate
+from app.estimate.ranges import MIN_CHECKS, RANGE_CLASSES, WIDEN, class_key, range_class
+from app.estimate.speculative import MTP, NGRAM
+from app.estimate.step import decode_step, experts_touched, prefill_seconds
+from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, MOE_320B, VLLM
+
+FP8 = ArtifactSpec("moe-fp8", "safetensors", "fp8", 8.0)
+BF16 = ArtifactSpec("llama-bf16", "safetensors", "bf16", 16.0)
+
+
+def _speed(model=MOE_320B, artifact=FP8, hardware=H200_X8, tensor_parallel=8, context=4096):
+    plan = Plan(context=context, tensor_parallel=tensor_parallel)
+    return estimate(model, artifact, VLLM, hardware, plan).speed_model
+
+
+def test_a_batch_touches_experts_as_the_law_of_uniform_routing_says():
+    assert experts_touched(256, 8, 1) == pytest.approx(8 / 256)
+    assert experts_touched(256, 8, 16) == pytest.approx(1 - (1 - 8 / 256) ** 16)
+    assert experts_touched(256, 8, 4096) == pytest.approx(1.0, abs=1e-9)
+    assert experts_touched(1, 1, 64) == 1.0  # a dense model reads all its weights
+
+
+def test_weights_are_read_once_per_step_and_the_kv_cache_once_per_request():
+    model = _speed()
+    one, sixteen = decode_step(model.step, 1, 4096), decode_step(model.step, 16, 4096)
+    # Sixteen requests share one read of the dense part; they touch more experts.
+    assert one.weights < sixteen.weights < 16 * one.weights
+    assert sixteen.kv_cache == pytest.approx(16 * one.kv_cache)
+    # So each request slows down while the total grows.
+    per_request = [load_estimate(model, b).decode.middle for b in (1, 4, 16, 64)]
+    totals = [load_estimate(model, b).throughput.middle for b in (1, 4, 16, 64)]
+    assert per_request == sorted(per_request, reverse=True)
+    assert totals == sorted(totals)
+
+
+def test_a_large_batch_turns_compute_bound():
+    model = _speed(model=LLAMA_70B, artifact=BF16)
+    assert decode_step(model.step, 1, 1024).compute == 0
+    big = decode_step(model.step, 2048, 1024)
+    assert big.compute > 0
+    assert big.shares()["compute"] > 0.3
+
+
+def test_tensor_parallel_eight_spends_a_larger_share_talking_than_four():
+    eight, four = _speed(tensor_parallel=8), _speed(tensor_parallel=4)
+    shares_8 = decode_step(eight.step, 1, 4096).shares()
+    shares_4 = decode_step(four.step, 1, 4096).shares()
+    assert shares_8["communication"] > shares_4["communication"]
+    assert shares_8["weights"] < shares_4["weights"]
+    assert sum(shares_8.values()) == pytest.approx(1, abs=0.01)
+
+
+def test_links_by_interconnect_and_generation():
+    assert link_of(H200_X8) == LINKS["nvswitch"]
+    assert link_of(replace(H200_X8, bandwidth_gb_s_per_gpu=8000)) == LINKS["nvlink5"]
+    assert link_of(replace(H200_X8, interconnect="pcie")).latency_s > LINKS["nvswitch"].latency_s
+
+
+def test_without_cuda_graphs_every_layer_costs_more():
+    model = _speed()
+    eager = msgspec.structs.replace(model.step, cuda_graphs=False)
+    assert decode_step(eager, 1, 4096).fixed > decode_step(model.step, 1, 4096).fixed
+
+
+def test_the_first_token_waits_for_the_prompt_and_the_prefills_before_it():
+    model = _speed()
+    short = load_estimate(model, 1, RequestShape(1024, 256))
+    long = load_estimate(model, 1, RequestShape(16384, 256))
+    crowd = load_estimate(model, 32, RequestShape(1024, 256))
+    assert long.ttft_ms.low > short.ttft_ms.low
+    assert crowd.ttft_ms.low > 10 * short.ttft_ms.low
+    # Prefill grows faster than the prompt once attention over it counts.
+    c = model.coefficients
+    ratio = prefill_seconds(model.step, 32768, 32768, c.prefill_utilisation[0]) / prefill_seconds(
+        model.step, 4096, 4096, c.prefill_utilisation[0]
+    )
+    assert ratio > 8
+
+
+def test_joining_requests_prefills_slow_each_requests_decode():
+    model = _speed()
+    steady = load_estimate(model, 16, RequestShape(4096))
+    served = load_estimate(model, 16, RequestShape(4096, 256))
+    assert served.decode.middle < steady.decode.middle
+
+
+def test_speculative_decoding_buys_most_at_one_request_and_less_under_load():
+    model = _speed()
+    assert model.speculative == (MTP if MOE_320B.mtp_layers else NGRAM)
+    mtp = msgspec.structs.replace(model, speculative=MTP)
+    one = load_estimate(mtp, 1, speculative=True)
+    loaded = load_estimate(mtp, 256, speculative=True)
+    plain = load_estimate(mtp, 1)
+    assert 1 < one.speculative_speedup.low <= one.speculative_speedup.high <= MTP.accepted[1]
+    assert loaded.speculative_speedup.high < one.speculative_speedup.high
+    assert one.decode.low == pytest.approx(plain.decode.low * one.speculative_speedup.low, rel=0.01)
+
+
+def test_a_class_with_enough_checks_keeps_its_own_range_and_a_thin_one_borrows_widened():
+    own = [k for k, c in RANGE_CLASSES.items() if c.checks >= MIN_CHECKS and "*" not in k]
+    assert own, "at least one class has its own checks"
+    family, platform, gpus, load = own[0].split("/")
+    found = range_class(
+        family, platform.replace("+", "/"), 2 if gpus == "multi" else 1, 2 if load == "cN" else 1
+    )
+    assert found.key == own[0] and not found.borrowed
+    thin = range_class("sglang", "cuda", 1, 1)
+    pooled = RANGE_CLASSES["sglang/*/*/*"]
+    assert thin.borrowed and thin.family == pooled.key
+    assert thin.low == round(pooled.low / WIDEN, 2) and thin.high == round(pooled.high * WIDEN, 2)
+    assert class_key("vllm", "rocm/vulkan", 8, 1) == "vllm/rocm+vulkan/multi/c1"
+
+
+def test_server_runtimes_have_their_own_coefficients_and_llama_cpp_keeps_its_constants():
+    server = coefficients_for("sglang", "cuda")
+    llama = coefficients_for("llama-cpp", "cuda")
+    assert server.step_s > 0 and server.moe_layer_s > 0
+    assert llama.step_s == 0 and llama.moe_layer_s == 0
+    assert coefficients_for("ollama", "metal") == coefficients_for("llama-cpp", "metal")
