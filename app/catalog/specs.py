@@ -39,6 +39,9 @@ def model_spec(model: LlmModel) -> ModelSpec:
         full_attention_layers=model.full_attention_layers,
         linear_state_bytes_per_seq=model.linear_state_bytes_per_seq,
         mtp_layers=model.mtp_layers or 0,
+        experts=model.experts,
+        active_experts=model.active_experts,
+        moe_layers=model.moe_layers,
         basis=basis_map(model.basis),
     )
 

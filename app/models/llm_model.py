@@ -42,6 +42,10 @@ class LlmModel(TimestampMixin, Base):
     linear_state_bytes_per_seq: Mapped[int | None]
     # Multi-token-prediction layers in the weights: speculative decoding needs no draft model.
     mtp_layers: Mapped[int] = mapped_column(default=0, server_default="0")
+    # An MoE's layout: routed experts, experts per token, MoE layers (the rest dense).
+    experts: Mapped[int | None]
+    active_experts: Mapped[int | None]
+    moe_layers: Mapped[int | None]
     start_context: Mapped[int | None]
     description: Mapped[str] = mapped_column(Text, default="")
     notes: Mapped[str] = mapped_column(Text, default="")

@@ -526,3 +526,32 @@ def test_model_rules_reject_inconsistent_shapes() -> None:
     glm = next(m for m in base if m["slug"] == "glm-5.3-flash")
     with pytest.raises(ValidationError, match="must equal kv_lora_rank"):
         SeedModel.model_validate({**glm, "head_dim": 128})
+
+
+def test_every_moe_model_states_its_expert_layout(catalog: SeedCatalog) -> None:
+    for model in catalog.models:
+        if not model.moe:
+            assert model.experts is None, model.slug
+            continue
+        assert model.experts is not None and model.active_experts is not None, model.slug
+        assert model.active_experts.value < model.experts.value, model.slug
+        assert 0 < model.moe_layers.value <= model.num_layers.value, model.slug
+
+
+@pytest.mark.parametrize(
+    ("slug", "changes", "field", "message"),
+    [
+        ("deepseek-v3", {"active_experts": 300}, "active_experts", "exceeds experts"),
+        ("deepseek-v3", {"moe_layers": 62}, "moe_layers", "exceeds num_layers (61)"),
+        ("qwen3-32b", {"experts": 8}, "experts", "only for an MoE model (moe: true)"),
+    ],
+)
+def test_an_impossible_expert_layout_is_refused(
+    seed_copy: Path, slug: str, changes: dict, field: str, message: str
+) -> None:
+    def change(data: dict) -> None:
+        next(m for m in data["models"] if m["slug"] == slug).update(changes)
+
+    edit(seed_copy, "models.yaml", change)
+    error = load_error(seed_copy)
+    assert (error.field, error.message) == (field, message)

@@ -168,6 +168,11 @@ class SeedModel(StrictModel):
     # Multi-token-prediction layers shipped with the weights: speculative decoding without a
     # separate draft model (vLLM "mtp", SGLang EAGLE over the model's own layers).
     mtp_layers: SInt = Sourced[int](value=0, basis="exact")
+    # An MoE's layout: routed experts per MoE layer, how many each token goes to, and how
+    # many layers are MoE (the rest dense). They set how much of the weights a batch reads.
+    experts: SInt | None = None
+    active_experts: SInt | None = None
+    moe_layers: SInt | None = None
     start_context: StrictInt | None = None  # starting context a recipe recommends locally
     description: ProseText
     sources: list[Url] = Field(min_length=1)
@@ -190,6 +195,7 @@ class SeedModel(StrictModel):
         self._check_shape()
         self._check_attention_kinds()
         self._check_layers()
+        self._check_experts()
         self._check_start_context()
         self._check_artifacts()
         self._check_reported()
@@ -216,6 +222,24 @@ class SeedModel(StrictModel):
         for name in ATTENTION_FIELDS[self.attention]:
             if getattr(self, name) is None:
                 raise field_error(name, f"required when attention is {self.attention}")
+
+    def _check_experts(self) -> None:
+        layout = {
+            "experts": self.experts,
+            "active_experts": self.active_experts,
+            "moe_layers": self.moe_layers,
+        }
+        for name, value in layout.items():
+            if not self.moe and value is not None:
+                raise field_error(name, "only for an MoE model (moe: true)")
+            check_range(value, name, low=0)
+        if (self.experts is None) != (self.active_experts is None):
+            raise field_error("active_experts", "experts and active_experts go together")
+        if self.experts is not None and self.active_experts.value > self.experts.value:
+            raise field_error("active_experts", "exceeds experts")
+        layers = self.num_layers.value if self.num_layers is not None else None
+        if self.moe_layers is not None and layers is not None and self.moe_layers.value > layers:
+            raise field_error("moe_layers", f"exceeds num_layers ({layers})")
 
     def _check_attention_kinds(self) -> None:
         mla_fields = ("kv_lora_rank", "qk_rope_head_dim")
