@@ -36,6 +36,9 @@ class OffloadPlan(msgspec.Struct, frozen=True):
     gpu_layers: int | None  # dense: layers on the GPU (-ngl)
     cpu_moe_layers: int | None  # MoE: layers whose experts stay in system memory
     decode: SpeedRange | None
+    # Weight bytes one token reads from GPU memory and from system memory (KV aside).
+    gpu_read_bytes: float = 0.0
+    host_read_bytes: float = 0.0
 
     @property
     def flags(self) -> list[str]:
@@ -108,7 +111,8 @@ def _dense_split(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | No
         context=job.context,
         runtime=job.runtime,
     )
-    return OffloadPlan(gpu_gb, host_gb, gpu_layers, None, decode_range(load, hardware, 1))
+    decode = decode_range(load, hardware, 1)
+    return OffloadPlan(gpu_gb, host_gb, gpu_layers, None, decode, gpu_gb * GB, host_gb * GB)
 
 
 def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> OffloadPlan | None:
@@ -132,4 +136,7 @@ def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> 
         runtime=job.runtime,
     )
     decode = decode_range(load, hardware, 1)
-    return OffloadPlan(job.weights_gb - host_gb, host_gb, None, layers, decode)
+    gpu_read = (job.active_weights_gb - host_read) * GB
+    return OffloadPlan(
+        job.weights_gb - host_gb, host_gb, None, layers, decode, gpu_read, host_read * GB
+    )

@@ -7,8 +7,8 @@ per request, so it turns compute-bound sooner), less the drafting's own cost. At
 on a memory-bound card it is close to the accepted length; at large batch it shrinks, and
 can fall below 1.
 
-Accepted lengths are ranges over the published figures (sources in `seed_data/SOURCES.md`,
-"Speculative decoding"), since they vary by model and task.
+Accepted lengths are ranges over the published figures, since they vary by model, task and
+draft settings; every figure with its source and quote is in `tests/accuracy/speculative.yaml`.
 """
 
 from __future__ import annotations
@@ -25,14 +25,20 @@ class Method(msgspec.Struct, frozen=True):
     draft_cost: float  # drafting time as a share of a plain step
 
 
-# MTP heads driven as EAGLE (SGLang `--speculative-num-steps 3 --speculative-num-draft-tokens
-# 4`, vLLM `{"method": "mtp"}`): DeepSeek-V3 reports 85-90% acceptance of the second token
-# for one MTP module; chains of 3 reach an accepted length of about 2.4-3.0 on chat and code
-# (SGLang's DeepSeek MTP figures); each draft step runs one MTP layer.
-MTP = Method("mtp", 3, (2.2, 3.0), 0.12)
-# Prompt lookup (n-gram): drafts only where the output repeats the prompt; on chat about
-# 1.1-1.5 tokens per step, more on editing and extraction tasks; drafting costs nothing.
-NGRAM = Method("ngram", 4, (1.1, 1.5), 0.01)
+# MTP heads (vLLM `{"method": "mtp"}` with one token per MTP layer; SGLang EAGLE over them,
+# `--speculative-num-steps 3 --speculative-num-draft-tokens 4`):
+# - one MTP module: 85-90% acceptance of the second token, so 1.85-1.90 tokens per step
+#   (DeepSeek-V3 technical report, https://arxiv.org/abs/2412.19437; SGLang PR 11854 measures
+#   1.90-1.93, https://github.com/sgl-project/sglang/pull/11854);
+# - chains of 3-4 draft tokens: 2.18-2.44 (LMSYS blog, 2025-07-17, https://github.com/lm-sys/
+#   lm-sys.github.io/blob/0947bdc/blog/2025-07-17-mtp.md), 2.5-3 with topk 4 (SGLang PR 3582,
+#   https://github.com/sgl-project/sglang/pull/3582).
+# Each draft step runs one MTP layer: about a tenth of a plain step.
+MTP = Method("mtp", 3, (1.85, 2.5), 0.12)
+# Prompt lookup (n-gram) drafts only where the output repeats the prompt: on chat it can even
+# slow decoding (0.89x in SpecDecode-Bench, https://specdecode-bench.github.io), on editing and
+# extraction it gains more; 1.0-1.5 tokens per step; drafting costs next to nothing.
+NGRAM = Method("ngram", 4, (1.0, 1.5), 0.01)
 METHODS = {method.name: method for method in (MTP, NGRAM)}
 
 

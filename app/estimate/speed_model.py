@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import msgspec
+
 from app.estimate.basis import Basis
 from app.estimate.coefficients import coefficients, family_of, link_of
 from app.estimate.job import Job
@@ -12,7 +14,13 @@ from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
 from app.estimate.messages import Code, Notes, message
 from app.estimate.ranges import RANGE_CLASSES
 from app.estimate.speculative import method_for
-from app.estimate.speed import DEFAULT_LAYERS, HOST_BANDWIDTH_GB_S, SpeedRange, platform_family
+from app.estimate.speed import (
+    DEFAULT_LAYERS,
+    HOST_BANDWIDTH_GB_S,
+    HOST_EFFICIENCY,
+    SpeedRange,
+    platform_family,
+)
 from app.estimate.step import ASSUMED_EXPERTS, StepInputs
 from app.estimate.weights import active_params, active_weight_bytes
 
@@ -55,7 +63,7 @@ def speed_model(job: Job) -> SpeedModel | None:
         bandwidth_b_s=hardware.bandwidth_gb_s_per_gpu * 1e9,
         flops=hardware.bf16_tflops_per_gpu * 1e12 if hardware.bf16_tflops_per_gpu else None,
         host_bytes=0.0,
-        host_bandwidth_b_s=HOST_BANDWIDTH_GB_S * 1e9,
+        host_bandwidth_b_s=HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9,
         cuda_graphs=setup.cuda_graphs or hardware.platform != "cuda",
         coefficients=coefficients(job.runtime.slug, hardware),
         link=link_of(hardware),
@@ -72,6 +80,15 @@ def speed_model(job: Job) -> SpeedModel | None:
         prefill_chunk=setup.prefill_tokens,
         speculative=speculative,
     )
+
+
+def offloaded(speed: SpeedModel, gpu_read_bytes: float, host_read_bytes: float) -> SpeedModel:
+    """The speed model of a split that leaves part of the weights in system memory: a token
+    reads `gpu_read_bytes` of weights on the GPU and `host_read_bytes` from system memory."""
+    step = msgspec.structs.replace(
+        speed.step, dense_bytes=gpu_read_bytes, expert_bytes=0.0, host_bytes=host_read_bytes
+    )
+    return msgspec.structs.replace(speed, step=step, concurrency=1)
 
 
 def _expert_counts(job: Job) -> tuple[int, float]:

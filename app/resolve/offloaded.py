@@ -9,7 +9,9 @@ with the offload flags.
 from msgspec.structs import replace
 
 from app.estimate import Assessment, Estimate, Verdict
+from app.estimate.load import RequestShape, load_estimate
 from app.estimate.messages import Code, message
+from app.estimate.speed_model import decode_notes, offloaded
 from app.models import Hardware, Profile
 from app.resolve.applied import requested_values
 from app.resolve.commands import build_command, departures, with_offload
@@ -27,6 +29,7 @@ def offloaded_recipe(
     profile: Profile,
     assessment: Assessment,
     choice: RouteChoice,
+    shape: RequestShape | None = None,
 ) -> ResolvedRecipe:
     split, estimate = assessment.offload, assessment.estimate
     specs = inputs.specs(choice, hardware)
@@ -50,11 +53,12 @@ def offloaded_recipe(
         (message(Code.ESTIMATED_ON_GPU, gb=round(split.host_weights_gb, 1)),),
         on_gpu,
     )
-    speed = None
-    if split.decode is not None:
-        speed = SpeedFigure(
-            split.decode.low, split.decode.high, Evidence.ESTIMATED, split.decode.note
-        )
+    speed, single = None, None
+    if estimate.speed_model is not None and split.decode is not None:
+        model = offloaded(estimate.speed_model, split.gpu_read_bytes, split.host_read_bytes)
+        single = load_estimate(model, 1, shape)
+        low, high = single.decode.low, single.decode.high
+        speed = SpeedFigure(low, high, Evidence.ESTIMATED, decode_notes(single))
     return ResolvedRecipe(
         model=inputs.model,
         hardware=hardware,
@@ -77,6 +81,8 @@ def offloaded_recipe(
         decode_check=None,
         memory_check=None,
         warnings=(*with_speculative_caution(estimate.warnings, inputs.model, applied), SLOWER),
+        single=single,
+        load=single,
     )
 
 

@@ -74,7 +74,7 @@ def resolve_recipe(
     chosen = assessment.route
     choice = _choice(pairs, chosen)
     if assessment.verdict == Verdict.FITS_WITH_OFFLOAD and choice is not None:
-        return offloaded_recipe(inputs, hardware, profile, assessment, choice)
+        return offloaded_recipe(inputs, hardware, profile, assessment, choice, shape)
     if assessment.verdict == Verdict.EXCEEDS_MEMORY or choice is None:
         return _exceeding(inputs, hardware, profile, assessment)
     specs = inputs.specs(choice, hardware)

@@ -29,6 +29,7 @@ from tests.accuracy.server_cases import (
     server_outcome,
     summarize_decode,
     summarize_throughput,
+    summarize_ttft,
 )
 
 RANGE_COVERS = f"{STATED:.0%}"
@@ -69,6 +70,9 @@ def _server_line(label: str, outcomes: list[ServerOutcome]) -> str:
         )
     if throughput is not None:
         text += f" | throughput n={throughput.count:>3} median error {throughput.median_error:6.1%}"
+    ttft = summarize_ttft(outcomes)
+    if ttft is not None:
+        text += f" | TTFT n={ttft.count:>3} median error {ttft.median_error:6.1%}"
     return text
 
 

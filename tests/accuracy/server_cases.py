@@ -205,6 +205,11 @@ class ServerOutcome:
         return self._error(band.low * replicas, band.high * replicas, self.case.throughput)
 
     @property
+    def ttft_error(self) -> float | None:
+        band = self.load.ttft_ms
+        return self._error(band.low, band.high, self.case.ttft_ms)
+
+    @property
     def decode_covered(self) -> bool | None:
         d = self.case.decode
         return None if d is None else self.load.decode.low <= d <= self.load.decode.high
@@ -249,7 +254,15 @@ def summarize_decode(outcomes: Iterable[ServerOutcome]) -> ServerSummary | None:
 
 
 def summarize_throughput(outcomes: Iterable[ServerOutcome]) -> ServerSummary | None:
-    errors = [o.throughput_error for o in outcomes if o.throughput_error is not None]
+    return _summary([o.throughput_error for o in outcomes])
+
+
+def summarize_ttft(outcomes: Iterable[ServerOutcome]) -> ServerSummary | None:
+    return _summary([o.ttft_error for o in outcomes])
+
+
+def _summary(found: list[float | None]) -> ServerSummary | None:
+    errors = [e for e in found if e is not None]
     if not errors:
         return None
     return ServerSummary(

@@ -110,6 +110,10 @@ def check_model(client: TestClient, model: str) -> int:
             cli = cli_json(model, hardware, profile)
             assert from_json(cli, cli["memory"], cli["decode_tokens_per_s"]) == figures, where
             assert cli["required_gb_per_gpu"] == figures.required_gb, where
+            # The concurrency lines: one request and the profile's own concurrency.
+            for line in ("single_request", "at_profile_concurrency"):
+                assert cli[line] == data[line], (*where, line)
+            check_load(data, where)
             page = BeautifulSoup(
                 client.get(f"/models/{model}/hardware/{hardware}/profiles/{profile}").text,
                 "html.parser",
@@ -152,6 +156,26 @@ def check_page(page: Any, data: dict, figures: Figures, where: tuple) -> None:
         assert float(headroom_cell.split()[0].replace(",", "")) == headroom, where
     commands = page.select("#launch .command-block code")
     assert [c.text for c in commands] == [c["shell"] for c in data["commands"]], where
+
+
+def check_load(data: dict, where: tuple) -> None:
+    """A recipe with a speed has both concurrency lines, at the profile's own concurrency,
+    with a breakdown that adds up and a range that says what it held."""
+    single, load = data["single_request"], data["at_profile_concurrency"]
+    if data["token_generation"] is None or data["token_generation"]["basis"] != "estimated":
+        return
+    assert single is not None and load is not None, where
+    assert single["concurrency"] == 1, where
+    assert load["concurrency"] == data["applied_values"]["max_concurrency"], where
+    speed = data["token_generation"]
+    assert (single["decode_tokens_per_s"]["low"], single["decode_tokens_per_s"]["high"]) == (
+        speed["low"],
+        speed["high"],
+    ), where
+    for line in (single, load):
+        assert sum(line["breakdown"].values()) == pytest.approx(1, abs=0.01), where
+        assert line["coverage"]["stated"] == 0.8, where
+        assert line["throughput_tokens_per_s"]["high"] >= line["decode_tokens_per_s"]["high"]
 
 
 def check_rules(data: dict, figures: Figures, where: tuple) -> None:
