@@ -70,6 +70,7 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     output_tokens: int | None
     depth: int
     read_bytes: float  # one step's reads on each GPU
+    host_bytes: float  # one step's reads from system memory (partial offload)
     decode: Band  # tokens/s per request
     throughput: Band  # output tokens/s, all requests together
     ttft_ms: Band
@@ -134,6 +135,7 @@ def load_estimate(
         output_tokens=output,
         depth=depth,
         read_bytes=bytes_read(model.step, batch, depth),
+        host_bytes=model.step.host_bytes,
         decode=Band(round(low, 1), round(high, 1)),
         throughput=Band(round(low * batch, 1), round(high * batch, 1)),
         ttft_ms=ttft,

@@ -149,6 +149,14 @@ def decode_notes(found: LoadEstimate) -> Notes:
             share=round(100 * shares[biggest]),
         ),
     )
+    if found.host_bytes:
+        host = message(
+            Code.DECODE_FROM_SYSTEM_MEMORY,
+            gb=round(found.host_bytes / 1e9, 2),
+            share=HOST_EFFICIENCY,
+            bandwidth=HOST_BANDWIDTH_GB_S,
+        )
+        notes += (host,)
     held = found.range
     if held.borrowed:
         pooled = RANGE_CLASSES.get(held.family or "")
