@@ -38,6 +38,12 @@ def model_spec(model: LlmModel) -> ModelSpec:
         sliding_window_layers=model.sliding_window_layers,
         full_attention_layers=model.full_attention_layers,
         linear_state_bytes_per_seq=model.linear_state_bytes_per_seq,
+        # A described model carries its MoE layout on the transient row; a catalog row
+        # has none of these attributes and leaves them unknown.
+        experts=getattr(model, "experts", None),
+        active_experts=getattr(model, "active_experts", None),
+        moe_layers=getattr(model, "moe_layers", None),
+        mtp_layers=model.mtp_layers or 0,
         basis=basis_map(model.basis),
     )
 

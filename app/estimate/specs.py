@@ -46,6 +46,12 @@ class ModelSpec:
     sliding_window_layers: int = 0
     full_attention_layers: int | None = None
     linear_state_bytes_per_seq: int | None = None
+    # MoE layout: routed experts per MoE layer, how many a token is sent to, and how many
+    # layers are MoE (interleaved layouts such as Llama 4 alternate MoE and dense layers).
+    experts: int | None = None
+    active_experts: int | None = None
+    moe_layers: int | None = None
+    mtp_layers: int = 0  # multi-token-prediction layers shipped for speculative decoding
     basis: Mapping[str, Basis] = field(default_factory=dict, hash=False)
 
     def basis_of(self, field_name: str) -> Basis:
