@@ -151,7 +151,9 @@ def tensor_parallel_size(
         return 1, message(
             Code.TP_SPLIT_BY_LAYER if by_layer else Code.TP_NO_SPLIT, runtime=runtime.name
         )
-    heads = model.num_attention_heads or hardware.gpu_count
+    if model.num_attention_heads is None:  # described by its counts: the split is assumed
+        return hardware.gpu_count, message(Code.TP_HEADS_ASSUMED, size=hardware.gpu_count)
+    heads = model.num_attention_heads
     size = max(n for n in range(1, hardware.gpu_count + 1) if heads % n == 0)
     if size == hardware.gpu_count:
         return size, message(Code.TP_HEADS_DIVIDE, size=size, heads=heads)
