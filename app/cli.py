@@ -310,6 +310,7 @@ def format_estimate(result: dict) -> str:
     for launch in result["commands"]:
         lines.append(f"  command          {launch['shell']}")
     lines += [f"  warning          {w}" for w in result["warnings"]]
+    lines += [f"  assumed          {a}" for a in result.get("assumed", [])]
     return "\n".join(lines)
 
 
