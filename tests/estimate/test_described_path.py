@@ -107,6 +107,10 @@ def test_tensor_parallel_over_unknown_heads_is_assumed_and_said() -> None:
     assert message(Code.TP_HEADS_ASSUMED, size=8) in answer.warnings
     known = estimate(LLAMA_70B, bf16, VLLM, H200_X8, Plan(context=4096))
     assert message(Code.TP_HEADS_ASSUMED, size=8) not in known.warnings
+    # Head counts divide by 2, 4 and 8, seldom by 6: six cards are assumed to split by four.
+    six = estimate(model, bf16, VLLM, replace(H200_X8, gpu_count=6), Plan(context=4096))
+    assert six.tensor_parallel == 4
+    assert message(Code.IDLE_GPUS, used=4, count=6) in six.warnings
 
 
 NVFP4_32B = ArtifactSpec("m-nvfp4", "safetensors", "nvfp4", 4.5)
