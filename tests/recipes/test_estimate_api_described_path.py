@@ -119,6 +119,17 @@ def test_new_datacenter_cards_are_answered_by_name(client: TestClient, gpu: str)
     assert data["usable_gb_per_gpu"] > 150
 
 
+def test_a_named_card_carries_its_bf16_figure_into_the_estimate(settings: Settings) -> None:
+    body = {"model": NVFP4_NUMBERS, "hardware": {"gpu": "H100", "count": 2}, "runtime": "vllm"}
+    engine = make_engine(settings)
+    with make_sessionmaker(engine)() as session:
+        found = run_estimate(RecipeService(session), parse_request(body), settings)
+    engine.dispose()
+    recipe = found.result.recipe
+    assert recipe.hardware.bf16_tflops_per_gpu == 989
+    assert recipe.estimate.prefill_tokens_per_s is not None  # the compute roofline has a peak
+
+
 def test_a100_answers_with_the_80_gb_card_marked_assumed(client: TestClient) -> None:
     data = answer(client, model=NVFP4_NUMBERS, hardware={"gpu": "A100", "count": 2})
     assert data["gpu"] == {"name": "A100", "card": "A100 SXM 80 GB", "others": ["A100 SXM 40 GB"]}
