@@ -160,8 +160,7 @@ def estimate(
     """
     from app.errors import ServebookError
     from app.estimate import EstimateError
-    from app.recipes.described_estimate import parse_request, run_estimate
-    from app.recipes.presenters import estimate_out
+    from app.recipes.described_estimate import answer_out, parse_request, run_estimate
     from app.resolve import RecipeService
 
     if sum(x is not None for x in (hardware_slug, gpu, memory_gb_per_gpu)) != 1:
@@ -208,7 +207,7 @@ def estimate(
             if not answer.result.ok:
                 raise click.ClickException(problems(answer.result.errors))
             assert answer.result.recipe is not None
-            out = estimate_out(answer.result.recipe, answer.description, answer.hardware_name)
+            out = answer_out(answer)
         except EstimateError as error:
             raise click.ClickException(f"{error.field}: {error.message}") from error
         except ServebookError as error:
@@ -270,6 +269,7 @@ def format_estimate(result: dict) -> str:
         f"{result['verdict_label']} — {result['reason']}",
     ]
     exceeds = result["verdict"] == "exceeds_memory"
+    unestimated = result["verdict"] == "cannot_estimate"
     if result["artifact"]:
         pair = "verified" if result["verified_pair"] else "unverified"
         label = "closest route   " if exceeds else "route           "
@@ -283,7 +283,9 @@ def format_estimate(result: dict) -> str:
         )
     lines.append(f"  start context    {result['context']:,} tokens")
     largest = result["max_context"]
-    if result.get("kv_cache") == "unknown":
+    if unestimated:
+        lines.append("  max context      not estimated")
+    elif result.get("kv_cache") == "unknown":
         lines.append("  max context      unknown (the KV cache cannot be sized)")
     else:
         lines.append(
@@ -298,7 +300,9 @@ def format_estimate(result: dict) -> str:
             else f"{speed['low']:.1f} ~ {speed['high']:.1f}"
         )
         lines.append(f"  token generation {value} tok/s ({speed['basis']}: {speed['note']})")
-    elif result["verdict"] != "exceeds_memory":
+    elif unestimated:
+        lines.append("  token generation not estimated")
+    elif not exceeds:
         lines.append("  token generation unknown (no bandwidth figure)")
     if result.get("kv_cache") == "unknown":
         lines.append("  KV cache         unknown (weights only: no architecture given)")
@@ -306,6 +310,7 @@ def format_estimate(result: dict) -> str:
     for launch in result["commands"]:
         lines.append(f"  command          {launch['shell']}")
     lines += [f"  warning          {w}" for w in result["warnings"]]
+    lines += [f"  assumed          {a}" for a in result.get("assumed", [])]
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ def setup_warnings(
 ) -> tuple[Message, ...]:
     """Every warning that applies to the setup."""
     found = (
+        _heads_assumed_warning(model, setup),
         _pcie_warning(hardware, setup),
         _idle_gpus_warning(hardware, setup),
         _beyond_native_warning(model, setup),
@@ -24,6 +25,13 @@ def setup_warnings(
         _quantized_kv_warning(setup),
     )
     return tuple(warning for warning in found if warning)
+
+
+def _heads_assumed_warning(model: ModelSpec, setup: Setup) -> Message | None:
+    """A tensor-parallel split over attention heads nobody gave: assumed valid, said so."""
+    if setup.tensor_parallel > 1 and model.num_attention_heads is None:
+        return message(Code.TP_HEADS_ASSUMED, size=setup.tensor_parallel)
+    return None
 
 
 def _pcie_warning(hardware: HardwareSpec, setup: Setup) -> Message | None:

@@ -33,6 +33,9 @@ class Verdict(StrEnum):
     # Runs with part of the weights in system memory (llama.cpp / Ollama), slower.
     FITS_WITH_OFFLOAD = "fits_with_offload"
     EXCEEDS_MEMORY = "exceeds_memory"
+    # A runtime runs the model here, but what is known of the model or the hardware cannot
+    # support an estimate: not a memory verdict, and the reason says what falls short.
+    CANNOT_ESTIMATE = "cannot_estimate"
 
 
 class Route(msgspec.Struct, frozen=True):
@@ -89,10 +92,11 @@ class Assessment:
     """The verdict, the route it rests on, and every route's result.
 
     route and estimate are None only when no route could be estimated at all; the verdict is
-    then EXCEEDS_MEMORY and the reason says why (no runtime runs the format on the platform,
-    or the model data cannot support an estimate). With FITS_WITH_OFFLOAD, `estimate` is the
-    all-on-GPU estimate that did not fit and `offload` the split that runs. The reason is
-    one message per clause, worded where it is shown.
+    then EXCEEDS_MEMORY when no runtime runs the format on the platform, or CANNOT_ESTIMATE
+    when one does but the model data cannot support an estimate, and the reason says why.
+    With FITS_WITH_OFFLOAD, `estimate` is the all-on-GPU estimate that did not fit and
+    `offload` the split that runs. The reason is one message per clause, worded where it is
+    shown.
     """
 
     verdict: Verdict
@@ -308,7 +312,11 @@ def _unestimated(
     formats = sorted({route.artifact.format for route in routes})
     if compatible:
         why = message(Code.CANNOT_ESTIMATE, why=compatible[0].error.as_message())
-    elif formats:
+        reason = (why,)
+        return Assessment(
+            Verdict.CANNOT_ESTIMATE, None, None, request.context, None, reason, results
+        )
+    if formats:
         why = message(Code.NO_RUNTIME_RUNS_FORMATS, formats=formats, platform=platform)
     else:
         why = message(Code.NO_RUNTIME_RUNS_MODEL, platform=platform)

@@ -3,6 +3,9 @@ derived from the shapes it gives.
 
 Counts are of the language model (a multimodal config's `text_config`); vision and audio
 towers and multi-token-prediction layers are left out, as published totals mostly do.
+MoE layers are counted as the config lays them out: every `decoder_sparse_step`-th or
+`interleave_moe_layer_step`-th layer (Llama 4 Maverick alternates MoE and dense layers),
+past `first_k_dense_replace`, without `mlp_only_layers`, or the `moe_layers` listed.
 Active parameters count everything a token passes through: attention, dense layers, the
 shared and the routed experts it is sent to, the router, and both embedding tables (the
 convention Qwen, DeepSeek and Mistral publish; OpenAI's gpt-oss figures omit embeddings).
@@ -29,6 +32,19 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 # Models whose full-attention layers carry an output gate (q_proj is twice as wide).
 _GATED_ATTENTION = {"qwen3_next"}
+# Llama 4: every MoE layer adds one always-active shared expert of the routed experts' size,
+# and its dense layers have their own, wider MLP (`intermediate_size_mlp`).
+_LLAMA4 = {"llama4", "llama4_text"}
+# Fields a config may give its native context under.
+CONTEXT_FIELDS = (
+    "max_position_embeddings",
+    "max_seq_len",
+    "max_sequence_length",
+    "n_positions",
+    "n_ctx",
+    "seq_length",
+    "model_max_length",
+)
 # Linear-attention recurrent state is kept in fp32, the conv state in the model's 16 bits.
 STATE_BYTES, CONV_BYTES = 4, 2
 
@@ -38,7 +54,7 @@ class ModelShape:
     """What a config says about a model, in the estimator's terms."""
 
     model_type: str
-    native_context: int
+    native_context: int | None  # None: the config names no context (the caller assumes one)
     num_layers: int
     hidden_size: int
     num_attention_heads: int
@@ -60,6 +76,8 @@ class ModelShape:
     active_expert_params: int  # the routed experts one token is sent to
     linear_params: int  # everything else: attention, dense MLPs, shared experts, routers, norms
     tied_embeddings: bool
+    moe_layers: int = 0  # layers with routed experts (the rest are dense)
+    mtp_layers: int = 0  # multi-token-prediction layers shipped beside the model
 
     @property
     def is_moe(self) -> bool:
@@ -118,7 +136,7 @@ def read_hf_config(raw: Mapping[str, Any]) -> ModelShape:
     kv_heads = c.int("num_key_value_heads", "n_head_kv", default=heads)
     head_dim = c.int("head_dim", default=hidden // heads)
     vocab = c.int("vocab_size")
-    context = c.int("max_position_embeddings", "max_seq_len", "n_positions", "seq_length")
+    context = c.int(*CONTEXT_FIELDS, required=False)
     tied = bool(c.get("tie_word_embeddings", True))
     embedding = vocab * hidden * (1 if tied else 2)
 
@@ -137,7 +155,7 @@ def read_hf_config(raw: Mapping[str, Any]) -> ModelShape:
     linear_params = (
         attention_params * full_layers
         + linear_attention_params * linear_layers
-        + dense_layers * 3 * hidden * (c.int("intermediate_size", "ffn_dim", default=0) or 0)
+        + dense_layers * 3 * hidden * _dense_mlp_size(c)
         + moe_layers * (_shared_expert_params(c, hidden) + hidden * experts)
         + layers * 2 * hidden  # the two norms of each layer
     )
@@ -165,6 +183,8 @@ def read_hf_config(raw: Mapping[str, Any]) -> ModelShape:
         active_expert_params=routed_each * active * moe_layers,
         linear_params=linear_params,
         tied_embeddings=tied,
+        moe_layers=moe_layers,
+        mtp_layers=c.int("num_nextn_predict_layers", default=0) or 0,
     )
 
 
@@ -267,14 +287,32 @@ def _moe(c: _Config, hidden: int) -> tuple[int, int, int, int]:
         raise EstimateError("hf_config", f"{active} experts per token of {experts}")
     size = c.int("moe_intermediate_size", "intermediate_size")
     layers = c.int("num_hidden_layers", "n_layer", "num_layers")
-    first_dense = c.int("first_k_dense_replace", default=0) or 0
-    dense_listed = len(c.get("mlp_only_layers", []) or [])
-    step = c.int("decoder_sparse_step", "moe_layer_freq", default=1) or 1
-    moe_layers = len([i for i in range(first_dense, layers) if (i + 1) % step == 0])
-    moe_layers -= dense_listed
     # gate, up and down projections; gpt-oss adds a bias to each
     bias = 2 * size + hidden if c.model_type == "gpt_oss" else 0
-    return experts, active, 3 * hidden * size + bias, moe_layers
+    return experts, active, 3 * hidden * size + bias, _moe_layer_count(c, layers)
+
+
+def _moe_layer_count(c: _Config, layers: int) -> int:
+    """How many layers carry routed experts, as the config lays them out."""
+    listed = c.get("moe_layers")
+    if isinstance(listed, list):  # Llama 4 configs may list them outright
+        return len({i for i in listed if isinstance(i, int) and 0 <= i < layers})
+    first_dense = c.int("first_k_dense_replace", default=0) or 0
+    dense_listed = set(c.get("mlp_only_layers", []) or [])
+    step = (
+        c.int("interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq", default=1) or 1
+    )
+    # Layer i is MoE when (i + 1) % step == 0: every layer at step 1, every second at 2
+    # (the rule of transformers' Qwen MoE and Llama 4 models).
+    moe = [i for i in range(first_dense, layers) if (i + 1) % step == 0 and i not in dense_listed]
+    return len(moe)
+
+
+def _dense_mlp_size(c: _Config) -> int:
+    """The MLP width of a dense (non-MoE) layer."""
+    if c.model_type in _LLAMA4:
+        return c.int("intermediate_size_mlp", "intermediate_size", default=0) or 0
+    return c.int("intermediate_size", "ffn_dim", default=0) or 0
 
 
 def _shared_expert_params(c: _Config, hidden: int) -> int:
@@ -282,5 +320,7 @@ def _shared_expert_params(c: _Config, hidden: int) -> int:
     shared = c.int("n_shared_experts", default=0) or 0
     if shared:
         return shared * 3 * hidden * c.int("moe_intermediate_size")
+    if c.model_type in _LLAMA4:
+        return 3 * hidden * c.int("intermediate_size")
     size = c.int("shared_expert_intermediate_size", default=0) or 0
     return 3 * hidden * size + hidden if size else 0  # plus its one-output gate

@@ -56,6 +56,10 @@ class Code(StrEnum):
     HEADS_UNKNOWN = "heads_unknown"
     HEADS_NOT_DIVISIBLE = "heads_not_divisible"
     TOO_FEW_GPUS = "too_few_gpus"
+    # What a described model's answer assumed where its description fell short.
+    TP_HEADS_ASSUMED = "tp_heads_assumed"
+    ASSUMED_NATIVE_CONTEXT = "assumed_native_context"
+    GPU_SIZE_ASSUMED = "gpu_size_assumed"
     NO_TENSOR_PARALLEL = "no_tensor_parallel"
     KV_DTYPE_NOT_ACCEPTED = "kv_dtype_not_accepted"
     # Why the resolution applied a value (the knobs table's "why").

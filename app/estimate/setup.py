@@ -139,16 +139,24 @@ def resolve_tensor_parallel(
     plan: Plan, runtime: RuntimeSpec, hardware: HardwareSpec, model: ModelSpec
 ) -> int:
     """Tensor-parallel size: the plan's; else, when the runtime can split, the most GPUs
-    whose count divides the attention heads (all of them when the heads are unknown, which
-    the check then refuses); else one."""
+    whose count divides the attention heads (when the heads are unknown, see
+    `assumed_tensor_parallel`: the split is assumed valid, and the warnings say so); else
+    one."""
     if plan.tensor_parallel is not None:
         return plan.tensor_parallel
     if not runtime.tensor_parallel:
         return 1
     heads = model.num_attention_heads
     if heads is None:
-        return hardware.gpu_count
+        return assumed_tensor_parallel(hardware.gpu_count)
     return max(size for size in range(1, hardware.gpu_count + 1) if heads % size == 0)
+
+
+def assumed_tensor_parallel(gpu_count: int) -> int:
+    """The split assumed over attention heads nobody gave: the largest power of two the
+    cards allow. Published models' head counts (32, 40, 64, 96, 128 ...) divide by 2, 4 and
+    8 but seldom by 3, 5 or 6, so six cards are assumed to split four ways."""
+    return 1 << (gpu_count.bit_length() - 1)
 
 
 def check_tensor_parallel(
@@ -183,15 +191,13 @@ def check_tensor_parallel(
 
 
 def _check_heads_divisible(model: ModelSpec, hardware: HardwareSpec, tensor_parallel: int) -> None:
-    """Refuse a tensor-parallel size that does not divide the attention heads."""
+    """Refuse a tensor-parallel size that does not divide the attention heads. Heads that
+    are unknown (a model described by its parameter counts) cannot refuse it: the split is
+    assumed valid, as it is for every published model on 2, 4 or 8 cards, and the
+    estimate's warnings say it was assumed (see `cautions.py`)."""
     heads = model.num_attention_heads
     if heads is None:
-        raise EstimateError(
-            "model",
-            f"{model.slug}: num_attention_heads is unknown, so tensor "
-            f"parallel {tensor_parallel} cannot be checked",
-            message(Code.HEADS_UNKNOWN, model=model.slug, size=tensor_parallel),
-        )
+        return
     if heads % tensor_parallel:
         valid = [size for size in range(1, hardware.gpu_count + 1) if heads % size == 0]
         sizes = ", ".join(map(str, valid))

@@ -15,6 +15,7 @@ VERDICTS: Mapping[str, Any] = {
     "experimental": _l("experimental"),
     "fits_with_offload": _l("fits with offload to system memory"),
     "exceeds_memory": _l("exceeds memory (unsupported)"),
+    "cannot_estimate": _l("cannot estimate"),
 }
 STATUSES: Mapping[str, Any] = {
     "verified": _l("verified"),

@@ -87,6 +87,14 @@ TEMPLATES: Mapping[Code, Any] = {
         "tensor parallel %(size)s needs %(size)s GPUs; %(hardware)s has %(count)s"
     ),
     Code.NO_TENSOR_PARALLEL: _l("%(runtime)s cannot split a model across GPUs"),
+    Code.TP_HEADS_ASSUMED: _l(
+        "tensor parallel %(size)s assumed valid: the attention heads are unknown, so the split "
+        "over them is not checked"
+    ),
+    Code.ASSUMED_NATIVE_CONTEXT: _l(
+        "native context: the config names none, so the answer is at %(tokens)s tokens"
+    ),
+    Code.GPU_SIZE_ASSUMED: _l("%(name)s taken as the common %(size)s; also sold as %(others)s"),
     Code.KV_DTYPE_NOT_ACCEPTED: _l("%(runtime)s does not accept a %(kv_dtype)s KV cache"),
     Code.TP_ONE_CARD: _l("one card"),
     Code.TP_SPLIT_BY_LAYER: _l("%(runtime)s splits across cards by layer"),

@@ -39,6 +39,9 @@ def assumptions(recipe: ResolvedRecipe, description: ModelDescription | None) ->
             worded = entry.get("note_message")
             note = as_message(worded) if worded else entry.get("note", "")
             found.append(message(Code.ASSUMED_HARDWARE, field=name, note=note))
+    if description is not None and description.shape and description.shape.native_context is None:
+        # A config that names no context: answered at the context asked, or the default.
+        found.append(message(Code.ASSUMED_NATIVE_CONTEXT, tokens=recipe.model.native_context))
     if description is not None and description.quant.basis.value == "assumed":
         quant = description.quant
         note = quant.note_words or quant.note

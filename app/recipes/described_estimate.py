@@ -14,7 +14,10 @@ from pydantic import BaseModel, ValidationError
 from app.config import Settings
 from app.errors import NotFound
 from app.estimate import EstimateError
+from app.estimate.messages import Code, Message, message
+from app.i18n.messages import english, messages_json
 from app.i18n.validation_words import pydantic_text
+from app.recipes.presenters import estimate_out
 from app.recipes.schemas import (
     EstimateRequest,
     GpuByName,
@@ -24,6 +27,7 @@ from app.recipes.schemas import (
     ModelBySafetensors,
 )
 from app.recipes.selector import SelectorResult, run_selector
+from app.resolve.custom import HardwareDescription
 from app.resolve.described import ModelDescription, described_inputs, described_model
 from app.resolve.hub import describe_repo
 from app.resolve.model_sources import (
@@ -43,6 +47,22 @@ class DescribedResult:
     result: SelectorResult
     description: ModelDescription | None = None
     hardware_name: str | None = None
+    # What the answer assumed beyond the recipe's own inputs (a card's common size).
+    assumed: tuple[Message, ...] = ()
+    card: dict[str, Any] | None = None  # the card a GPU name was read as, and its others
+
+
+def answer_out(answer: DescribedResult, concurrency: int | None = None) -> dict[str, Any]:
+    """The flat JSON of an answer (`estimate_out`, its speed figures at the concurrency
+    asked), with what the request itself made us assume added to its `assumed` list."""
+    recipe = answer.result.recipe
+    out = estimate_out(recipe, answer.description, answer.hardware_name, concurrency)
+    if answer.assumed:
+        out["assumed"] = [*out["assumed"], *(english(one) for one in answer.assumed)]
+        out["assumed_messages"] = [*out["assumed_messages"], *messages_json(answer.assumed)]
+    if answer.card is not None:
+        out["gpu"] = answer.card
+    return out
 
 
 def parse_request(body: dict[str, Any]) -> EstimateRequest | dict[str, str]:
@@ -111,7 +131,7 @@ def runtime_slug(service: RecipeService, name: str | None) -> str | None:
     return name  # the selector refuses it with the choices
 
 
-def gpu_fields(gpu: GpuByName) -> tuple[dict[str, Any], str]:
+def gpu_fields(gpu: GpuByName) -> tuple[dict[str, Any], str, HardwareDescription]:
     """The selector's described-hardware fields for a named card."""
     from app.resolve.gpu_table import lookup_gpu
 
@@ -122,13 +142,31 @@ def gpu_fields(gpu: GpuByName) -> tuple[dict[str, Any], str]:
         "gpu_count": described.gpu_count,
         "platform": described.platform,
         "bandwidth_gb_s_per_gpu": described.bandwidth_gb_s_per_gpu,
+        "bf16_tflops_per_gpu": described.bf16_tflops_per_gpu,
         "usable_memory_gb": described.usable_memory_gb,
         "interconnect": described.interconnect,
         "unified_memory": described.unified_memory,
         "group": described.group,
     }
     count = f"{gpu.count}x " if gpu.count > 1 else ""
-    return fields, f"{count}{gpu.gpu}"
+    return fields, f"{count}{gpu.gpu}", described
+
+
+def card_assumptions(
+    gpu: GpuByName, described: HardwareDescription
+) -> tuple[tuple[Message, ...], dict[str, Any]]:
+    """A name sold in several sizes answered with the common one: the assumption, and the
+    card it was read as beside the sizes it could also have meant."""
+    card = {"name": gpu.gpu, "card": described.card, "others": list(described.other_sizes)}
+    if not described.other_sizes:
+        return (), card
+    assumed = message(
+        Code.GPU_SIZE_ASSUMED,
+        name=gpu.gpu,
+        size=described.card,
+        others=list(described.other_sizes),
+    )
+    return (assumed,), card
 
 
 def run_estimate(
@@ -142,14 +180,17 @@ def run_estimate(
     raw = request.model_dump(exclude={"model", "hardware"}, exclude_none=True)
     raw["runtime"] = runtime_slug(service, request.runtime)
     hardware_name = None
+    assumed: tuple[Message, ...] = ()
+    card: dict[str, Any] | None = None
     if isinstance(request.hardware, GpuByName):
         try:
-            fields, hardware_name = gpu_fields(request.hardware)
+            fields, hardware_name, described_card = gpu_fields(request.hardware)
         except ValueError as error:
             close = getattr(error, "close_matches", [])
             hint = f"; close matches: {', '.join(close)}" if close else ""
             return DescribedResult(SelectorResult(raw, {"hardware.gpu": f"{error}{hint}"}))
         raw.update(fields)
+        assumed, card = card_assumptions(request.hardware, described_card)
     else:
         raw["hardware"] = request.hardware
     if description is None and isinstance(request.model, str):
@@ -157,7 +198,8 @@ def run_estimate(
             inputs = service.inputs(request.model)
         except NotFound as missing:  # a field of the request, not the URL: 422, not 404
             return DescribedResult(SelectorResult(raw, {"model": str(missing)}))
-        return DescribedResult(run_selector(service, inputs, raw), None, hardware_name)
+        result = run_selector(service, inputs, raw)
+        return DescribedResult(result, None, hardware_name, assumed, card)
     if description is None:
         try:
             description = describe(request.model, settings, request.context)
@@ -168,7 +210,7 @@ def run_estimate(
     raw["artifact"] = model.artifacts[0].slug
     inputs = described_inputs(service.catalog.session, model)
     result = run_selector(service, inputs, raw)
-    return DescribedResult(result, description, hardware_name)
+    return DescribedResult(result, description, hardware_name, assumed, card)
 
 
 def inline_schema(model: type[BaseModel]) -> dict[str, Any]:

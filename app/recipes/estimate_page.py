@@ -106,11 +106,18 @@ def shape_description(q: Mapping[str, str]) -> ModelDescription:
                 values[name] = int(raw)
             except ValueError as error:
                 raise FormRefused(name, NOT_WHOLE(name=name)) from error
-    required = ("num_layers", "native_context", "embedding_params", "linear_params")
+    required = ("num_layers", "embedding_params", "linear_params")
     missing = [name for name in required if values[name] is None]
     if missing:
         raise FormRefused(missing[0], SHAPE_NEEDS(names=missing))
-    for name in ("experts", "active_experts", "expert_params", "active_expert_params"):
+    for name in (
+        "experts",
+        "active_experts",
+        "expert_params",
+        "active_expert_params",
+        "moe_layers",
+        "mtp_layers",
+    ):
         values[name] = values[name] or 0
     values["sliding_window_layers"] = values["sliding_window_layers"] or 0
     values["model_type"] = values["model_type"] or ""

@@ -15,13 +15,12 @@ from app.estimate import EstimateError, Verdict
 from app.i18n.negotiation import QUERY as LANGUAGE_QUERY
 from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
-from app.recipes.described_estimate import inline_schema, parse_request, run_estimate
+from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
 from app.recipes.estimate_page import FormRefused, page_request, share_query
 from app.recipes.knobs import knob_rows
 from app.recipes.presenters import (
     benchmark_prefill,
     detail_out,
-    estimate_out,
     exposure_note,
     fit_row_out,
     memory_check,
@@ -216,8 +215,7 @@ def estimate_api(
     if not result.ok:
         return JSONResponse({"errors": result.errors}, status_code=422)
     assert result.recipe is not None
-    out = estimate_out(result.recipe, answer.description, answer.hardware_name, parsed.concurrency)
-    return JSONResponse(out)
+    return JSONResponse(answer_out(answer, parsed.concurrency))
 
 
 @router.get("/estimate", name="recipes:estimate")
@@ -256,6 +254,6 @@ def estimate_page_answer(
     if not answer.result.ok:
         return {"errors": answer.result.errors}
     assert answer.result.recipe is not None
-    out = estimate_out(answer.result.recipe, answer.description, answer.hardware_name)
+    out = answer_out(answer)
     share = share_query(query, answer.description)
     return {"answer": out, "share_url": f"{request.url_for('recipes:estimate')}?{share}"}

@@ -35,6 +35,7 @@ OPTIONAL_FIELDS = frozenset(
         "memory_gb_per_gpu",
         "usable_memory_gb",
         "bandwidth_gb_s_per_gpu",
+        "bf16_tflops_per_gpu",
         "artifact",
         "runtime",
         "context",
@@ -68,6 +69,7 @@ class SelectorInput(BaseModel):
     usable_memory_gb: float | None = Field(default=None, gt=0, le=1_000_000)
     gpu_count: int = Field(default=1, ge=1, le=64)
     bandwidth_gb_s_per_gpu: float | None = Field(default=None, gt=0, le=100_000)
+    bf16_tflops_per_gpu: float | None = Field(default=None, gt=0, le=100_000)
     interconnect: Interconnect = "none"
     platform: Platform = "cuda"
     unified_memory: bool = False
@@ -106,6 +108,7 @@ class SelectorInput(BaseModel):
             gpu_count=self.gpu_count,
             platform=self.platform,
             bandwidth_gb_s_per_gpu=self.bandwidth_gb_s_per_gpu,
+            bf16_tflops_per_gpu=self.bf16_tflops_per_gpu,
             usable_memory_gb=self.usable_memory_gb,
             interconnect=self.interconnect,
             unified_memory=self.unified_memory,

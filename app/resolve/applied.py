@@ -21,6 +21,7 @@ from app.estimate import (
     size,
 )
 from app.estimate.messages import Code, Message, message
+from app.estimate.setup import assumed_tensor_parallel
 from app.i18n.messages import english
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.resolve.profiles import by_group, requested_context
@@ -151,7 +152,10 @@ def tensor_parallel_size(
         return 1, message(
             Code.TP_SPLIT_BY_LAYER if by_layer else Code.TP_NO_SPLIT, runtime=runtime.name
         )
-    heads = model.num_attention_heads or hardware.gpu_count
+    if model.num_attention_heads is None:  # described by its counts: the split is assumed
+        size = assumed_tensor_parallel(hardware.gpu_count)
+        return size, message(Code.TP_HEADS_ASSUMED, size=size)
+    heads = model.num_attention_heads
     size = max(n for n in range(1, hardware.gpu_count + 1) if heads % n == 0)
     if size == hardware.gpu_count:
         return size, message(Code.TP_HEADS_DIVIDE, size=size, heads=heads)

@@ -32,6 +32,10 @@ class HardwareDescription:
     interconnect: str = "none"
     unified_memory: bool = False
     group: str | None = None  # local | server; guessed from the cards when not given
+    bf16_tflops_per_gpu: float | None = None  # dense BF16 tensor throughput, when known
+    card: str | None = None  # the card looked up by name ("A100 SXM 80 GB"), if one was
+    # Other sizes the card's name could have meant, when the common one was assumed.
+    other_sizes: tuple[str, ...] = ()
 
 
 def guess_group(description: HardwareDescription) -> str:
@@ -60,6 +64,8 @@ def custom_hardware(description: HardwareDescription) -> Hardware:
             # sources' own English and have none).
             "note_message": message(Code.CUSTOM_USABLE_SHARE, share=share).as_json(),
         }
+    if d.bf16_tflops_per_gpu is not None:
+        basis["bf16_tflops_per_gpu"] = {"basis": "published", "note": "dense BF16, GPU table"}
     count = f"{d.gpu_count}x " if d.gpu_count > 1 else ""
     return Hardware(
         slug="custom",
@@ -73,7 +79,7 @@ def custom_hardware(description: HardwareDescription) -> Hardware:
         memory_gb_per_gpu=d.memory_gb_per_gpu,
         usable_memory_gb=usable,
         bandwidth_gb_s_per_gpu=d.bandwidth_gb_s_per_gpu,
-        bf16_tflops_per_gpu=None,
+        bf16_tflops_per_gpu=d.bf16_tflops_per_gpu,
         interconnect=d.interconnect,
         basis=basis,
         sources=[],

@@ -28,6 +28,9 @@ from app.resolve.verification import VerifiedPairs
 
 # Without an architecture there is no native context to read: the plan's own context, or this.
 WEIGHTS_ONLY_CONTEXT = 4096
+# A config that names no native context is answered at the context asked, or at this one
+# (the shortest start any profile asks for), and the answer says it was assumed.
+CONTEXT_WITHOUT_FIELD = 4096
 # Without the architecture, memory and speed count the weights only.
 KV_UNKNOWN_WARNING = message(Code.KV_UNKNOWN)
 
@@ -95,6 +98,12 @@ def described_model(description: ModelDescription, context: int | None = None) -
     if shape is not None:
         fields = _shape_fields(shape)
         basis["native_context"] = {"basis": "published", "note": "config.json"}
+        if shape.native_context is None:
+            fields["native_context"] = context or CONTEXT_WITHOUT_FIELD
+            basis["native_context"] = {
+                "basis": "assumed",
+                "note": "the config names no context: the context asked, or a default",
+            }
     else:
         fields = {
             "attention": UNKNOWN_ATTENTION,
@@ -112,7 +121,7 @@ def described_model(description: ModelDescription, context: int | None = None) -
         is_moe=d.moe,
         params_total_b=d.params_total_b,
         params_active_b=d.params_active_b if d.moe else d.params_total_b,
-        mtp_layers=0,
+        mtp_layers=shape.mtp_layers if shape else 0,
         start_context=None,
         description=f"described by {d.source}",
         notes="",
@@ -120,9 +129,21 @@ def described_model(description: ModelDescription, context: int | None = None) -
         sources=[],
         **fields,
     )
+    # The MoE layout rides on the transient row (the catalog stores no such columns); the
+    # estimator's spec reads it from there.
+    model.experts, model.active_experts, model.moe_layers = _moe_layout(shape)
     model.artifacts = [_artifact(description, model)]
     model.reported_figures = []
     return model
+
+
+def _moe_layout(shape: ModelShape | None) -> tuple[int | None, int | None, int | None]:
+    """Routed experts, experts per token and MoE layers; unknown without a shape."""
+    if shape is None:
+        return None, None, None
+    if not shape.is_moe:
+        return 0, 0, 0
+    return shape.experts, shape.active_experts, shape.moe_layers
 
 
 def _shape_fields(shape: ModelShape) -> dict[str, Any]:

@@ -96,6 +96,8 @@ def _shape(fields: dict[str, Any], arch: str, tensors: list) -> ModelShape:
     active = _int(fields, f"{arch}.expert_used_count", 0)
     embedding = sum(int(t.n_elements) for t in tensors if t.name.startswith(_EMBEDDING_TENSORS))
     expert = sum(int(t.n_elements) for t in tensors if "_exps" in t.name)
+    # Blocks holding routed experts ("blk.7.ffn_up_exps.weight"): the MoE layers.
+    moe_blocks = {t.name.split(".")[1] for t in tensors if "_exps" in t.name}
     total = sum(int(t.n_elements) for t in tensors)
     vocab = _vocab(fields, tensors)
     return ModelShape(
@@ -123,6 +125,7 @@ def _shape(fields: dict[str, Any], arch: str, tensors: list) -> ModelShape:
         active_expert_params=expert * active // experts if experts > 1 else 0,
         linear_params=total - embedding - expert,
         tied_embeddings=not any(t.name.startswith("output.") for t in tensors),
+        moe_layers=len(moe_blocks) if experts > 1 else 0,
     )
 
 

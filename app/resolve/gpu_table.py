@@ -64,6 +64,9 @@ class _Row(BaseModel):
     aliases: list[str] = []
     basis: Literal["published", "derived", "assumed"] = "published"
     note: str | None = None
+    bf16_tflops: float | None = Field(default=None, gt=0)
+    bf16_source: str | None = None  # the row's source when None
+    common: bool = False  # answers a name that matches several entries
 
     @property
     def memory_options(self) -> list[float]:
@@ -79,7 +82,10 @@ class _Table(BaseModel):
 
     @model_validator(mode="after")
     def _sources_exist(self) -> _Table:
-        missing = sorted({row.source for row in self.gpus} - set(self.sources))
+        named = {row.source for row in self.gpus} | {
+            row.bf16_source for row in self.gpus if row.bf16_source
+        }
+        missing = sorted(named - set(self.sources))
         if missing:
             raise ValueError(f"gpus name unknown source ids: {', '.join(missing)}")
         return self
@@ -99,10 +105,22 @@ class GpuEntry:
     source_url: str
     basis: str
     note: str | None
+    bf16_tflops: float | None = None
+    bf16_source_url: str | None = None
+    common: bool = False
 
     @property
     def label(self) -> str:
         return f"{self.name} {self.memory_gb:g} GB"
+
+
+@dataclass(frozen=True)
+class GpuMatch:
+    """The entry a name points to; `others` lists the sizes it could also have meant when
+    the name matched several and the common one was taken (empty when nothing was assumed)."""
+
+    entry: GpuEntry
+    others: tuple[GpuEntry, ...] = ()
 
 
 def normalize(name: str) -> str:
@@ -142,6 +160,9 @@ def _index(path: Path = GPU_TABLE_PATH) -> dict[str, list[GpuEntry]]:
                 source_url=table.sources[row.source],
                 basis=row.basis,
                 note=row.note,
+                bf16_tflops=row.bf16_tflops,
+                bf16_source_url=table.sources[row.bf16_source or row.source],
+                common=row.common,
             )
             for alias in [row.name, *row.aliases]:
                 for key in _keys(alias):
@@ -168,10 +189,17 @@ def _split_memory(name: str) -> tuple[str, float | None]:
 
 
 def find_gpu(name: str, memory_gb: float | None = None) -> GpuEntry:
-    """The one table entry a name (and memory size) points to.
+    """The one table entry a name (and memory size) points to; see `match_gpu`."""
+    return match_gpu(name, memory_gb).entry
 
-    Raises UnknownGpu (with close matches) when nothing matches, AmbiguousGpu (with the
-    memory options) when the card comes in several sizes and none was given.
+
+def match_gpu(name: str, memory_gb: float | None = None) -> GpuMatch:
+    """The table entry a name (and memory size) points to.
+
+    A name that matches several entries with no memory given answers with the one the
+    table marks `common` (A100 -> the 80 GB SXM card), listing the others. Raises
+    UnknownGpu (with close matches) when nothing matches, AmbiguousGpu (with the memory
+    options) when several match and none is the common one.
     """
     if not name or not name.strip():
         raise UnknownGpu("no GPU name given", [])
@@ -188,6 +216,10 @@ def find_gpu(name: str, memory_gb: float | None = None) -> GpuEntry:
             raise UnknownGpu(f"{name!r} comes with {_sizes(entries)}, not {memory:g} GB", options)
         entries = sized
     if len(entries) > 1:
+        common = [entry for entry in entries if entry.common]
+        if memory is None and len(common) == 1:
+            others = tuple(entry for entry in entries if entry is not common[0])
+            return GpuMatch(common[0], others)
         options = [entry.label for entry in entries]
         raise AmbiguousGpu(
             f"{name!r} matches several cards or memory sizes: {', '.join(options)}; "
@@ -195,21 +227,25 @@ def find_gpu(name: str, memory_gb: float | None = None) -> GpuEntry:
             f"{options[0]!r})",
             options,
         )
-    return entries[0]
+    return GpuMatch(entries[0])
 
 
 def lookup_gpu(name: str, count: int = 1, memory_gb: float | None = None) -> HardwareDescription:
     """Hardware made of `count` of the named card, for the estimator."""
     if count < 1:
         raise ValueError(f"GPU count must be at least 1, not {count}")
-    entry = find_gpu(name, memory_gb)
+    match = match_gpu(name, memory_gb)
+    entry = match.entry
     if entry.unified and count > 1:
         raise ValueError(f"{entry.name} is a single system with unified memory; count must be 1")
-    return describe(entry, count)
+    return describe(entry, count, match.others)
 
 
-def describe(entry: GpuEntry, count: int = 1) -> HardwareDescription:
-    """The hardware description of `count` cards of one table entry."""
+def describe(
+    entry: GpuEntry, count: int = 1, others: tuple[GpuEntry, ...] = ()
+) -> HardwareDescription:
+    """The hardware description of `count` cards of one table entry; `others` are the sizes
+    the name could also have meant, when the common one was assumed."""
     return HardwareDescription(
         memory_gb_per_gpu=entry.memory_gb,
         gpu_count=count,
@@ -217,6 +253,9 @@ def describe(entry: GpuEntry, count: int = 1) -> HardwareDescription:
         bandwidth_gb_s_per_gpu=entry.bandwidth_gb_s,
         interconnect=entry.link if count > 1 else "none",
         unified_memory=entry.unified,
+        bf16_tflops_per_gpu=entry.bf16_tflops,
+        card=entry.label,
+        other_sizes=tuple(other.label for other in others),
     )
 
 
@@ -266,9 +305,9 @@ def catalog_entry(entry: GpuEntry, count: int = 1) -> dict[str, object]:
             "note": f"{DEFAULT_USABLE_SHARE:g} x capacity",
         },
         "bandwidth_gb_s_per_gpu": bandwidth,
-        "bf16_tflops_per_gpu": None,
+        "bf16_tflops_per_gpu": entry.bf16_tflops,
         "interconnect": description.interconnect,
-        "sources": [entry.source_url],
+        "sources": [url for url in dict.fromkeys([entry.source_url, entry.bf16_source_url]) if url],
     }
 
 

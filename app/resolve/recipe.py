@@ -349,7 +349,10 @@ def _unsupported(
         model=inputs.model,
         hardware=hardware,
         profile=profile,
-        verdict=Verdict.EXCEEDS_MEMORY,
+        # Nothing could be estimated is no memory verdict: it keeps its own.
+        verdict=Verdict.CANNOT_ESTIMATE
+        if assessment.verdict == Verdict.CANNOT_ESTIMATE
+        else Verdict.EXCEEDS_MEMORY,
         reason=reason,
         route=choice,
         pair=None,

@@ -22,7 +22,10 @@ VERDICT_LABELS = {
     Verdict.EXPERIMENTAL: "experimental",
     Verdict.FITS_WITH_OFFLOAD: "fits with offload to system memory",
     Verdict.EXCEEDS_MEMORY: "exceeds memory (unsupported)",
+    Verdict.CANNOT_ESTIMATE: "cannot estimate",
 }
+# Verdicts that answer with no route to run: at most the estimated memory, never a command.
+UNSUPPORTED = (Verdict.EXCEEDS_MEMORY, Verdict.CANNOT_ESTIMATE)
 
 
 class ContextStep(msgspec.Struct, frozen=True):
@@ -76,8 +79,9 @@ class ResolvedRecipe(msgspec.Struct, frozen=True):
 
     @property
     def unsupported(self) -> bool:
-        """Exceeds memory: the page shows estimated memory and nothing else."""
-        return self.verdict == Verdict.EXCEEDS_MEMORY
+        """Exceeds memory, or cannot be estimated: the page shows the estimated memory, if
+        any, and the reason, and nothing else."""
+        return self.verdict in UNSUPPORTED
 
     @property
     def primary_command(self) -> Command | None:

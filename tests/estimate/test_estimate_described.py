@@ -130,7 +130,7 @@ def test_a_config_declaring_its_quantization_is_sized_by_it() -> None:
         ({"num_hidden_layers": None}, "num_hidden_layers"),
         ({"num_hidden_layers": "32"}, "num_hidden_layers"),
         ({"vocab_size": 1.5}, "vocab_size"),
-        ({"max_position_embeddings": None}, "max_position_embeddings"),
+        ({"max_position_embeddings": "long"}, "max_position_embeddings"),
         ({"layer_types": ["full_attention"] * 3}, "layer_types"),
         ({"num_experts_per_tok": 9, "num_local_experts": 8}, "experts per token"),
     ],

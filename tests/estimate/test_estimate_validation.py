@@ -120,12 +120,6 @@ def test_tensor_parallel_cannot_exceed_the_gpus():
     assert error.field == "tensor_parallel"
 
 
-def test_tensor_parallel_needs_the_head_count():
-    model = replace(LLAMA_70B, num_attention_heads=None)
-    error = _field_of(model=model, artifact=BF16, runtime=VLLM, hardware=FOUR_GPUS)
-    assert error.field == "model"
-
-
 @pytest.mark.parametrize(
     "model",
     [

@@ -15,11 +15,31 @@ DETAIL = "/models/{model}/hardware/{hardware}/profiles/balanced"
 # A model far too big for one card, and one that runs there with its experts offloaded.
 EXCEEDS = ("deepseek-r1", "rtx-4090-24gb")
 OFFLOAD = ("gpt-oss-120b", "rtx-4090-24gb")
-# Bare numbers say nothing of the attention heads, so eight-way tensor parallel cannot be
-# checked: the answer is "cannot estimate", with the cause worded from its own code.
+# Bare numbers say nothing of the attention heads: eight-way tensor parallel is assumed
+# valid, and a warning says so in the reader's language.
 BARE_NUMBERS = {
     "params_b": "32",
     "active_params_b": "32",
+    "quant": "BF16",
+    "hardware": "8x-h200-141gb",
+    "runtime": "vllm",
+    "context": "4096",
+}
+# A hybrid-attention shape without its linear-attention layers: the KV cache cannot be
+# sized, so the answer is "cannot estimate", with the cause worded from its own code.
+UNSIZABLE_SHAPE = {
+    "name": "hybrid-model",
+    "attention": "hybrid_linear",
+    "model_type": "qwen3_next",
+    "num_layers": "48",
+    "num_attention_heads": "16",
+    "num_kv_heads": "2",
+    "head_dim": "256",
+    "hidden_size": "2048",
+    "vocab_size": "151936",
+    "embedding_params": "622329856",
+    "linear_params": "3000000000",
+    "native_context": "262144",
     "quant": "BF16",
     "hardware": "8x-h200-141gb",
     "runtime": "vllm",
@@ -110,10 +130,22 @@ def test_the_fit_table_words_every_rows_reason(client: TestClient, lang: str) ->
 def test_an_estimate_that_cannot_be_made_says_why_in_the_readers_language(
     client: TestClient, lang: str
 ) -> None:
+    soup = page(client, "/estimate", lang, **UNSIZABLE_SHAPE)
+    shown = texts(soup, "#estimate-verdict") + texts(soup, "#estimate-reason")
+    assert english_phrases(shown) == []
+    assert "hybrid-model" in shown[1]  # the names and numbers are kept as they are
+    english_page = page(client, "/estimate", "en", **UNSIZABLE_SHAPE)
+    assert texts(english_page, "#estimate-verdict") == ["cannot estimate"]
+    assert "exceeds memory" not in english_page.get_text()
+
+
+@pytest.mark.parametrize("lang", ["ko", "ja"])
+def test_an_assumed_tensor_parallel_split_is_said_in_the_readers_language(
+    client: TestClient, lang: str
+) -> None:
     soup = page(client, "/estimate", lang, **BARE_NUMBERS)
     shown = texts(soup, "#estimate-reason") + texts(soup, ".estimate-warning")
     assert english_phrases(shown) == []
-    assert "32b-model" in shown[0]  # the names and numbers are kept as they are
     body = {
         "model": {"params_b": 32, "active_params_b": 32, "quant": "BF16"},
         "hardware": "8x-h200-141gb",
@@ -121,14 +153,10 @@ def test_an_estimate_that_cannot_be_made_says_why_in_the_readers_language(
         "context": 4096,
     }
     data = client.post("/api/estimate", json=body).json()
-    (reason,) = data["reason_messages"]
-    assert reason["code"] == "cannot_estimate"
-    assert reason["params"]["why"] == {
-        "code": "heads_unknown",
-        "params": {"model": "32b-model", "size": 8},
-    }
-    assert data["reason"].startswith("cannot estimate: ")
-    assert data["warning_messages"][0]["code"] == "kv_unknown"
+    assert data["verdict"] == "experimental" and data["tensor_parallel"] == 8
+    codes = [w["code"] for w in data["warning_messages"]]
+    assert codes[:2] == ["kv_unknown", "tp_heads_assumed"]
+    assert data["warnings"][1].startswith("tensor parallel 8 assumed valid")
 
 
 # A model the catalog sizes from its parameters, so every breakdown note is the estimator's.

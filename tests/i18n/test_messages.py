@@ -53,6 +53,13 @@ SAMPLES: dict[Code, dict] = {
     Code.HEADS_UNKNOWN: {"model": "32b-model", "size": 8},
     Code.HEADS_NOT_DIVISIBLE: {"size": 3, "heads": 64, "model": "32b-model"},
     Code.TOO_FEW_GPUS: {"size": 4, "hardware": "rtx-4090-24gb", "count": 1},
+    Code.TP_HEADS_ASSUMED: {"size": 8},
+    Code.ASSUMED_NATIVE_CONTEXT: {"tokens": 4096},
+    Code.GPU_SIZE_ASSUMED: {
+        "name": "A100",
+        "size": "A100 SXM 80 GB",
+        "others": ("A100 SXM 40 GB",),
+    },
     Code.NO_TENSOR_PARALLEL: {"runtime": "llama-cpp"},
     Code.KV_DTYPE_NOT_ACCEPTED: {"runtime": "mlx-lm", "kv_dtype": "fp8"},
     Code.TP_ONE_CARD: {},
