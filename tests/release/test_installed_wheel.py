@@ -122,6 +122,17 @@ def test_the_installed_servebook_runs_from_an_empty_folder(
     assert estimate["hardware"] == "8x-h200-141gb"
     assert estimate["verdict"] and estimate["commands"]
 
+    # The catalogs' maintenance reads and writes a checkout: refused once installed.
+    maintenance = subprocess.run(
+        [str(installed.servebook), "i18n", "update"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert maintenance.returncode == 1 and "run them from a clone" in maintenance.stderr
+
     # Everything it wrote is in the user's data folder; nothing in the current one.
     assert list(folder.iterdir()) == []
     assert {"servebook.db", "secret_key"} <= {p.name for p in data.iterdir()}
