@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test setup browser postgresql perf accuracy lint clean
+.PHONY: run test setup browser postgresql perf accuracy lint clean dist
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -91,9 +91,16 @@ $(GUIDELLM_STAMP):
 	$(GUIDELLM_VENV)/bin/pip install --quiet 'guidellm==0.8.1' 'torch==2.13.0'
 	touch $@
 
+## dist: the sdist and the wheel (built from the sdist) under dist/, with the resources inside
+dist: $(APP_STAMP)
+	$(BIN)/pip install --quiet 'build>=1.2,<2'
+	rm -rf dist build
+	$(BIN)/python -m build --outdir dist .
+	@ls -l dist
+
 lint: $(TEST_STAMP)
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check app tests migrations
 
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) data .pytest_cache dist build

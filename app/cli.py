@@ -13,6 +13,9 @@ from app.resolve.custom import INTERCONNECTS, PLATFORMS
 
 
 @click.group()
+@click.version_option(
+    package_name="servebook", prog_name="servebook", message="%(prog)s %(version)s"
+)
 def main() -> None:
     """servebook: can I serve this model on this hardware, with which command, how fast?"""
 
@@ -24,8 +27,16 @@ def serve(host: str | None, port: int | None) -> None:
     """Run the dashboard."""
     import uvicorn
 
+    from app.catalog.seed_schema import SeedError
+    from app.installation import prepare_database
+
     settings = get_settings()
     host = host or settings.host
+    try:
+        for done in prepare_database(settings):
+            click.echo(done)
+    except SeedError as error:
+        raise click.ClickException(str(error)) from error
     if not is_loopback(host):
         require_tokens_to_expose(settings, host)
     # The app reads forwarding headers itself, from SERVEBOOK_TRUSTED_PROXIES alone.
@@ -69,20 +80,14 @@ def db_check() -> None:
 def seed(seed_dir: Path | None) -> None:
     """Load the YAML catalog; a second run changes nothing."""
     from app.bench.task_spec import TaskFileError
-    from app.catalog.seed import seed_catalog
-    from app.catalog.seed_schema import SeedError, load_catalog
-    from app.tasks.seed import read_seed_tasks, seed_tasks
+    from app.catalog.seed_schema import SeedError
+    from app.installation import seed_from
 
-    settings = get_settings()
     try:
-        catalog = load_catalog(seed_dir or settings.seed_dir)
-        tasks = read_seed_tasks((seed_dir or settings.seed_dir) / "tasks")
+        summary, created_tasks = seed_from(get_settings(), seed_dir)
     except (SeedError, TaskFileError) as error:
         raise click.ClickException(str(error)) from error
-    with session_scope(settings) as session:
-        report = seed_catalog(session, catalog)
-        created_tasks = seed_tasks(session, tasks)
-    click.echo(report.summary())
+    click.echo(summary)
     if created_tasks:
         click.echo(f"tasks created: {', '.join(created_tasks)}")
 
@@ -342,6 +347,14 @@ def require_tokens_to_expose(settings: Settings, host: str) -> None:
             raise click.ClickException(str(error)) from None
     os.environ["SERVEBOOK_HOST"] = host
     get_settings.cache_clear()
+
+
+@main.command()
+def info() -> None:
+    """Print the version, the data folder, the database (password hidden) and its revisions."""
+    from app.installation import installation_lines
+
+    click.echo("\n".join(installation_lines(get_settings())))
 
 
 def register_record_commands() -> None:

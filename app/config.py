@@ -4,11 +4,27 @@ from functools import lru_cache
 from ipaddress import ip_address
 from pathlib import Path
 
-from pydantic import AliasChoices, Field, IPvAnyNetwork
+import platformdirs
+from pydantic import AliasChoices, Field, IPvAnyNetwork, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA_DIR = PROJECT_ROOT / "data"
+from app.resources import CHECKOUT_ROOT, FROM_CHECKOUT, SEED_DIR
+
+# The source checkout (the tests and the i18n maintenance read it; an installed copy has
+# none, and reads its resources through app.resources).
+PROJECT_ROOT = CHECKOUT_ROOT
+
+
+def default_data_dir(from_checkout: bool = FROM_CHECKOUT) -> Path:
+    """Where the database, the secret key and the Hub cache live unless told otherwise.
+
+    A checkout keeps them in its own data/ folder (so `make run` serves the clone's
+    data/servebook.db); an installed copy in the user's data folder (platformdirs, e.g.
+    ~/.local/share/servebook), whatever the current folder is.
+    """
+    if from_checkout:
+        return CHECKOUT_ROOT / "data"
+    return Path(platformdirs.user_data_dir("servebook", appauthor=False))
 
 
 class Settings(BaseSettings):
@@ -16,15 +32,18 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="SERVEBOOK_", env_file=".env", extra="ignore")
 
+    # The folder of everything servebook writes; the database and Hub cache default into it.
+    data_dir: Path = Field(default_factory=default_data_dir)
+    # Empty: the SQLite file data_dir/servebook.db.
     database_url: str = Field(
-        default=f"sqlite:///{DEFAULT_DATA_DIR / 'servebook.db'}",
+        default="",
         validation_alias=AliasChoices("DATABASE_URL", "SERVEBOOK_DATABASE_URL"),
     )
     host: str = "127.0.0.1"
     port: int = 8000
-    seed_dir: Path = PROJECT_ROOT / "seed_data"
+    seed_dir: Path = SEED_DIR
     secret_key: str = Field(
-        default="", description="Signs CSRF tokens; generated per data dir if empty"
+        default="", description="Signs CSRF tokens; generated once into data_dir if empty"
     )
     run_worker: bool = True
     # Hosts the benchmark client may measure besides loopback (never resolved, compared as written).
@@ -39,10 +58,18 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 5_000_000
     # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
     hub_url: str = "https://huggingface.co"
-    hub_cache_dir: Path = DEFAULT_DATA_DIR / "hub_cache"
+    hub_cache_dir: Path | None = None  # None: data_dir/hub_cache
     # /metrics answers on loopback; served beyond loopback only when this is true (request
     # paths and record counts are no secret to a lab, but they are to the internet).
     metrics_beyond_loopback: bool = False
+
+    @model_validator(mode="after")
+    def _paths_under_data_dir(self) -> "Settings":
+        if not self.database_url:
+            self.database_url = f"sqlite:///{self.data_dir / 'servebook.db'}"
+        if self.hub_cache_dir is None:
+            self.hub_cache_dir = self.data_dir / "hub_cache"
+        return self
 
     @property
     def is_sqlite(self) -> bool:

@@ -16,7 +16,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from app.config import PROJECT_ROOT, Settings
+from app.config import Settings
+from app.resources import MIGRATIONS_DIR
 
 try:  # POSIX; elsewhere SQLite's busy handler alone orders the writers of other processes
     import fcntl
@@ -221,8 +222,17 @@ def write_transaction(session: Session) -> Iterator[None]:
 # ---------------------------------------------------------------- commands and migrations
 
 
+def migrations_config() -> Config:
+    """Alembic's configuration for the migrations the code ships, from wherever it runs: the
+    checkout's migrations/ or the installed package's copy. (pyproject.toml's [tool.alembic]
+    serves the `alembic` command in a checkout, for writing new revisions.)"""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
 def alembic_config(settings: Settings) -> Config:
-    config = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
+    config = migrations_config()
     config.set_main_option("sqlalchemy.url", settings.database_url)
     return config
 

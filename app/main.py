@@ -24,7 +24,7 @@ from app.benchmarks.worker_routes import api_router as worker_api
 from app.catalog.revision import current_revision_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
-from app.config import PROJECT_ROOT, Settings, get_settings
+from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
 from app.i18n import LocaleMiddleware
@@ -44,6 +44,7 @@ from app.records.routes import router as records_pages
 from app.records.schemas import ErrorsOut, FieldError
 from app.records.validation import RecordInvalid
 from app.resolve.cache import RecipeCache
+from app.resources import STATIC_DIR
 from app.security import (
     AuthRequired,
     BodyLimitMiddleware,
@@ -115,7 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # comes first. Its paths all start /api/records, which no other router serves, so it
     # shadows nothing.
     app.include_router(records_api)
-    app.mount("/static", CachedStaticFiles(directory=PROJECT_ROOT / "static"), name="static")
+    app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(home_page)
     app.include_router(catalog_pages)
     app.include_router(catalog_api)

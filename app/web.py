@@ -6,11 +6,11 @@ from fastapi import Path, Query, Request
 from fastapi.responses import RedirectResponse, Response
 from jinja2_fragments.fastapi import Jinja2Blocks
 
-from app.config import PROJECT_ROOT
 from app.errors import ERROR_DESCRIPTIONS, page_title
+from app.resources import TEMPLATES_DIR
 from app.templating import register_filters
 
-templates = Jinja2Blocks(directory=str(PROJECT_ROOT / "templates"))
+templates = Jinja2Blocks(directory=str(TEMPLATES_DIR))
 register_filters(templates.env)
 
 # Row ids are INTEGER columns, 32 bits on PostgreSQL (64 on SQLite): an id outside

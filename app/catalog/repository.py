@@ -3,7 +3,7 @@
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import Row, Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from app.models import (
@@ -57,6 +57,17 @@ class CatalogRepository:
 
     def get_profile(self, slug: str) -> Profile | None:
         return self.find_by(Profile, slug=slug)
+
+    def records_of_artifact(self, artifact_id: int, model_id: int) -> int:
+        """How many records name this artifact under this model (any review state)."""
+        return (
+            self.session.scalar(
+                select(func.count())
+                .select_from(Record)
+                .where(Record.artifact_id == artifact_id, Record.model_id == model_id)
+            )
+            or 0
+        )
 
     def reported_figures(self, model_id: int) -> Sequence[ReportedFigure]:
         return self.session.scalars(

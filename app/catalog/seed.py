@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import bump_definition
-from app.catalog.seed_schema import Prose, SeedCatalog, Sourced
+from app.catalog.seed_schema import Prose, SeedCatalog, SeedError, Sourced
 from app.models import (
     Artifact,
     Hardware,
@@ -140,10 +140,34 @@ class CatalogSeeder:
         return self.upsert(LlmModel, {"slug": seed.slug}, values)
 
     def seed_artifact(self, model: LlmModel, seed: Any) -> Artifact:
+        self.refuse_to_orphan_records(model, seed.slug)
         raw = {name: getattr(seed, name) for name in seed.model_dump(exclude={"slug"})}
         values, basis = split_sourced(raw)
         values.update(model_id=model.id, basis=basis)
         return self.upsert(Artifact, {"slug": seed.slug}, values)
+
+    def refuse_to_orphan_records(self, model: LlmModel, slug: str) -> None:
+        """Rows are updated by key and never deleted, so records keep every row they name,
+        except when an artifact's slug moves to another model: the records of the old model
+        would then name an artifact that is no longer one of its files. That seed is
+        refused (the whole load with it) rather than leave them so."""
+        artifact = self.repo.find_by(Artifact, slug=slug)
+        if artifact is None or artifact.model_id == model.id:
+            return
+        records = self.repo.records_of_artifact(artifact.id, artifact.model_id)
+        if not records:
+            return
+        old = self.session.get(LlmModel, artifact.model_id)
+        old_slug = old.slug if old is not None else artifact.model_id
+        raise SeedError(
+            "seed_data/models.yaml",
+            f"models (slug {model.slug})",
+            f"artifacts (slug {slug})",
+            f"this artifact belongs to model {old_slug} in the database, and {records} "
+            f"record(s) of {old_slug} name it; moving it to {model.slug} would leave them "
+            f"naming a file of another model. Give the artifact under {model.slug} a new "
+            f"slug (the records keep the old one); nothing was loaded",
+        )
 
     def seed_runtime(self, seed: Any) -> Runtime:
         # The format matrix is reference data with sources; only `formats` drives routes.

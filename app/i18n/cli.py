@@ -16,11 +16,18 @@ from app.i18n.maintenance import (
 from app.i18n.maintenance import (
     extract as extract_strings,
 )
+from app.resources import FROM_CHECKOUT
 
 
 @click.group()
 def i18n() -> None:
     """Translation catalogs (app/locales)."""
+    if not FROM_CHECKOUT:
+        # They read the sources (babel.cfg, templates/) and write the catalogs: a checkout's
+        # files, not those of an installed package.
+        raise click.ClickException(
+            "the i18n commands work on a source checkout: run them from a clone of servebook"
+        )
 
 
 @i18n.command()

@@ -2,22 +2,20 @@
 
 from functools import lru_cache
 
-from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
-from app.config import PROJECT_ROOT
+from app.db import migrations_config
 from app.models import BenchJob, Record
 
 
 @lru_cache(maxsize=1)
 def migration_heads() -> frozenset[str]:
     """The newest revisions the code ships (read once: they change only with the code)."""
-    config = Config(toml_file=str(PROJECT_ROOT / "pyproject.toml"))
-    return frozenset(ScriptDirectory.from_config(config).get_heads())
+    return frozenset(ScriptDirectory.from_config(migrations_config()).get_heads())
 
 
 def database_revisions(connection: Connection) -> set[str]:

@@ -121,3 +121,31 @@ def token_create(role: str, name: str) -> None:
         raise click.ClickException(str(error)) from error
     click.echo(f"{role} token for {name} (shown only now, store it safely):", err=True)
     click.echo(secret)
+
+
+@token.command("register")
+@click.option("--role", type=click.Choice(ROLES), required=True)
+@click.option("--name", required=True, help="Who holds it, e.g. a person or a CI job.")
+@click.option(
+    "--from-env",
+    "variable",
+    required=True,
+    help="The environment variable holding the token (never on the command line, where "
+    "other users of the machine could read it).",
+)
+def token_register(role: str, name: str, variable: str) -> None:
+    """Store a token made elsewhere (sb_ and 32+ characters); already stored, nothing changes."""
+    import os
+
+    from app.db import session_scope
+    from app.security.tokens import register_token
+
+    secret = os.environ.get(variable, "")
+    if not secret:
+        raise click.ClickException(f"{variable} is not set")
+    try:
+        with session_scope(get_settings()) as session:
+            added = register_token(session, name, role, secret)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise click.ClickException(f"{variable}: {error}") from error
+    click.echo(f"{role} token for {name} " + ("registered" if added else "already registered"))

@@ -24,10 +24,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.config import PROJECT_ROOT
 from app.resolve.custom import DEFAULT_USABLE_SHARE, HardwareDescription, guess_group
+from app.resources import SEED_DIR
 
-GPU_TABLE_PATH = PROJECT_ROOT / "seed_data" / "gpus.yaml"
+GPU_TABLE_PATH = SEED_DIR / "gpus.yaml"
 
 # Words that name a vendor, a product line or a memory type, not a card.
 _NOISE_WORDS = ("nvidia", "geforce", "tesla", "amd", "radeon", "intel", "apple", "hbm3e", "hbm3")

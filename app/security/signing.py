@@ -6,12 +6,14 @@ from pathlib import Path
 from fastapi import Request
 from itsdangerous import URLSafeTimedSerializer
 
-from app.config import DEFAULT_DATA_DIR, Settings
+from app.config import Settings
 
 
 def secret_key_path(settings: Settings) -> Path:
-    folder = settings.sqlite_path.parent if settings.sqlite_path else DEFAULT_DATA_DIR
-    return folder / "secret_key"
+    """Beside the SQLite file, else (a database server) in the data folder: never the current
+    folder, which changes with wherever the command happens to be started."""
+    folder = settings.sqlite_path.parent if settings.sqlite_path else settings.data_dir
+    return folder.resolve() / "secret_key"
 
 
 def load_secret_key(settings: Settings) -> str:

@@ -49,12 +49,38 @@ class TokenRepository:
         return token
 
 
-def create_token(session: Session, name: str, role: Role) -> str:
-    """Store a new token's hash and return the token itself, which is never stored."""
+# A token made elsewhere (a deployment's shared secret) is as long as one made here.
+MIN_REGISTERED_LENGTH = len(TOKEN_PREFIX) + 32
+
+
+def _check_holder(name: str, role: str) -> None:
     if role not in ROLES:
         raise ValueError(f"role must be one of: {', '.join(ROLES)}")
     if not name.strip() or len(name) > MAX_NAME_LENGTH:
         raise ValueError(f"name must be 1 to {MAX_NAME_LENGTH} characters (got {len(name)})")
+
+
+def register_token(session: Session, name: str, role: Role, token: str) -> bool:
+    """Store the hash of a token made outside servebook, e.g. a worker token a deployment
+    hands to its dashboard and its workers alike. False when that token is already stored
+    (a restart registers it again), so the call may run at every start."""
+    _check_holder(name, role)
+    if not token.startswith(TOKEN_PREFIX) or len(token) < MIN_REGISTERED_LENGTH:
+        raise ValueError(
+            f"a token starts with {TOKEN_PREFIX} and is at least {MIN_REGISTERED_LENGTH} "
+            f"characters long, e.g. {TOKEN_PREFIX} and 32 bytes of secrets.token_urlsafe"
+        )
+    repository = TokenRepository(session)
+    if repository.by_hash(hash_token(token)) is not None:
+        return False
+    repository.add(name, role, hash_token(token))
+    log.info("access token registered for %r with role %s", name, role)
+    return True
+
+
+def create_token(session: Session, name: str, role: Role) -> str:
+    """Store a new token's hash and return the token itself, which is never stored."""
+    _check_holder(name, role)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     TokenRepository(session).add(name, role, hash_token(token))
     log.info("access token created for %r with role %s", name, role)

@@ -18,9 +18,9 @@ from app.catalog.seed_schema.profiles import SeedProfile
 from app.catalog.seed_schema.runtimes import SeedRuntime
 from app.catalog.seed_schema.verified_pairs import SeedVerifiedPair
 from app.catalog.seed_schema.yaml_files import entry_lines, read_yaml
-from app.config import PROJECT_ROOT
+from app.resources import SEED_DIR
 
-DEFAULT_SEED_DIR = PROJECT_ROOT / "seed_data"
+DEFAULT_SEED_DIR = SEED_DIR
 
 ENTRY_CLASSES: dict[str, type[BaseModel]] = {
     "models": SeedModel,
