@@ -6,7 +6,7 @@ import click
 
 from app.config import get_settings
 from app.records.importers import FORMATS
-from app.records.imports import import_record
+from app.records.imports import AlreadyImported, import_record
 from app.records.schemas import OUTCOMES
 from app.records.service import IdempotencyConflict
 from app.records.validation import RecordInvalid
@@ -92,7 +92,7 @@ def import_command(
     except RecordInvalid as invalid:
         lines = [f"  {error.field}: {error.message}" for error in invalid.errors]
         raise click.ClickException("the record was not stored:\n" + "\n".join(lines)) from None
-    except IdempotencyConflict as conflict:
+    except (IdempotencyConflict, AlreadyImported) as conflict:
         raise click.ClickException(conflict.message) from None
     record_id, state, points, tool, digest, flags = summary
     click.echo(

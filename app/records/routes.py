@@ -29,7 +29,7 @@ from app.records.forms import (
     show_errors,
 )
 from app.records.importers import FORMAT_LABELS
-from app.records.imports import import_record
+from app.records.imports import AlreadyImported, import_record
 from app.records.known_good import known_good_for, record_form_values
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
@@ -132,7 +132,7 @@ def create(
     except RecordInvalid as invalid:
         state = show_errors(parsed, invalid.errors)
         return form_response(request, session, state, principal)
-    except IdempotencyConflict as conflict:
+    except (IdempotencyConflict, AlreadyImported) as conflict:
         parsed.state.general.append(conflict.text())
         return form_response(request, session, parsed.state, principal, status_code=409)
     url = str(request.url_for("records:detail", record_id=submission.record.id))

@@ -188,6 +188,11 @@ def test_upload_imports_the_file_with_its_hash(client: TestClient, h200: str) ->
     assert record["provenance_detail"]["filename"] == "run.json"
     page = BeautifulSoup(client.get(f"/records/{record_id}").text, "html.parser")
     assert len(page.select_one("#file-sha256").text) == 64
+    # The same file again, from a fresh form (a new key): refused, naming the first record.
+    again = submit(client, fields, files={"result_file": ("run.json", content, "application/json")})
+    assert again.status_code == 409
+    notes = BeautifulSoup(again.text, "html.parser").select_one("#form-errors").text
+    assert f"already imported as record {record_id}" in notes
 
 
 def test_a_bad_upload_is_an_inline_error_with_the_metadata_errors(
