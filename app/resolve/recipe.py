@@ -38,6 +38,7 @@ from app.resolve.resolved import (
     ResolvedRecipe,
     with_speculative_caution,
 )
+from app.resolve.runtime_defaults import OPTIONAL_KNOBS, not_at_default
 
 
 def resolve_recipe(
@@ -150,6 +151,7 @@ def _serve(
     specs = inputs.specs(choice, hardware)
     wanted = requested_values(profile, specs, requested, concurrency)
     explicit = departures(wanted, inputs.balanced_values(choice, hardware, specs))
+    explicit |= not_at_default(choice.runtime.slug, wanted, hardware, OPTIONAL_KNOBS)
     if concurrency:
         explicit |= {"max_concurrency"}
     probe = inputs.command(choice, wanted, explicit)
@@ -164,6 +166,8 @@ def _serve(
     if applied.context == wanted.context and applied.max_concurrency == wanted.max_concurrency:
         # Fitting to memory changed only the reasons, which no command reads: the probe is it.
         return applied, probe
+    # Memory may have lowered a value below the runtime's default: the command says so.
+    explicit |= not_at_default(choice.runtime.slug, applied, hardware, OPTIONAL_KNOBS)
     command = inputs.command(choice, applied, explicit)
     return applied, command
 
