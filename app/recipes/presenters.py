@@ -113,6 +113,7 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         "estimate_only": recipe.estimate_only,
         "can_benchmark": not recipe.unsupported,
         "measured": [msgspec.structs.asdict(point) for point in recipe.measured],
+        "other_routes": [route.as_json() for route in recipe.other_routes],
         "estimate_vs_measured": {
             "decode": recipe.decode_check.as_json() if recipe.decode_check else None,
             "memory": recipe.memory_check.as_json() if recipe.memory_check else None,

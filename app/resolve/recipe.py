@@ -23,6 +23,7 @@ from app.resolve.figures import (
 )
 from app.resolve.inputs import ModelInputs, RouteChoice
 from app.resolve.offloaded import offloaded_recipe
+from app.resolve.other_routes import measured_on_other_routes
 from app.resolve.profiles import (
     LOWERED_START,
     MIN_USEFUL_CONTEXT,
@@ -85,6 +86,7 @@ def resolve_recipe(
         inputs, hardware, profile, choice, alternatives, command, verdict, requested
     )
     speed = speed_figure(inputs.reported.get(hardware.id), profile, one_request, medians)
+    others = measured_on_other_routes(inputs, hardware, profile, choice)
     return ResolvedRecipe(
         model=model,
         hardware=hardware,
@@ -101,12 +103,13 @@ def resolve_recipe(
         max_context=one_request.max_context,
         context_steps=_steps(profile, specs, applied, one_request.max_context),
         token_generation=speed,
-        status=VERIFIED if medians else PENDING,
+        status=VERIFIED if medians or others else PENDING,
         commands=commands,
         measured=medians,
         decode_check=decode_check(one_request, medians, applied.context),
         memory_check=memory_check(memory),
         warnings=with_speculative_caution(at_load.warnings, model, applied),
+        other_routes=others,
     )
 
 

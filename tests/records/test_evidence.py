@@ -142,6 +142,40 @@ class TestMeasuredNumbers:
         assert row["profile_status"] == "verification_pending"
 
 
+class TestAnotherRoutesRecord:
+    """A working run of the page's second command (vLLM where SGLang is recommended) counts
+    for the profile, with its own figures beside the recommended route's."""
+
+    def test_a_vllm_record_counts_on_an_sglang_recommended_profile(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
+        before = detail(client, h200)
+        assert before["runtime"] == "sglang" and before["status"] == "verification_pending"
+        valid.update(runtime="vllm", runtime_version="0.30.1", command="vllm serve x --tp 8")
+        accept(client, post_record(client, valid).json()["id"])
+        after = detail(client, h200)
+        assert after["runtime"] == "sglang" and after["status"] == "verified"
+        # The recommended route keeps its own figure; vLLM's measured one is beside it.
+        assert after["token_generation"]["basis"] == before["token_generation"]["basis"]
+        [other] = after["other_routes"]
+        assert (other["runtime"], other["artifact"]) == ("vllm", GLM_FP8)
+        speed = other["token_generation"]
+        assert (speed["low"], speed["high"], speed["basis"]) == (88.0, 95.0, "measured")
+        assert fit_row(client, h200)["profile_status"] == "verified"
+        page = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{h200}/profiles/balanced").text, "html.parser"
+        )
+        status = page.select_one("#profile-status").text
+        assert "no accepted record" not in status and "another route" in status
+        assert "88.0 ~ 95.0" in page.select_one('.other-route[data-runtime="vllm"]').text
+        table = BeautifulSoup(client.get(f"/models/{GLM}").text, "html.parser")
+        row = table.select_one(f'tr[data-hardware="{h200}"]')
+        assert row.select_one(".status").text.strip() == "verified"
+        assert "88.0 ~ 95.0" in row.select_one('.other-route[data-runtime="vllm"]').text
+        # Another profile is not verified by it.
+        assert detail(client, h200, "speed")["status"] == "verification_pending"
+
+
 class TestDetailPage:
     def test_last_known_good_measured_points_and_estimate_error(
         self, client: TestClient, valid: dict, h200: str
