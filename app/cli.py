@@ -298,6 +298,8 @@ def format_estimate(result: dict) -> str:
             else f"{speed['low']:.1f} ~ {speed['high']:.1f}"
         )
         lines.append(f"  token generation {value} tok/s ({speed['basis']}: {speed['note']})")
+        if speed.get("contradicted"):
+            lines.append(f"                   {speed['contradicted']['text']}")
     elif result["verdict"] != "exceeds_memory":
         lines.append("  token generation unknown (no bandwidth figure)")
     if result.get("kv_cache") == "unknown":

@@ -10,6 +10,7 @@ from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
 from app.resolve.commands import Command, departures
+from app.resolve.contradicted import checked
 from app.resolve.figures import (
     Evidence,
     MemoryFigure,
@@ -86,6 +87,7 @@ def resolve_recipe(
         inputs, hardware, profile, choice, alternatives, command, verdict, requested
     )
     speed = speed_figure(inputs.reported.get(hardware.id), profile, one_request, medians)
+    speed = checked(inputs, hardware, choice, applied.tensor_parallel, speed)
     others = measured_on_other_routes(inputs, hardware, profile, choice)
     return ResolvedRecipe(
         model=model,
