@@ -25,6 +25,7 @@ from app.records.forms import (
     ROW_LABELS,
     FormState,
     ParsedForm,
+    error_label,
     parse_form,
     show_errors,
 )
@@ -182,6 +183,7 @@ def form_context(
         "formats": FORMAT_LABELS,
         "row_fields": ROW_FIELDS,
         "row_labels": ROW_LABELS,
+        "error_label": error_label,
         "principal": principal,
         **pages.choices(state.values),
     }

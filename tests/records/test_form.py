@@ -140,6 +140,14 @@ def test_errors_show_inline_and_keep_what_was_typed(
 
     plain = submit(client, fields)
     assert plain.status_code == 422 and "<h1>" in plain.text
+    # The summary above the form names every error by its label, a row's too: on a phone
+    # the row sits in a table that scrolls sideways.
+    summary = {li["data-field"]: li.text for li in form.select("#form-errors #error-summary li")}
+    assert summary.keys() == errors.keys()
+    assert summary["measurements.2.decode_tokens_per_s"].startswith("Row 3, Decode (tok/s):")
+    assert summary["applied_values"].startswith("Applied values:")
+    link = form.select_one('#error-summary a[href="#error-measurements-2-decode_tokens_per_s"]')
+    assert link is not None and form.select_one("#error-measurements-2-decode_tokens_per_s")
 
 
 def test_the_hidden_key_makes_a_double_submit_harmless(

@@ -249,4 +249,5 @@ class TestCli:
         ]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1
-        assert "file:" in result.output and "runtime_version:" in result.output
+        assert "FILE:" in result.output and "--runtime-version:" in result.output
+        assert "runtime_version:" not in result.output
