@@ -168,6 +168,7 @@ class TestImportRecord:
         assert submission.record.environment["runtime_build"] == "a1b2c3d4"
 
 
+@pytest.mark.postgresql  # the file's hash is read from a JSON column on both databases
 class TestSameFileTwice:
     def test_a_second_import_is_refused_naming_the_first(self, session: Session, h200: str) -> None:
         content = data("guidellm_report.json")
