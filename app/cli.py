@@ -305,6 +305,8 @@ def format_estimate(result: dict) -> str:
             else f"{speed['low']:.1f} ~ {speed['high']:.1f}"
         )
         lines.append(f"  token generation {value} tok/s ({speed['basis']}: {speed['note']})")
+        if speed.get("contradicted"):
+            lines.append(f"                   {speed['contradicted']['text']}")
     elif unestimated:
         lines.append("  token generation not estimated")
     elif not exceeds:

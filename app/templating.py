@@ -11,7 +11,7 @@ from starlette.datastructures import URL, URLPath
 from starlette.requests import Request
 
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
-from app.i18n.labels import LABELS, label
+from app.i18n.labels import LABELS, flag_text, job_error_text, label, stage_label
 from app.i18n.messages import message_text, messages_text
 from app.i18n.numbers import decimal
 from app.i18n.prose import prose
@@ -133,6 +133,9 @@ def register_filters(env: Environment) -> None:
         job_status_label=lambda code: label("job_status", code),
         knob_label=lambda code: label("knob", code),
         role_label=lambda code: label("role", code),
+        stage_label=stage_label,
+        job_error=job_error_text,
+        flag_text=flag_text,
         knob_value=knob_value,
         message_text=message_text,
         messages_text=messages_text,

@@ -20,7 +20,8 @@ HOST_REFUSED = register(
     "bench.host_refused",
     _l(
         "refusing to benchmark %(host)s: only loopback hosts (127.0.0.0/8, ::1, localhost) "
-        "are allowed unless the host is listed in allowed_hosts"
+        "are allowed unless the host is listed in SERVEBOOK_BENCH_ALLOWED_HOSTS (a JSON list; "
+        "a remote worker takes --allow-host)"
     ),
 )
 

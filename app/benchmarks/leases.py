@@ -130,7 +130,7 @@ def renew_lease(
 def lost(session: Session, job_id: int) -> ServebookError:
     """Why a guarded write did nothing: no such job, or the claim is no longer its."""
     if JobRepository(session).get(job_id) is None:
-        return NotFound(f"No benchmark job {job_id}.")
+        return NotFound(NO_JOB(job=str(job_id)))
     return LeaseLost(job_id)
 
 

@@ -4,10 +4,14 @@ The codes stay the same everywhere (JSON, CLI, URLs); only what a reader sees is
 translated, when it is shown, in the reader's language.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from app.i18n.catalogs import gettext
 from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.numbers import decimal
+from app.i18n.sentences import Sentence, is_registered, render
 
 VERDICTS: Mapping[str, Any] = {
     "fits": _l("fits"),
@@ -47,6 +51,11 @@ REVIEW_ACTIONS: Mapping[str, Any] = {
     "reject": _l("reject"),
     "retract": _l("retract"),
     "submit": _l("submit"),
+    # What a record's history stores: the first event, then the state each review moved to.
+    "submitted": _l("submitted"),
+    "accepted": _l("accepted"),
+    "rejected": _l("rejected"),
+    "retracted": _l("retracted"),
 }
 JOB_STATUSES: Mapping[str, Any] = {
     "queued": _l("queued"),
@@ -124,3 +133,57 @@ def label(kind: str, code: Any) -> str:
     key = getattr(code, "value", code)
     found = LABELS[kind].get(str(key))
     return str(found) if found is not None else str(key).replace("_", " ")
+
+
+# A benchmark's stage as its progress names it ("smoke", "length:4096", "concurrency:8").
+STAGES: Mapping[str, Any] = {
+    "queued": _l("queued"),
+    "done": _l("done"),
+    "smoke": _l("smoke test"),
+    "warmup": _l("warm-up"),
+    "length": _l("length %(value)s"),
+    "needle": _l("needle at %(value)s"),
+    "long": _l("long input %(value)s"),
+    "concurrency": _l("%(value)s at once"),
+    "task": _l("task %(value)s"),
+}
+
+
+def stage_label(step: Any) -> str:
+    """A stage in the reader's words, its figure formatted for the reader's language; a stage
+    this table does not know is shown as itself."""
+    kind, _, value = str(step).partition(":")
+    found = STAGES.get(kind)
+    if found is None:
+        return str(step)
+    if not value:
+        return str(found)
+    shown = decimal(int(value)) if value.isdigit() else value
+    return str(found) % {"value": shown}
+
+
+# A failed job's error, stored in English as the benchmark client words it.
+UNREACHABLE = re.compile(r"^could not connect to (?P<url>\S+): (?P<reason>.*)$", re.DOTALL)
+
+
+def job_error_text(error: str) -> str:
+    """A failed job's error in the reader's words where its shape is known (the reason the
+    connection gave stays as the system wrote it)."""
+    found = UNREACHABLE.match(error or "")
+    if found is None:
+        return error
+    return gettext("could not connect to %(url)s: %(reason)s", **found.groupdict())
+
+
+def flag_text(flag: Mapping[str, Any]) -> str:
+    """A record's flag in the reader's words: registered as `record.flag.<code>` (a variant
+    its params name appended), worded from its params; a flag stored before flags kept
+    their params is shown in the English it was stored with."""
+    params = flag.get("params")
+    if params is None:
+        return str(flag.get("message", ""))
+    variant = params.get("variant")
+    code = f"record.flag.{flag.get('code')}" + (f"_{variant}" if variant else "")
+    if not is_registered(code):
+        return str(flag.get("message", ""))
+    return render(Sentence(code, {k: v for k, v in params.items() if k != "variant"}))

@@ -106,8 +106,8 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.CONTEXT_LOWERED: _l("lowered to %(tokens)s, the largest that fits"),
     Code.CONCURRENCY_LOWERED: _l("lowered to %(requests)s so the KV cache fits"),
     Code.START_LOWERED: _l(
-        "starts at %(tokens)s (at most %(most)s); raise it in the steps below once it loads "
-        "and answers"
+        "starts at %(tokens)s (at most %(most)s); once it loads and answers, raise it step by "
+        'step as "Raising the context" shows'
     ),
     Code.ONE_REQUEST_OFFLOAD: _l("one request; %(split)s"),
     Code.ONE_REQUEST_NO_MORE_KV: _l("one request: the GPU holds no more KV cache"),

@@ -16,9 +16,60 @@ from app.estimate.hf_config import ModelShape
 from app.estimate.quants import lookup_quant
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
+from app.i18n.sentences import render as say
 from app.resolve.described import ModelDescription
 
 NOT_JSON = register("estimate_form.not_json", _l("the pasted config is not JSON (%(detail)s)"))
+NO_MODEL = register(
+    "estimate_form.no_model",
+    _l("choose a catalog model, or give a Hub repository, a parameter count or a config.json"),
+)
+NO_CARD = register(
+    "estimate_form.no_card",
+    _l("name a card (for example RTX 4090), or choose catalog hardware or custom numbers"),
+)
+MODEL_FIELDS = ("model", "repo", "params_b", "config", "attention")
+
+# The request's field names, as the form labels them (the page names the label, not the
+# API's field; JSON keeps the field).
+FIELD_LABELS: dict[str, Any] = {
+    "model": _l("Model (one of these)"),
+    "model.repo": _l("Hub repository"),
+    "model.params_b": _l("Parameters (B)"),
+    "model.active_params_b": _l("Active parameters (B, MoE)"),
+    "model.quant": _l("Quant"),
+    "model.hf_config": "config.json",
+    "hf_config": "config.json",
+    "hardware": _l("Hardware"),
+    "hardware.gpu": _l("Card"),
+    "hardware.count": _l("Cards"),
+    "gpu_count": _l("Cards"),
+    "memory_gb_per_gpu": _l("Memory per card (GB)"),
+    "bandwidth_gb_s_per_gpu": _l("Bandwidth per card (GB/s)"),
+    "platform": _l("Platform"),
+    "runtime": _l("Runtime"),
+    "context": _l("Context (tokens)"),
+}
+
+
+def field_label(field: str) -> str:
+    """A field as the form labels it; one the form does not show is named as it is."""
+    found = FIELD_LABELS.get(field) or FIELD_LABELS.get(field.removeprefix("model."))
+    return str(found) if found is not None else field.replace("_", " ")
+
+
+def form_errors(query: Mapping[str, str], errors: Mapping[str, str]) -> dict[str, str]:
+    """What the page says for an incomplete form: a missing model and a card left empty are
+    said as what to do, not as the schema's length rule."""
+    given = {key for key, value in query.items() if value and value.strip()}
+    said = dict(errors)
+    if not given & set(MODEL_FIELDS):
+        said = {"model": say(NO_MODEL()), **{k: v for k, v in said.items() if k != "model"}}
+    if "hardware.gpu" in said and not (query.get("gpu") or "").strip():
+        said["hardware.gpu"] = say(NO_CARD())
+    return said
+
+
 NOT_WHOLE = register("estimate_form.not_whole", _l("%(name)s must be a whole number"))
 SHAPE_NEEDS = register("estimate_form.shape_needs", _l("the shape needs %(names)s"))
 

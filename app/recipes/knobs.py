@@ -7,6 +7,7 @@ from app.i18n.messages import english
 from app.resolve import ResolvedRecipe
 from app.resolve.applied import AppliedValues
 from app.resolve.commands import KNOBS, Knob, KnobState
+from app.resolve.runtime_defaults import documented_default
 
 LABELS = {
     "tensor_parallel": "Tensor-parallel size",
@@ -37,6 +38,9 @@ class KnobRow:
     flag: str | None
     note: Message | None
     why: Message | None
+    # Where a knob is left at the runtime's default: the version and source it was read from.
+    default_version: str | None = None
+    default_source: str | None = None
 
     def as_json(self) -> dict:
         why, note = self.why, self.note
@@ -73,6 +77,9 @@ def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
         if not knob_applies(name, recipe.hardware.platform):
             continue
         knob: Knob | None = command.knobs.get(name) if command else None
+        documented = None
+        if command is not None and knob is not None and knob.state == KnobState.DEFAULT:
+            documented = documented_default(command.runtime, name)
         rows.append(
             KnobRow(
                 name=name,
@@ -82,6 +89,8 @@ def knob_rows(recipe: ResolvedRecipe) -> list[KnobRow]:
                 flag=knob.flag if knob else None,
                 note=knob.note if knob else None,
                 why=values.why.get(name),
+                default_version=documented.version if documented else None,
+                default_source=str(documented.source) if documented else None,
             )
         )
     return rows

@@ -120,6 +120,7 @@ def recipe_out(recipe: ResolvedRecipe) -> dict[str, Any]:
         "at_profile_concurrency": load_out(recipe.load, recipe.token_generation)
         if recipe.load
         else None,
+        "other_routes": [route.as_json() for route in recipe.other_routes],
         "estimate_vs_measured": {
             "decode": recipe.decode_check.as_json() if recipe.decode_check else None,
             "memory": recipe.memory_check.as_json() if recipe.memory_check else None,

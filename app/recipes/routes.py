@@ -16,7 +16,13 @@ from app.i18n.negotiation import QUERY as LANGUAGE_QUERY
 from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
 from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
-from app.recipes.estimate_page import FormRefused, page_request, share_query
+from app.recipes.estimate_page import (
+    FormRefused,
+    field_label,
+    form_errors,
+    page_request,
+    share_query,
+)
 from app.recipes.knobs import knob_rows
 from app.recipes.presenters import (
     benchmark_prefill,
@@ -231,9 +237,12 @@ def estimate_page(request: Request, service: RecipesDep) -> Response:
         "errors": {},
         "answer": None,
         "share_url": None,
+        "field_label": field_label,
     }
     if any(query.values()):
         context |= estimate_page_answer(request, service, query)
+        if context["errors"]:
+            context["errors"] = form_errors(query, context["errors"])
     status = 422 if context["errors"] else 200
     return render(request, "recipes/estimate.html", context, status_code=status)
 

@@ -20,6 +20,10 @@ class RangeOut(BaseModel):
     note_messages: list["MessageOut"]
     source: str | None = None
     records: int = 0
+    contradicted: "MessageOut | None" = Field(
+        default=None,
+        description="a reported figure that the roofline or a measurement contradicts: why",
+    )
 
 
 class MemoryOut(BaseModel):

@@ -6,11 +6,34 @@ import click
 
 from app.config import get_settings
 from app.records.importers import FORMATS
-from app.records.imports import import_record
+from app.records.imports import AlreadyImported, import_record
 from app.records.schemas import OUTCOMES
 from app.records.service import IdempotencyConflict
 from app.records.validation import RecordInvalid
 from app.security import ROLES, create_token
+
+# The flag (or argument) of `servebook import` that gives each field an error can name.
+FLAGS = {
+    "model": "--model",
+    "hardware": "--hardware",
+    "artifact": "--artifact",
+    "runtime": "--runtime",
+    "runtime_version": "--runtime-version",
+    "profile": "--profile",
+    "gpu_count": "--gpu-count",
+    "outcome": "--outcome",
+    "command": "--command",
+    "notes": "--notes",
+    "file": "FILE",
+    "idempotency_key": "--idempotency-key",
+}
+
+
+def flag_of(field: str) -> str:
+    """An error's field as the command line names it; the file's own points are FILE's."""
+    if field.startswith(("measurements", "environment")):
+        return f"FILE ({field})"
+    return FLAGS.get(field, field)
 
 
 @click.command("import")
@@ -90,9 +113,9 @@ def import_command(
                 [flag["message"] for flag in record.flags],
             )
     except RecordInvalid as invalid:
-        lines = [f"  {error.field}: {error.message}" for error in invalid.errors]
+        lines = [f"  {flag_of(error.field)}: {error.message}" for error in invalid.errors]
         raise click.ClickException("the record was not stored:\n" + "\n".join(lines)) from None
-    except IdempotencyConflict as conflict:
+    except (IdempotencyConflict, AlreadyImported) as conflict:
         raise click.ClickException(conflict.message) from None
     record_id, state, points, tool, digest, flags = summary
     click.echo(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.i18n import lazy_gettext as _l
-from app.i18n.sentences import register
+from app.i18n.sentences import register, render
 from app.records.schemas import FieldError
 from app.security.json_input import JsonRefused, NotJson, loads_strict
 
@@ -51,6 +51,42 @@ ROW_LABELS = {
     "needle_accuracy": _l("Needle accuracy (0–1)"),
     "repetitions": _l("Repetitions"),
 }
+# The form's label for each field an error can name (the summary above the form lists them).
+FIELD_LABELS = {
+    "model": _l("Model"),
+    "artifact": _l("Model file"),
+    "runtime": _l("Runtime"),
+    "runtime_version": _l("Runtime version"),
+    "hardware": _l("Hardware"),
+    "gpu_count": _l("GPUs used"),
+    "profile": _l("Profile"),
+    "outcome": _l("Outcome"),
+    "command": _l("Command as run"),
+    "applied_values": _l("Applied values"),
+    "environment.driver": _l("GPU driver"),
+    "environment.os": _l("Operating system"),
+    "environment.runtime_build": _l("Runtime build"),
+    "measurements": _l("Measurements"),
+    "file": _l("Or import a result file"),
+    "notes": _l("Notes"),
+}
+ROW_FIELD = register("form.row_field", _l("Row %(row)s, %(field)s"))
+ROW_ONLY = register("form.row", _l("Row %(row)s"))
+
+
+def error_label(name: str) -> str:
+    """The label of the field an error names, as the form shows it, in the reader's words."""
+    match = ROW_NAME.match(name)
+    if match:
+        field = ROW_LABELS.get(match[2], match[2])
+        return render(ROW_FIELD(row=int(match[1]) + 1, field=str(field)))
+    row = re.match(r"^measurements\.(\d+)$", name)
+    if row:
+        return render(ROW_ONLY(row=int(row[1]) + 1))
+    label = FIELD_LABELS.get(name)
+    return str(label) if label is not None else name
+
+
 GIVE_AN_OBJECT = register("form.give_an_object", _l("give a JSON object"))
 WRITE_AS_ASSIGNMENT = register(
     "form.write_as_assignment", _l("line %(line)s: write it as name = value")

@@ -6,9 +6,29 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session
 
+from app.errors import Conflict
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.records.importers import ImportedRun, ImportFormatError, read_result, sha256_hex
+from app.records.repository import RecordRepository
 from app.records.schemas import FieldError
-from app.records.service import Submission, submit_record
+from app.records.service import Submission, scoped_key, submit_record
+
+ALREADY_IMPORTED = register(
+    "record.file_already_imported",
+    _l(
+        "This file (sha256 %(sha256)s) was already imported as record %(record)s; nothing "
+        "new was stored. Import a new result file, or review record %(record)s."
+    ),
+)
+
+
+class AlreadyImported(Conflict):
+    """The same result file (same sha256) was imported before: one run, one record."""
+
+    def __init__(self, record_id: int, digest: str) -> None:
+        super().__init__(ALREADY_IMPORTED(sha256=digest[:12], record=str(record_id)))
+        self.record_id = record_id
 
 
 def merged(meta: Mapping[str, Any], run: ImportedRun | None) -> dict[str, Any]:
@@ -57,6 +77,8 @@ def import_record(
     except ImportFormatError as error:
         errors.append(FieldError.of("file", error.said))
     detail = provenance(run, content, filename, source) if run else {}
+    if run is not None:
+        refuse_a_second_import(session, detail["sha256"], submitted_by, idempotency_key)
     return submit_record(
         session,
         merged(meta, run),
@@ -66,3 +88,17 @@ def import_record(
         provenance_detail=detail,
         extra_errors=errors,
     )
+
+
+def refuse_a_second_import(
+    session: Session, digest: str, submitted_by: str, idempotency_key: str | None
+) -> None:
+    """A file imported before is refused, naming its record, unless this is a retry of that
+    very import (the same idempotency key), which is answered with the first record."""
+    earlier = RecordRepository(session).imported_file(digest)
+    if earlier is None:
+        return
+    record_id, key = earlier
+    if idempotency_key and key == scoped_key(submitted_by, idempotency_key):
+        return
+    raise AlreadyImported(record_id, digest)

@@ -2,14 +2,90 @@
 a real result can beat a model (speculative decoding beats the bandwidth roofline)."""
 
 import re
+from typing import Any
 
 from app.estimate.weights import active_weight_bytes, weights_bytes
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Kind, english, register
 from app.records.schemas import Flag, MeasurementIn, RecordIn
 from app.records.validation import Resolved
 
 # ITL and decode speed describe the same thing; beyond this factor one of them is wrong.
 ITL_DECODE_TOLERANCE = 2.0
 LOW_NEEDLE_ACCURACY = 0.5
+
+# Each flag's words, registered as `record.flag.<code>`: the record keeps the English
+# message and the params, and a page words the flag in its reader's language.
+FLAG_WORDS: dict[str, Kind] = {
+    "decode_above_roofline": register(
+        "record.flag.decode_above_roofline",
+        _l(
+            "%(decode)s tok/s is above the %(roofline)s tok/s that %(hardware)s's memory "
+            "bandwidth allows for the active weights of %(artifact)s; plausible only with "
+            "speculative decoding, or if the figure is total rather than per request"
+        ),
+    ),
+    "decode_above_roofline/assumed": register(
+        "record.flag.decode_above_roofline_assumed",
+        _l(
+            "%(decode)s tok/s is above the %(roofline)s tok/s that %(hardware)s's memory "
+            "bandwidth allows for the active weights of %(artifact)s (the catalog's bandwidth "
+            "figure is assumed); plausible only with speculative decoding, or if the figure is "
+            "total rather than per request"
+        ),
+    ),
+    "memory_above_card": register(
+        "record.flag.memory_above_card",
+        _l("%(memory)s GB per GPU is more than the %(card)s GB one card of %(hardware)s has"),
+    ),
+    "e2e_below_ttft": register(
+        "record.flag.e2e_below_ttft",
+        _l("end-to-end latency is shorter than the time to first token"),
+    ),
+    "itl_decode_mismatch": register(
+        "record.flag.itl_decode_mismatch",
+        _l(
+            "an ITL of %(itl)s ms means about %(implied)s tok/s, but decode is given as "
+            "%(decode)s tok/s"
+        ),
+    ),
+    "needle_missed_but_ok": register(
+        "record.flag.needle_missed_but_ok",
+        _l(
+            "the outcome says it answered, yet most needles were missed (outcome "
+            "'wrong_answer' describes that)"
+        ),
+    ),
+    "runtime_platform": register(
+        "record.flag.runtime_platform",
+        _l("%(runtime)s is listed for %(platforms)s, not %(platform)s hardware like %(hardware)s"),
+    ),
+    "runtime_below_min_version": register(
+        "record.flag.runtime_below_min_version",
+        _l(
+            "%(runtime)s %(version)s is older than %(minimum)s, the first version the catalog "
+            "knows to serve this family"
+        ),
+    ),
+    "speed_on_load_failure": register(
+        "record.flag.speed_on_load_failure",
+        _l("the model failed to load, yet a decode speed is given"),
+    ),
+}
+
+
+def flag_words(code: str, params: dict[str, Any]) -> Kind | None:
+    """The registered words of a flag: its code's, or a variant its params name."""
+    variant = params.get("variant")
+    return FLAG_WORDS.get(f"{code}/{variant}" if variant else code)
+
+
+def flag(code: str, field: str, **params: Any) -> Flag:
+    """A flag with its English message and the figures a page words it from."""
+    words = flag_words(code, params)
+    assert words is not None, code
+    said = words(**{k: v for k, v in params.items() if k != "variant"})
+    return Flag(code=code, field=field, message=english(said), params=params)
 
 
 def plausibility_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
@@ -38,9 +114,8 @@ def decode_roofline(data: RecordIn, refs: Resolved) -> float | None:
     return bandwidth * 1e9 * tensor_parallel(data, refs) / active
 
 
-def bandwidth_note(refs: Resolved) -> str:
-    assumed = refs.hardware.bandwidth_basis == "assumed"
-    return " (the catalog's bandwidth figure is assumed)" if assumed else ""
+def bandwidth_variant(refs: Resolved) -> dict[str, str]:
+    return {"variant": "assumed"} if refs.hardware.bandwidth_basis == "assumed" else {}
 
 
 def point_flags(
@@ -50,24 +125,25 @@ def point_flags(
     decode = point.decode_tokens_per_s
     if decode is not None and roofline is not None and decode > roofline:
         flags.append(
-            Flag(
-                code="decode_above_roofline",
-                field=f"{field}.decode_tokens_per_s",
-                message=f"{decode:,.1f} tok/s is above the {roofline:,.1f} tok/s that "
-                f"{refs.hardware.name}'s memory bandwidth allows for the active weights "
-                f"of {refs.artifact.slug}{bandwidth_note(refs)}; plausible only with "
-                "speculative decoding, or if the figure is total rather than per request",
+            flag(
+                "decode_above_roofline",
+                f"{field}.decode_tokens_per_s",
+                decode=round(decode, 1),
+                roofline=round(roofline, 1),
+                hardware=refs.hardware.name,
+                artifact=refs.artifact.slug,
+                **bandwidth_variant(refs),
             )
         )
     memory = point.peak_memory_gb_per_gpu
     if memory is not None and memory > refs.hardware.memory_gb_per_gpu:
         flags.append(
-            Flag(
-                code="memory_above_card",
-                field=f"{field}.peak_memory_gb_per_gpu",
-                message=f"{memory:,.1f} GB per GPU is more than the "
-                f"{refs.hardware.memory_gb_per_gpu:,.0f} GB one card of "
-                f"{refs.hardware.name} has",
+            flag(
+                "memory_above_card",
+                f"{field}.peak_memory_gb_per_gpu",
+                memory=round(memory, 1),
+                card=round(refs.hardware.memory_gb_per_gpu),
+                hardware=refs.hardware.name,
             )
         )
     flags += consistency_flags(field, point, data)
@@ -81,23 +157,18 @@ def consistency_flags(field: str, point: MeasurementIn, data: RecordIn) -> list[
         and point.ttft_ms is not None
         and point.e2e_latency_ms < point.ttft_ms
     ):
-        flags.append(
-            Flag(
-                code="e2e_below_ttft",
-                field=f"{field}.e2e_latency_ms",
-                message="end-to-end latency is shorter than the time to first token",
-            )
-        )
+        flags.append(flag("e2e_below_ttft", f"{field}.e2e_latency_ms"))
     if point.itl_ms and point.decode_tokens_per_s:
         implied = 1000 / point.itl_ms
         ratio = max(implied, point.decode_tokens_per_s) / min(implied, point.decode_tokens_per_s)
         if ratio > ITL_DECODE_TOLERANCE:
             flags.append(
-                Flag(
-                    code="itl_decode_mismatch",
-                    field=f"{field}.itl_ms",
-                    message=f"an ITL of {point.itl_ms:g} ms means about {implied:,.1f} tok/s, but "
-                    f"decode is given as {point.decode_tokens_per_s:,.1f} tok/s",
+                flag(
+                    "itl_decode_mismatch",
+                    f"{field}.itl_ms",
+                    itl=point.itl_ms,
+                    implied=round(implied, 1),
+                    decode=round(point.decode_tokens_per_s, 1),
                 )
             )
     if (
@@ -105,14 +176,7 @@ def consistency_flags(field: str, point: MeasurementIn, data: RecordIn) -> list[
         and point.needle_accuracy is not None
         and point.needle_accuracy < LOW_NEEDLE_ACCURACY
     ):
-        flags.append(
-            Flag(
-                code="needle_missed_but_ok",
-                field=f"{field}.needle_accuracy",
-                message="the outcome says it answered, yet most needles were missed "
-                "(outcome 'wrong_answer' describes that)",
-            )
-        )
+        flags.append(flag("needle_missed_but_ok", f"{field}.needle_accuracy"))
     return flags
 
 
@@ -121,31 +185,28 @@ def setup_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
     platform = refs.hardware.platform
     if platform not in refs.runtime.platforms:
         flags.append(
-            Flag(
-                code="runtime_platform",
-                field="runtime",
-                message=f"{refs.runtime.name} is listed for {', '.join(refs.runtime.platforms)}, "
-                f"not {platform} hardware like {refs.hardware.name}",
+            flag(
+                "runtime_platform",
+                "runtime",
+                runtime=refs.runtime.name,
+                platforms=", ".join(refs.runtime.platforms),
+                platform=platform,
+                hardware=refs.hardware.name,
             )
         )
     minimum = refs.runtime.min_version
     if minimum and older_than(data.runtime_version, minimum):
         flags.append(
-            Flag(
-                code="runtime_below_min_version",
-                field="runtime_version",
-                message=f"{refs.runtime.name} {data.runtime_version} is older than {minimum}, the "
-                "first version the catalog knows to serve this family",
+            flag(
+                "runtime_below_min_version",
+                "runtime_version",
+                runtime=refs.runtime.name,
+                version=data.runtime_version,
+                minimum=minimum,
             )
         )
     if data.outcome == "load_failure" and any(m.decode_tokens_per_s for m in data.measurements):
-        flags.append(
-            Flag(
-                code="speed_on_load_failure",
-                field="outcome",
-                message="the model failed to load, yet a decode speed is given",
-            )
-        )
+        flags.append(flag("speed_on_load_failure", "outcome"))
     return flags
 
 

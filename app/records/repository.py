@@ -54,6 +54,20 @@ class RecordRepository:
         statement = select(Record).where(Record.idempotency_key == key).options(*FULL)
         return self.session.scalars(statement).one_or_none()
 
+    def imported_file(self, sha256: str) -> tuple[int, str | None] | None:
+        """The first record imported from a file with this sha256, and its idempotency key."""
+        statement = (
+            select(Record.id, Record.idempotency_key)
+            .where(
+                Record.provenance == "import",
+                Record.provenance_detail["sha256"].as_string() == sha256,
+            )
+            .order_by(Record.id)
+            .limit(1)
+        )
+        row = self.session.execute(statement).first()
+        return (row.id, row.idempotency_key) if row else None
+
     def add(self, record: Record) -> Record:
         self.session.add(record)
         self.session.flush()

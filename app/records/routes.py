@@ -25,11 +25,12 @@ from app.records.forms import (
     ROW_LABELS,
     FormState,
     ParsedForm,
+    error_label,
     parse_form,
     show_errors,
 )
 from app.records.importers import FORMAT_LABELS
-from app.records.imports import import_record
+from app.records.imports import AlreadyImported, import_record
 from app.records.known_good import known_good_for, record_form_values
 from app.records.pages import RecordPages
 from app.records.review import allowed_actions, needs_confirmation, review_record
@@ -132,7 +133,7 @@ def create(
     except RecordInvalid as invalid:
         state = show_errors(parsed, invalid.errors)
         return form_response(request, session, state, principal)
-    except IdempotencyConflict as conflict:
+    except (IdempotencyConflict, AlreadyImported) as conflict:
         parsed.state.general.append(conflict.text())
         return form_response(request, session, parsed.state, principal, status_code=409)
     url = str(request.url_for("records:detail", record_id=submission.record.id))
@@ -182,6 +183,7 @@ def form_context(
         "formats": FORMAT_LABELS,
         "row_fields": ROW_FIELDS,
         "row_labels": ROW_LABELS,
+        "error_label": error_label,
         "principal": principal,
         **pages.choices(state.values),
     }

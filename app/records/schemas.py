@@ -203,7 +203,8 @@ class Flag(BaseModel):
 
     code: str
     field: str
-    message: str
+    message: str  # English; `params` carries the figures a page words it from
+    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class RecordCreated(BaseModel):

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from enum import StrEnum
 from statistics import median
+from typing import Any
 
 import msgspec
 
@@ -69,12 +70,16 @@ class SpeedFigure(msgspec.Struct, frozen=True):
     note: Notes
     source: str | None = None
     records: int = 0
+    # A reported figure the roofline or a measurement contradicts: why (a Sentence of
+    # app/resolve/contradicted.py); it stays shown, marked.
+    contradicted: Any = None
 
     @property
     def single(self) -> bool:
         return self.low == self.high
 
     def as_json(self) -> dict:
+        why = self.contradicted
         return {
             "low": self.low,
             "high": self.high,
@@ -83,6 +88,7 @@ class SpeedFigure(msgspec.Struct, frozen=True):
             "note_messages": messages_json(self.note),
             "source": self.source,
             "records": self.records,
+            "contradicted": None if why is None else {**why.as_json(), "text": str(why)},
         }
 
 

@@ -15,11 +15,20 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.errors import NotFound
 from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
 from app.resolve.applied import AppliedValues, Specs, requested_values
 from app.resolve.commands import Command, build_command
 from app.resolve.figures import MeasuredPoint
 from app.resolve.verification import VerifiedPairs
+
+UNKNOWN_MODEL = register(
+    "catalog.unknown_model", _l("No model '%(slug)s' in the catalog. Known models: %(known)s.")
+)
+UNKNOWN_PROFILE = register(
+    "catalog.unknown_profile", _l("No profile '%(slug)s'. Profiles: %(known)s.")
+)
 
 BALANCED = "balanced"
 
@@ -96,7 +105,7 @@ class ModelInputs:
         found = next((p for p in self.profiles if p.slug == slug), None)
         if found is None:
             known = ", ".join(p.slug for p in self.profiles)
-            raise NotFound(f"No profile '{slug}'. Profiles: {known}.")
+            raise NotFound(UNKNOWN_PROFILE(slug=slug, known=known))
         return found
 
     @cached_property
@@ -261,7 +270,7 @@ def load_model_inputs(session: Session, model_slug: str) -> ModelInputs:
     model = repo.get_model(model_slug)
     if model is None:
         known = ", ".join(m.slug for m in repo.list_models())
-        raise NotFound(f"No model '{model_slug}' in the catalog. Known models: {known}.")
+        raise NotFound(UNKNOWN_MODEL(slug=model_slug, known=known))
     return ModelInputs(
         model=model,
         runtimes=repo.list_runtimes(),

@@ -18,6 +18,7 @@ from app.resolve.commands import build_command, departures, with_offload
 from app.resolve.figures import Evidence, MemoryFigure, SpeedFigure, gb
 from app.resolve.inputs import ModelInputs, RouteChoice
 from app.resolve.resolved import PENDING, ResolvedRecipe, with_speculative_caution
+from app.resolve.runtime_defaults import OPTIONAL_KNOBS, not_at_default
 
 # Part of the weights are read by the CPU each token: decode is bound by system memory.
 SLOWER = message(Code.OFFLOAD_SLOWER)
@@ -39,6 +40,7 @@ def offloaded_recipe(
     }
     applied = replace(requested_values(profile, specs, assessment.context, 1), why=why)
     explicit = departures(applied, inputs.balanced_values(choice, hardware, specs))
+    explicit |= not_at_default(choice.runtime.slug, applied, hardware, OPTIONAL_KNOBS)
     commands = ()
     if choice.verified:
         command = build_command(choice.runtime, choice.artifact, inputs.model, applied, explicit)

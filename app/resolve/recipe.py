@@ -11,6 +11,7 @@ from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
 from app.resolve.commands import Command, departures
+from app.resolve.contradicted import checked
 from app.resolve.figures import (
     Evidence,
     MemoryFigure,
@@ -24,6 +25,7 @@ from app.resolve.figures import (
 )
 from app.resolve.inputs import ModelInputs, RouteChoice
 from app.resolve.offloaded import offloaded_recipe
+from app.resolve.other_routes import measured_on_other_routes
 from app.resolve.profiles import (
     LOWERED_START,
     MIN_USEFUL_CONTEXT,
@@ -39,6 +41,7 @@ from app.resolve.resolved import (
     ResolvedRecipe,
     with_speculative_caution,
 )
+from app.resolve.runtime_defaults import OPTIONAL_KNOBS, not_at_default
 
 DEFAULT_SHAPE = RequestShape()
 
@@ -95,6 +98,8 @@ def resolve_recipe(
     )
     reported = inputs.reported.get(hardware.id) if evidence else None
     speed = speed_figure(reported, single, medians)
+    speed = checked(inputs, hardware, choice, applied.tensor_parallel, speed)
+    others = measured_on_other_routes(inputs, hardware, profile, choice) if evidence else ()
     return ResolvedRecipe(
         model=model,
         hardware=hardware,
@@ -111,7 +116,7 @@ def resolve_recipe(
         max_context=one_request.max_context,
         context_steps=_steps(profile, specs, applied, one_request.max_context),
         token_generation=speed,
-        status=VERIFIED if medians else PENDING,
+        status=VERIFIED if medians or others else PENDING,
         commands=commands,
         measured=medians,
         decode_check=decode_check(single, medians, applied.context),
@@ -119,6 +124,7 @@ def resolve_recipe(
         warnings=with_speculative_caution(at_load.warnings, model, applied),
         single=single,
         load=load,
+        other_routes=others,
     )
 
 
@@ -180,6 +186,7 @@ def _serve(
     specs = inputs.specs(choice, hardware)
     wanted = requested_values(profile, specs, requested, concurrency)
     explicit = departures(wanted, inputs.balanced_values(choice, hardware, specs))
+    explicit |= not_at_default(choice.runtime.slug, wanted, hardware, OPTIONAL_KNOBS)
     if concurrency:
         explicit |= {"max_concurrency"}
     probe = inputs.command(choice, wanted, explicit)
@@ -194,6 +201,8 @@ def _serve(
     if applied.context == wanted.context and applied.max_concurrency == wanted.max_concurrency:
         # Fitting to memory changed only the reasons, which no command reads: the probe is it.
         return applied, probe
+    # Memory may have lowered a value below the runtime's default: the command says so.
+    explicit |= not_at_default(choice.runtime.slug, applied, hardware, OPTIONAL_KNOBS)
     command = inputs.command(choice, applied, explicit)
     return applied, command
 

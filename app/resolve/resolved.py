@@ -11,6 +11,7 @@ from app.resolve.applied import AppliedValues
 from app.resolve.commands import Command
 from app.resolve.figures import Check, ContextMedian, MemoryFigure, SpeedFigure
 from app.resolve.inputs import RouteChoice
+from app.resolve.other_routes import RouteMeasured
 from app.resolve.verification import PairEvidence
 
 RUNNABLE = (Verdict.FITS, Verdict.FITS_REDUCED_CONTEXT, Verdict.FITS_WITH_OFFLOAD)
@@ -64,6 +65,8 @@ class ResolvedRecipe(msgspec.Struct, frozen=True):
     # request shape asked (the plan's context by default); None where speed is unknown.
     single: LoadEstimate | None = None
     load: LoadEstimate | None = None
+    # Accepted figures of this profile here through other routes (app/resolve/other_routes).
+    other_routes: tuple[RouteMeasured, ...] = ()
 
     @property
     def verdict_label(self) -> str:

@@ -13,9 +13,11 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.revision import current_revision
 from app.catalog.schemas import FitFilters
 from app.errors import NotFound
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import Hardware, Runtime
 from app.resolve.collector import collector_paused
-from app.resolve.inputs import ModelInputs, load_model_inputs
+from app.resolve.inputs import UNKNOWN_PROFILE, ModelInputs, load_model_inputs
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
 
 if TYPE_CHECKING:
@@ -23,6 +25,15 @@ if TYPE_CHECKING:
 
 # A fit table lists at most this many hardware rows per page.
 PAGE_SIZE = 100
+
+UNKNOWN_HARDWARE = register(
+    "catalog.unknown_hardware",
+    _l("No hardware '%(slug)s' in the catalog. Known hardware: %(known)s."),
+)
+UNKNOWN_FOR_MODEL = register(
+    "catalog.unknown_for_model",
+    _l("No %(kind)s '%(slug)s' for this model. Choose one of: %(known)s."),
+)
 
 
 @dataclass(frozen=True)
@@ -97,11 +108,11 @@ class ResolvedModel:
         row = self.by_hardware.get(hardware)
         if row is None:
             known = ", ".join(self.by_hardware)
-            raise NotFound(f"No hardware '{hardware}' in the catalog. Known hardware: {known}.")
+            raise NotFound(UNKNOWN_HARDWARE(slug=hardware, known=known))
         found = next((r for r in row.recipes if r.profile.slug == profile), None)
         if found is None:
             known = ", ".join(r.profile.slug for r in row.recipes)
-            raise NotFound(f"No profile '{profile}'. Profiles: {known}.")
+            raise NotFound(UNKNOWN_PROFILE(slug=profile, known=known))
         return found
 
     def fit_page(self, filters: FitFilters) -> FitPage:
@@ -139,7 +150,7 @@ class RecipeService:
         found = self.catalog.get_hardware(slug)
         if found is None:
             known = ", ".join(h.slug for h in self.catalog.list_hardware())
-            raise NotFound(f"No hardware '{slug}' in the catalog. Known hardware: {known}.")
+            raise NotFound(UNKNOWN_HARDWARE(slug=slug, known=known))
         return found
 
     def list_hardware(self) -> Sequence[Hardware]:
@@ -204,4 +215,4 @@ def check_route_slugs(inputs: ModelInputs, artifact: str | None, runtime: str | 
 
 def check_slug(kind: str, slug: str | None, known: list[str]) -> None:
     if slug is not None and slug not in known:
-        raise NotFound(f"No {kind} '{slug}' for this model. Choose one of: {', '.join(known)}.")
+        raise NotFound(UNKNOWN_FOR_MODEL(kind=kind, slug=slug, known=", ".join(known)))

@@ -9,6 +9,7 @@ from starlette.datastructures import URL, FormData
 
 from app.db import SessionDep
 from app.errors import ServebookError
+from app.i18n.catalogs import gettext as _
 from app.security.csrf import CsrfDep
 from app.security.http import SAFE_METHODS, prefers_json
 from app.security.principal import OptionalPrincipal, sign_in_cookie, sign_out_cookie
@@ -53,7 +54,8 @@ def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
     target = local_path(str(form.get("next") or "/"))
     record = authenticate(session, token) if token else None
     if record is None:
-        context = {"principal": None, "next": target, "error": "That token is unknown or revoked."}
+        error = _("That token is unknown or revoked.")
+        context = {"principal": None, "next": target, "error": error}
         return render(request, "security/signin.html", context, status_code=401)
     log.info("signed in as %r (%s)", record.name, record.role)
     response = redirect(request, target)

@@ -26,6 +26,15 @@ document.addEventListener("htmx:responseError", (event) => {
   slot.textContent = words.replace("{status}", String(status));
 });
 
+// Record form: after a refused submit the form is swapped in place, wherever the reader had
+// scrolled to (the submit button, at the bottom): bring the summary of what to fix into view.
+document.addEventListener("htmx:afterSettle", (event) => {
+  const errors = document.querySelector("#record-form #form-errors");
+  if (!errors || !event.detail.elt || event.detail.elt.id !== "record-form") return;
+  errors.scrollIntoView({ block: "start" });
+  errors.focus({ preventScroll: true });
+});
+
 // Device selector: typing or changing a figure asks for a new answer; picking hardware
 // (other than "custom", which only opens the fields) re-renders the whole form.
 function selectorEvent(event, name) {

@@ -121,6 +121,24 @@ def test_fit_page_marks_basis_and_assumed_shapes(client: TestClient) -> None:
     assert server.select_one(".basis-estimated") is not None
 
 
+def test_the_table_explains_itself(client: TestClient) -> None:
+    """A legend for the pair and profile statuses, no start or status for rows that exceed
+    memory, units on the profiles' figures, and derived figures not styled as an error."""
+    page = BeautifulSoup(client.get(f"/models/{GLM}").text, "html.parser")
+    legend = page.select_one("#fit-legend").text
+    assert "Verified pair" in legend and "verification pending" in legend
+    notice = page.select_one("#basis-notice")
+    assert "notice-assumed" not in notice["class"] and "notice-info" in notice["class"]
+    exceeding = page.select_one('tr[data-verdict="exceeds_memory"]')
+    start = exceeding.select_one('td[data-label="Starting context"]').text.strip()
+    assert start == "—"
+    profiles = exceeding.select_one('td[data-label="Profiles"]')
+    assert profiles.select_one(".status") is None and "nothing to verify" in profiles.text
+    assert not profiles.select(".status-verification_pending")
+    figures = page.select(".profile-links a + .sub")
+    assert figures and all("tok/s" in figure.text for figure in figures)
+
+
 def test_htmx_filter_returns_only_the_table(client: TestClient) -> None:
     response = client.get(
         f"/models/{GLM}", params={"platform": "metal"}, headers={"HX-Request": "true"}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 import app.main  # noqa: F401  (imports every module, so every code is registered)
@@ -27,7 +27,7 @@ from app.i18n.messages import TEMPLATES
 from app.i18n.negotiation import COOKIE
 from app.i18n.sentences import registered
 from app.main import create_app
-from app.models import Artifact, Hardware, LlmModel, ReportedFigure
+from app.models import Artifact, BenchJob, Hardware, LlmModel, ReportedFigure
 from app.resolve.gpu_table import all_gpus
 from tests.conftest import sqlite_settings
 from tests.records.conftest import (  # noqa: F401
@@ -186,10 +186,21 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
             },
         ),
         "422, NUL": "/records?model=a%00b",
+        "404, unknown model": f"/models/{GLM}-nope",
+        "404, unknown model's profile": f"/models/{GLM}-nope/hardware/rtx-4090-24gb/profiles/x",
+        "record, flagged": f"/records/{records['flagged']}",
+        "benchmark, running": f"/benchmarks/{records['running']}",
+        "benchmark, failed": f"/benchmarks/{records['failed']}",
+        "422, estimate form left empty": "/estimate?model=&hardware=gpu&gpu=&gpu_count=1",
+        "422, record form with errors": (
+            "POST",
+            "/records",
+            {"data": {"notes": "x"}, "headers": page_headers, "csrf": True},
+        ),
     }
 
 
-def submitted_records(client: TestClient, body: dict) -> dict[str, int]:
+def submitted_records(client: TestClient, body: dict, session: Session) -> dict[str, int]:
     accepted = post_record(client, body).json()["id"]
     accept(client, accepted)
     body = {**body, "runtime_version": "0.11.0", "notes": "second run"}
@@ -210,7 +221,58 @@ def submitted_records(client: TestClient, body: dict) -> dict[str, int]:
     }
     response = post_record(client, unverified)
     assert response.status_code == 201, response.text
-    return {"accepted": accepted, "pending": pending, "changes": response.json()["id"]}
+    # Flags of every kind the checker words with figures: below the runtime's first version,
+    # above the card's memory and bandwidth, ITL against decode, end-to-end below TTFT.
+    flagged = {
+        **body,
+        "runtime_version": "0.1.0",
+        "measurements": [
+            {
+                "context_length": 4096,
+                "decode_tokens_per_s": 5000.0,
+                "itl_ms": 50.0,
+                "ttft_ms": 900.0,
+                "e2e_latency_ms": 100.0,
+                "peak_memory_gb_per_gpu": 900.0,
+            }
+        ],
+    }
+    flags = post_record(client, flagged).json()
+    assert len(flags["flags"]) >= 4, flags
+    return {
+        "accepted": accepted,
+        "pending": pending,
+        "changes": response.json()["id"],
+        "flagged": flags["id"],
+        **benchmark_jobs(client, session),
+    }
+
+
+def benchmark_jobs(client: TestClient, session: Session) -> dict[str, int]:
+    """A job part-way through a length, and one that found nothing at its URL."""
+    body = {
+        "base_url": "http://127.0.0.1:9/v1",
+        "served_model": "m",
+        "model": GLM,
+        "hardware": "8x-h200-141gb",
+        "artifact": "glm-5.3-flash-fp8",
+        "runtime": "sglang",
+        "profile": "balanced",
+        "runtime_version": "0.5.10",
+    }
+    ids = [client.post("/api/benchmarks", json=body).json()["id"] for _ in range(2)]
+    running, failed = ids
+    session.execute(
+        update(BenchJob)
+        .where(BenchJob.id == running)
+        .values(status="running", progress={"step": "length:4096", "done": 1, "total": 3})
+    )
+    error = "could not connect to http://127.0.0.1:9/v1/chat/completions: connection refused"
+    session.execute(
+        update(BenchJob).where(BenchJob.id == failed).values(status="failed", error=error)
+    )
+    session.commit()
+    return {"running": running, "failed": failed}
 
 
 @pytest.mark.parametrize("locale", ["ko", "ja"])
@@ -222,11 +284,13 @@ def test_no_known_english_sentence_is_left_on_a_translated_page(
 ) -> None:
     known = pattern(known_english(locale))
     notes = source_notes(session)
-    records = submitted_records(sweep_client, valid)
+    records = submitted_records(sweep_client, valid, session)
     sweep_client.cookies.set(COOKIE, locale)
     found: dict[str, list[str]] = {}
     for name, request in pages(sweep_client, records).items():
         method, path, options = request if isinstance(request, tuple) else ("GET", request, {})
+        if options.pop("csrf", False):
+            options = {**options, "data": {**options["data"], **form_tokens(sweep_client)}}
         response = sweep_client.request(method, path, **options)
         expected = int(name[:3]) if name[:3].isdigit() else 200  # a refusal names its status
         assert response.status_code == expected, (name, response.text[:300])
@@ -238,6 +302,23 @@ def test_no_known_english_sentence_is_left_on_a_translated_page(
         if english:
             found[name] = english
     assert found == {}
+    # Single words the sweep's runs do not reach, where they were left in English.
+    for name, path, selector, words in (
+        ("job running", f"/benchmarks/{records['running']}", "#job-step", ("length",)),
+        ("job failed", f"/benchmarks/{records['failed']}", "#job-error", ("could not",)),
+        ("history", f"/records/{records['flagged']}", "#history, .history", ("submitted",)),
+        ("home", "/", "main", ("balanced",)),
+    ):
+        page = BeautifulSoup(sweep_client.get(path).text, "html.parser")
+        shown = " ".join(el.get_text(" ") for el in page.select(selector))
+        assert shown, (name, selector)
+        assert not [w for w in words if w in shown.lower()], (name, shown[:300])
+
+
+def form_tokens(client: TestClient) -> dict[str, str]:
+    """The record form's hidden fields (CSRF token, idempotency key), as a browser sends."""
+    form = BeautifulSoup(client.get("/records/new").text, "html.parser").select_one("#record-form")
+    return {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
 
 
 def test_the_sweep_sees_english_left_on_a_page() -> None:

@@ -1,4 +1,5 @@
-"""Profile detail: commands only for verified pairs, exactly as the official ones read."""
+"""Profile detail: commands only for verified pairs, as the official ones read plus what the
+profile relies on that the runtime's default would not give (16 requests at once)."""
 
 import shlex
 
@@ -8,11 +9,11 @@ from fastapi.testclient import TestClient
 GLM = "glm-5.3-flash"
 OFFICIAL_SGLANG = (
     "python -m sglang.launch_server --model-path zai-org/GLM-5.3-Flash --tp 8 "
-    "--host 127.0.0.1 --port 8000 --context-length 16384"
+    "--host 127.0.0.1 --port 8000 --context-length 16384 --max-running-requests 16"
 )
 OFFICIAL_VLLM = (
     "vllm serve zai-org/GLM-5.3-Flash --tensor-parallel-size 8 --host 127.0.0.1 "
-    "--port 8000 --max-model-len 16384 --gpu-memory-utilization 0.90"
+    "--port 8000 --max-model-len 16384 --gpu-memory-utilization 0.90 --max-num-seqs 16"
 )
 
 

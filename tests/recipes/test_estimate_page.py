@@ -61,6 +61,26 @@ def test_the_language_switch_alone_asks_nothing(client: TestClient, lang: str) -
     assert "lang" not in parse_qs(urlsplit(share).query)  # the link is the question alone
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_an_empty_form_says_what_to_give_by_the_forms_labels(client: TestClient, lang: str) -> None:
+    """No model and no card: what to give, named as the form labels it, above the form."""
+    query = {"model": "", "params_b": "", "hardware": "gpu", "gpu": "", "gpu_count": "1"}
+    response = client.get("/estimate?" + urlencode({**query, "lang": lang}))
+    assert response.status_code == 422
+    page = BeautifulSoup(response.text, "html.parser")
+    errors = page.select_one("#estimate-errors")
+    assert errors.find_next("form", id="estimate-form") is not None  # before the form
+    fields = {li["data-field"]: li.text for li in errors.select("[data-field]")}
+    assert set(fields) == {"model", "hardware.gpu"}
+    shown = errors.text
+    assert "hardware.gpu" not in shown and "String should" not in shown
+    if lang == "en":
+        assert fields["model"].startswith("Model (one of these): choose a catalog model")
+        assert fields["hardware.gpu"].startswith("Card: name a card")
+    else:
+        assert "모델" in fields["model"] and "카드" in fields["hardware.gpu"]
+
+
 @pytest.mark.parametrize(
     ("query", "field"),
     [

@@ -37,11 +37,10 @@ def test_table_and_verified_detail_page_agree(page, live_server: LiveServer) -> 
     expect(page.locator("#route")).to_contain_text("verified pair")
     expect(page.locator('.command-block[data-runtime="sglang"] code')).to_have_text(
         "python -m sglang.launch_server --model-path zai-org/GLM-5.3-Flash --tp 8 "
-        "--host 127.0.0.1 --port 8000 --context-length 16384"
+        "--host 127.0.0.1 --port 8000 --context-length 16384 --max-running-requests 16"
     )
     concurrency = page.locator('dd[data-knob="max_concurrency"]')
-    expect(concurrency).to_contain_text("left at the runtime's default")
-    expect(concurrency).to_contain_text("--max-running-requests 16")
+    expect(concurrency).to_contain_text("set by --max-running-requests 16")
     expect(page.locator("#measure")).to_be_visible()
     assert page.js_errors == []
 

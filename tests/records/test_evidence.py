@@ -142,6 +142,89 @@ class TestMeasuredNumbers:
         assert row["profile_status"] == "verification_pending"
 
 
+class TestAnotherRoutesRecord:
+    """A working run of the page's second command (vLLM where SGLang is recommended) counts
+    for the profile, with its own figures beside the recommended route's."""
+
+    def test_a_vllm_record_counts_on_an_sglang_recommended_profile(
+        self, client: TestClient, valid: dict, h200: str
+    ) -> None:
+        before = detail(client, h200)
+        assert before["runtime"] == "sglang" and before["status"] == "verification_pending"
+        valid.update(runtime="vllm", runtime_version="0.30.1", command="vllm serve x --tp 8")
+        accept(client, post_record(client, valid).json()["id"])
+        after = detail(client, h200)
+        assert after["runtime"] == "sglang" and after["status"] == "verified"
+        # The recommended route keeps its own figure; vLLM's measured one is beside it.
+        assert after["token_generation"]["basis"] == before["token_generation"]["basis"]
+        [other] = after["other_routes"]
+        assert (other["runtime"], other["artifact"]) == ("vllm", GLM_FP8)
+        speed = other["token_generation"]
+        assert (speed["low"], speed["high"], speed["basis"]) == (88.0, 95.0, "measured")
+        assert fit_row(client, h200)["profile_status"] == "verified"
+        page = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{h200}/profiles/balanced").text, "html.parser"
+        )
+        status = page.select_one("#profile-status").text
+        assert "no accepted record" not in status and "another route" in status
+        assert "88.0 ~ 95.0" in page.select_one('.other-route[data-runtime="vllm"]').text
+        table = BeautifulSoup(client.get(f"/models/{GLM}").text, "html.parser")
+        row = table.select_one(f'tr[data-hardware="{h200}"]')
+        assert row.select_one(".status").text.strip() == "verified"
+        assert "88.0 ~ 95.0" in row.select_one('.other-route[data-runtime="vllm"]').text
+        # Another profile is not verified by it.
+        assert detail(client, h200, "speed")["status"] == "verification_pending"
+
+
+class TestContradictedReportedFigure:
+    """A reported figure above the roofline, or far from a measurement on the same hardware
+    and route, is marked contradicted wherever it is shown."""
+
+    def test_above_the_roofline_on_every_surface(self, client: TestClient) -> None:
+        speed = detail(client, MAC_512)["token_generation"]
+        assert speed["basis"] == "reported" and (speed["low"], speed["high"]) == (81.3, 90.3)
+        why = speed["contradicted"]
+        assert why["code"] == "figure.reported_above_roofline"
+        assert why["params"]["roofline"] == 43.6 and "43.6 tok/s" in why["text"]
+        assert fit_row(client, MAC_512)["token_generation"]["contradicted"] == why
+        page = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{MAC_512}/profiles/balanced").text, "html.parser"
+        )
+        line = page.select_one("#token-generation")
+        assert line.select_one(".contradicted") and "43.6" in line.text
+        table = BeautifulSoup(client.get(f"/models/{GLM}").text, "html.parser")
+        row = table.select_one(f'tr[data-hardware="{MAC_512}"]')
+        assert row.select_one("td.num .contradicted") is not None
+        assert "43.6" in row.select_one(".contradicted-why").text
+        ko = BeautifulSoup(
+            client.get(f"/models/{GLM}/hardware/{MAC_512}/profiles/balanced?lang=ko").text,
+            "html.parser",
+        )
+        assert "contradicted" not in ko.select_one("#token-generation").text
+
+    def test_a_measurement_marks_the_other_profiles_reported_figure(
+        self, client: TestClient, valid: dict
+    ) -> None:
+        route = detail(client, MAC_512)
+        for decode in (39.5, 41.8):
+            body = mac_record(
+                dict(valid, measurements=[dict(m) for m in valid["measurements"]]),
+                route["artifact"],
+                route["runtime"],
+                decode=decode,
+            )
+            accept(client, post_record(client, body).json()["id"])
+        assert detail(client, MAC_512)["token_generation"]["basis"] == "measured"
+        for profile in ("speed", "long-context"):
+            speed = detail(client, MAC_512, profile)["token_generation"]
+            assert speed["basis"] == "reported" and speed["contradicted"], profile
+        table = BeautifulSoup(client.get(f"/models/{GLM}").text, "html.parser")
+        links = table.select_one(f'tr[data-hardware="{MAC_512}"] .profile-links')
+        for profile in ("speed", "long-context"):
+            figure = links.select_one(f'a[data-profile="{profile}"] + .sub')
+            assert "81.3~90.3 tok/s" in figure.text and figure.select_one(".contradicted")
+
+
 class TestDetailPage:
     def test_last_known_good_measured_points_and_estimate_error(
         self, client: TestClient, valid: dict, h200: str

@@ -140,6 +140,14 @@ def test_errors_show_inline_and_keep_what_was_typed(
 
     plain = submit(client, fields)
     assert plain.status_code == 422 and "<h1>" in plain.text
+    # The summary above the form names every error by its label, a row's too: on a phone
+    # the row sits in a table that scrolls sideways.
+    summary = {li["data-field"]: li.text for li in form.select("#form-errors #error-summary li")}
+    assert summary.keys() == errors.keys()
+    assert summary["measurements.2.decode_tokens_per_s"].startswith("Row 3, Decode (tok/s):")
+    assert summary["applied_values"].startswith("Applied values:")
+    link = form.select_one('#error-summary a[href="#error-measurements-2-decode_tokens_per_s"]')
+    assert link is not None and form.select_one("#error-measurements-2-decode_tokens_per_s")
 
 
 def test_the_hidden_key_makes_a_double_submit_harmless(
@@ -188,6 +196,11 @@ def test_upload_imports_the_file_with_its_hash(client: TestClient, h200: str) ->
     assert record["provenance_detail"]["filename"] == "run.json"
     page = BeautifulSoup(client.get(f"/records/{record_id}").text, "html.parser")
     assert len(page.select_one("#file-sha256").text) == 64
+    # The same file again, from a fresh form (a new key): refused, naming the first record.
+    again = submit(client, fields, files={"result_file": ("run.json", content, "application/json")})
+    assert again.status_code == 409
+    notes = BeautifulSoup(again.text, "html.parser").select_one("#form-errors").text
+    assert f"already imported as record {record_id}" in notes
 
 
 def test_a_bad_upload_is_an_inline_error_with_the_metadata_errors(

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.config import get_settings
 from app.records.importers import ImportFormatError, read_result
-from app.records.imports import import_record
+from app.records.imports import AlreadyImported, import_record
 from app.records.service import get_record
 from app.records.validation import RecordInvalid
 from tests.records.conftest import GLM, GLM_FP8, GLM_GGUF, MAC_512
@@ -168,6 +168,35 @@ class TestImportRecord:
         assert submission.record.environment["runtime_build"] == "a1b2c3d4"
 
 
+@pytest.mark.postgresql  # the file's hash is read from a JSON column on both databases
+class TestSameFileTwice:
+    def test_a_second_import_is_refused_naming_the_first(self, session: Session, h200: str) -> None:
+        content = data("guidellm_report.json")
+        first = import_record(session, content, meta(h200), submitted_by="ci")
+        session.commit()
+        with pytest.raises(AlreadyImported) as caught:
+            import_record(session, content, meta(h200, notes="again"), submitted_by="someone")
+        assert caught.value.record_id == first.record.id
+        assert f"record {first.record.id}" in caught.value.message
+        assert hashlib.sha256(content).hexdigest()[:12] in caught.value.message
+        assert caught.value.status_code == 409
+
+    def test_a_retry_under_the_same_key_gets_the_first_record(
+        self, session: Session, h200: str
+    ) -> None:
+        content = data("guidellm_report.json")
+        first = import_record(session, content, meta(h200), submitted_by="ci", idempotency_key="k1")
+        session.commit()
+        again = import_record(session, content, meta(h200), submitted_by="ci", idempotency_key="k1")
+        assert again.record.id == first.record.id and again.created is False
+
+    def test_another_file_is_imported(self, session: Session, h200: str) -> None:
+        import_record(session, data("guidellm_report.json"), meta(h200), submitted_by="ci")
+        session.commit()
+        other = import_record(session, data("vllm_bench_serve.json"), meta(h200), submitted_by="ci")
+        assert other.created is True
+
+
 class TestCli:
     @pytest.fixture(autouse=True)
     def database(self, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
@@ -200,6 +229,9 @@ class TestCli:
         record = get_record(session, 1)
         assert record.provenance_detail["source"] == "cli"
         assert record.measurements[0].context_length == 4096
+        again = CliRunner().invoke(main, args)
+        assert again.exit_code == 1
+        assert "already imported as record 1" in again.output
 
     def test_import_command_lists_every_error(self, h200: str) -> None:
         args = [
@@ -218,4 +250,5 @@ class TestCli:
         ]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 1
-        assert "file:" in result.output and "runtime_version:" in result.output
+        assert "FILE:" in result.output and "--runtime-version:" in result.output
+        assert "runtime_version:" not in result.output
