@@ -10,9 +10,10 @@ replace on the `SpeedModel` or its `StepInputs`), at the profile's own concurren
 - an FP8 KV cache, where SGLang or vLLM keeps a 16-bit one.
 
 The change that raises each request's decode the most (by at least `MIN_GAIN`) is the
-advice. When none does, doubling the requests is offered if it nearly doubles the total at
-little cost to each request. The range's class is kept for every candidate, so the factor
-compares point estimates, not two classes' ranges.
+advice, preferring one that costs the total nothing over one that trades it away (fewer
+requests at once). When none raises decode, doubling the requests is offered if it nearly
+doubles the total at little cost to each request. The range's class is kept for every
+candidate, so the factor compares point estimates, not two classes' ranges.
 
 Pure: nothing here reads the database; the detail page and its JSON ask for it when shown.
 """
@@ -64,25 +65,29 @@ def recipe_advice(recipe: ResolvedRecipe) -> Advice | None:
 
 
 def best_change(inputs: AdviceInputs) -> Advice | None:
-    """The candidate that raises decode most, else a cheap doubling of the total, else None."""
+    """The candidate that raises decode most (one that keeps the total first), else a cheap
+    doubling of the total, else None."""
     base = _at(inputs, inputs.model, inputs.applied.speculative_decoding)
-    found = [
-        advice
-        for advice in (
-            _half_tensor_parallel(inputs, base),
-            _half_concurrency(inputs, base),
-            _speculative(inputs, base),
-            _cuda_graphs(inputs, base),
-            _kv_fp8(inputs, base),
-        )
-        if advice is not None and advice.decode_factor >= MIN_GAIN
-    ]
-    if found:
-        return max(found, key=lambda advice: advice.decode_factor)
+    faster = [advice for advice in candidates(inputs, base) if advice.decode_factor >= MIN_GAIN]
+    free = [advice for advice in faster if advice.throughput_factor >= 1]
+    if faster:
+        return max(free or faster, key=lambda advice: advice.decode_factor)
     doubled = _double_concurrency(inputs, base)
     if doubled and doubled.throughput_factor >= MORE_TOTAL and doubled.decode_factor >= EACH_KEPT:
         return doubled
     return None
+
+
+def candidates(inputs: AdviceInputs, base: LoadEstimate) -> list[Advice]:
+    """Every change that applies to this recipe, with its effect against `base`."""
+    found = (
+        _half_tensor_parallel(inputs, base),
+        _half_concurrency(inputs, base),
+        _speculative(inputs, base),
+        _cuda_graphs(inputs, base),
+        _kv_fp8(inputs, base),
+    )
+    return [advice for advice in found if advice is not None]
 
 
 def _at(
@@ -139,6 +144,7 @@ def _half_tensor_parallel(inputs: AdviceInputs, base: LoadEstimate) -> Advice | 
     )
     after = _at(inputs, halved, inputs.applied.speculative_decoding)
     decode, total = _factors(base, after)
+    total = round(2 * total, 2)  # the same GPUs hold two replicas of half the size
     said = message(
         Code.ADVICE_TENSOR_PARALLEL,
         now=tp,
