@@ -55,9 +55,11 @@ class AdviceInputs(msgspec.Struct, frozen=True):
 
 
 def recipe_advice(recipe: ResolvedRecipe) -> Advice | None:
-    """The advice for a resolved recipe; None where no speed is estimated or nothing helps."""
+    """The advice for a resolved recipe; None where the step model's figures are not shown
+    (no speed estimated, or weights offloaded, which the step model does not count) or where
+    nothing helps."""
     estimate, applied = recipe.estimate, recipe.applied
-    if estimate is None or applied is None or estimate.speed_model is None or recipe.unsupported:
+    if estimate is None or applied is None or estimate.speed_model is None or recipe.load is None:
         return None
     model = recipe.model
     splits = model.attention != "mla" and (model.num_kv_heads or 0) >= applied.tensor_parallel
