@@ -161,3 +161,15 @@ def test_the_estimate_page_takes_a_concurrency(client: TestClient) -> None:
     assert page.select_one("#estimate-coverage").text.strip() == api["coverage"]["note"]
     refused = client.get("/estimate", params={**query, "concurrency": "0"})
     assert refused.status_code == 422 and 'data-field="concurrency"' in refused.text
+
+
+def test_speculative_decodings_speed_up_is_shown_where_it_is_counted(client: TestClient) -> None:
+    speed = client.get(f"/api/{DETAIL.format(profile='speed').lstrip('/')}").json()
+    counted = speed["at_profile_concurrency"]["speculative"]
+    assert counted["method"] == "mtp" and counted["speedup"]["low"] > 1
+    page = BeautifulSoup(client.get(DETAIL.format(profile="speed")).text, "html.parser")
+    said = page.select_one("#load-speculative").text
+    low, high = counted["speedup"]["low"], counted["speedup"]["high"]
+    assert said == f"speculative decoding (mtp) x{low}-{high}"
+    balanced = BeautifulSoup(client.get(DETAIL.format(profile="balanced")).text, "html.parser")
+    assert balanced.select_one("#load-speculative") is None  # balanced leaves it off
