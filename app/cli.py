@@ -9,6 +9,7 @@ from alembic import command
 
 from app.config import Settings, get_settings, is_loopback
 from app.db import alembic_config, session_scope, upgrade_database
+from app.estimate.load import MAX_CONCURRENCY
 from app.resolve.custom import INTERCONNECTS, PLATFORMS
 
 
@@ -134,6 +135,19 @@ FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--platform", type=click.Choice(PLATFORMS), default="cuda", show_default=True)
 @click.option("--interconnect", type=click.Choice(INTERCONNECTS), default="none", show_default=True)
 @click.option("--unified-memory", is_flag=True, help="The GPU shares the machine's memory.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1, max=MAX_CONCURRENCY),
+    default=None,
+    help="Requests served at once: per-request decode, total throughput and first token.",
+)
+@click.option("--prompt-tokens", type=click.IntRange(min=1), default=None)
+@click.option("--output-tokens", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--ignore-evidence",
+    is_flag=True,
+    help="The estimator's figures only, even where records exist.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def estimate(
     model_slug: str | None,
@@ -157,6 +171,10 @@ def estimate(
     platform: str,
     interconnect: str,
     unified_memory: bool,
+    concurrency: int | None,
+    prompt_tokens: int | None,
+    output_tokens: int | None,
+    ignore_evidence: bool,
     as_json: bool,
 ) -> None:
     """Resolve a model's recipe on catalog or described hardware: fit, memory, speed.
@@ -166,6 +184,7 @@ def estimate(
     from app.errors import ServebookError
     from app.estimate import EstimateError
     from app.recipes.described_estimate import answer_out, parse_request, run_estimate
+    from app.recipes.estimate_text import format_estimate
     from app.resolve import RecipeService
 
     if sum(x is not None for x in (hardware_slug, gpu, memory_gb_per_gpu)) != 1:
@@ -194,6 +213,10 @@ def estimate(
         "artifact": artifact_slug,
         "runtime": runtime_slug,
         "context": context,
+        "concurrency": concurrency,
+        "prompt_tokens": prompt_tokens,
+        "output_tokens": output_tokens,
+        "evidence": "ignore" if ignore_evidence else None,
     }
     if not gpu:
         body["gpu_count"] = gpu_count
@@ -212,7 +235,7 @@ def estimate(
             if not answer.result.ok:
                 raise click.ClickException(problems(answer.result.errors))
             assert answer.result.recipe is not None
-            out = answer_out(answer)
+            out = answer_out(answer, parsed.concurrency)
         except EstimateError as error:
             raise click.ClickException(f"{error.field}: {error.message}") from error
         except ServebookError as error:
@@ -265,60 +288,6 @@ def read_json(path: Path) -> object:
 
 def problems(errors: dict[str, str]) -> str:
     return "; ".join(f"{field}: {message}" for field, message in errors.items())
-
-
-def format_estimate(result: dict) -> str:
-    speed = result["decode_tokens_per_s"]
-    lines = [
-        f"{result['model']} on {result['hardware_name']} ({result['profile']}): "
-        f"{result['verdict_label']} — {result['reason']}",
-    ]
-    exceeds = result["verdict"] == "exceeds_memory"
-    unestimated = result["verdict"] == "cannot_estimate"
-    if result["artifact"]:
-        pair = "verified" if result["verified_pair"] else "unverified"
-        label = "closest route   " if exceeds else "route           "
-        lines.append(f"  {label} {result['artifact']} with {result['runtime']} ({pair} pair)")
-    if result["required_gb_per_gpu"] is not None:
-        headroom = result["headroom_gb_per_gpu"]
-        spare = f"{headroom:.1f} GB to spare" if headroom >= 0 else f"{-headroom:.1f} GB short"
-        lines.append(
-            f"  memory per GPU   {result['required_gb_per_gpu']:.1f} of "
-            f"{result['usable_gb_per_gpu']:.1f} GB ({result['memory']['basis']}), {spare}"
-        )
-    lines.append(f"  start context    {result['context']:,} tokens")
-    largest = result["max_context"]
-    if unestimated:
-        lines.append("  max context      not estimated")
-    elif result.get("kv_cache") == "unknown":
-        lines.append("  max context      unknown (the KV cache cannot be sized)")
-    else:
-        lines.append(
-            f"  max context      {largest:,} tokens (one request)"
-            if largest
-            else "  max context      does not fit"
-        )
-    if speed:
-        value = (
-            f"{speed['low']:.1f}"
-            if speed["low"] == speed["high"]
-            else f"{speed['low']:.1f} ~ {speed['high']:.1f}"
-        )
-        lines.append(f"  token generation {value} tok/s ({speed['basis']}: {speed['note']})")
-        if speed.get("contradicted"):
-            lines.append(f"                   {speed['contradicted']['text']}")
-    elif unestimated:
-        lines.append("  token generation not estimated")
-    elif not exceeds:
-        lines.append("  token generation unknown (no bandwidth figure)")
-    if result.get("kv_cache") == "unknown":
-        lines.append("  KV cache         unknown (weights only: no architecture given)")
-    lines.append(f"  status           {result['status'].replace('_', ' ')}")
-    for launch in result["commands"]:
-        lines.append(f"  command          {launch['shell']}")
-    lines += [f"  warning          {w}" for w in result["warnings"]]
-    lines += [f"  assumed          {a}" for a in result.get("assumed", [])]
-    return "\n".join(lines)
 
 
 def register_benchmark_commands() -> None:

@@ -42,6 +42,14 @@ def number(value: float | None, digits: int = 1) -> str:
     return decimal(value, decimal_pattern(digits))
 
 
+def duration_band(band: Any) -> str:
+    """A low-high time given in milliseconds: in ms below a second, in seconds above."""
+    low, high = band["low"], band["high"]
+    if high < 1000:
+        return f"{number(low, 0)}–{number(high, 0)} ms"
+    return f"{number(low / 1000, 1)}–{number(high / 1000, 1)} s"
+
+
 def datetime_text(value: datetime | None, form: str = "medium") -> str:
     """A date and time in the reader's language; stored times are UTC and say so."""
     if value is None:
@@ -119,6 +127,7 @@ def register_filters(env: Environment) -> None:
         thousands=thousands,
         gb=gb,
         number=number,
+        duration_band=duration_band,
         datetime=datetime_text,
         date=date_text,
         verdict_label=lambda code: label("verdict", code),

@@ -89,6 +89,7 @@ _FLAG_FIELDS = {"tied_embeddings"}
 PASSED = (
     "runtime",
     "context",
+    "concurrency",
     "profile",
     "gpu_count",
     "memory_gb_per_gpu",

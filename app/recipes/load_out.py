@@ -4,22 +4,50 @@ token, where the step's time goes, and what the range held. Reads what the resol
 from typing import Any
 
 from app.estimate.load import Band, LoadEstimate
+from app.estimate.messages import Code, Message, message
+from app.estimate.speed_model import TERM_CODES, decode_notes
+from app.estimate.step import TERMS
+from app.i18n.messages import english, messages_json
+from app.recipes.schemas import LoadLineOut
+from app.resolve import ResolvedRecipe
+from app.resolve.advice import Advice, recipe_advice
 from app.resolve.figures import Evidence, SpeedFigure
+
+COVERAGE_CODES = (Code.DECODE_RANGE_HELD, Code.DECODE_RANGE_BORROWED)
 
 
 def band_out(band: Band, basis: str = Evidence.ESTIMATED.value) -> dict[str, Any]:
     return {"low": band.low, "high": band.high, "basis": basis}
 
 
+def _note(load: LoadEstimate, codes: tuple[Code, ...]) -> Message | None:
+    """The clause of the decode figure's notes with one of these codes (the estimator words
+    the range and the speed-up once, for the figure's note and for this block alike)."""
+    return next((note for note in decode_notes(load) if note.code in codes), None)
+
+
+def coverage_message(load: LoadEstimate) -> Message | None:
+    """What the range held on its class's checking measurements, or that it was widened."""
+    return _note(load, COVERAGE_CODES)
+
+
+def speculative_message(load: LoadEstimate) -> Message | None:
+    """Speculative decoding's speed-up, where the figures count it."""
+    return _note(load, (Code.SPECULATIVE_SPEEDUP,))
+
+
 def coverage_out(load: LoadEstimate) -> dict[str, Any]:
     """The range's class: the share it is meant to hold and what it held on its checks."""
     found = load.range
+    said = coverage_message(load)
     return {
         "segment": found.key,
         "stated": found.stated,
         "measured": found.held,
         "checks": found.checks,
         "widened": found.borrowed,
+        "note": english(said) if said else None,
+        "note_messages": messages_json([said] if said else []),
     }
 
 
@@ -50,4 +78,72 @@ def load_out(load: LoadEstimate, single_speed: SpeedFigure | None = None) -> dic
             else None
         ),
         "coverage": coverage_out(load),
+    }
+
+
+def single_line(recipe: ResolvedRecipe) -> dict[str, Any] | None:
+    """One request's figures as every surface shows them (None where no speed is shown)."""
+    if recipe.single is None or recipe.unsupported:
+        return None
+    return load_out(recipe.single, recipe.token_generation)
+
+
+def profile_line(recipe: ResolvedRecipe) -> dict[str, Any] | None:
+    """The figures at the profile's own concurrency (None where no speed is shown)."""
+    if recipe.load is None or recipe.unsupported:
+        return None
+    return load_out(recipe.load, recipe.token_generation)
+
+
+def load_line_out(recipe: ResolvedRecipe) -> LoadLineOut | None:
+    """The fit table's line for a profile at its concurrency: the detail JSON's own figures."""
+    line = profile_line(recipe)
+    return LoadLineOut.model_validate(line) if line else None
+
+
+def step_terms(load: LoadEstimate) -> list[dict[str, Any]]:
+    """Where one decode step's time goes: each term with a share, its words and its percent
+    of the bar (the terms that take none are left out)."""
+    shares = load.shares()
+    return [
+        {
+            "term": term,
+            "words": message(TERM_CODES[term]),
+            "share": shares[term],
+            "percent": round(100 * shares[term], 1),
+        }
+        for term in TERMS
+        if shares[term] > 0
+    ]
+
+
+def advice_out(advice: Advice | None) -> dict[str, Any] | None:
+    """The one change most likely to help, what it does, and its sentence."""
+    if advice is None:
+        return None
+    return {
+        "change": advice.change,
+        "decode_factor": advice.decode_factor,
+        "throughput_factor": advice.throughput_factor,
+        "message": messages_json([advice.message])[0],
+        "text": english(advice.message),
+    }
+
+
+def speed_at_load(recipe: ResolvedRecipe) -> dict[str, Any] | None:
+    """The detail page's "Speed at load" block: one request and the profile's concurrency,
+    what the range held, speculative decoding's speed-up, where the step's time goes at the
+    profile's load, and the one change most likely to help (None where no speed is shown)."""
+    single, line = single_line(recipe), profile_line(recipe)
+    if single is None or line is None or recipe.load is None:
+        return None
+    load = recipe.load
+    return {
+        "single": single,
+        "load": line,
+        "coverage": coverage_message(load),
+        "speculative": speculative_message(load),
+        "step_ms": line["step_ms"],
+        "terms": step_terms(load),
+        "advice": recipe_advice(recipe),
     }

@@ -18,9 +18,10 @@ from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
 from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows
-from app.recipes.load_out import load_out
+from app.recipes.load_out import advice_out, load_line_out, load_out
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
+from app.resolve.advice import recipe_advice
 from app.resolve.commands import HOST, PORT, shared_setup_message
 from app.resolve.described import KV_UNKNOWN_WARNING, ModelDescription
 
@@ -299,6 +300,7 @@ def fit_row_out(request: Request, row: FitRow) -> FitRowOut:
                 token_generation=RangeOut(**r.token_generation.as_json())
                 if r.token_generation
                 else None,
+                at_profile_concurrency=load_line_out(r),
             )
             for r in row.recipes
         ],
@@ -307,6 +309,7 @@ def fit_row_out(request: Request, row: FitRow) -> FitRowOut:
         token_generation=RangeOut(**shown.token_generation.as_json())
         if shown.token_generation
         else None,
+        at_profile_concurrency=load_line_out(shown),
         memory=MemoryOut(
             required_gb_per_gpu=memory.required_gb if memory else None,
             usable_gb_per_gpu=memory.usable_gb if memory else round(hardware.usable_gb_per_gpu, 1),
@@ -413,4 +416,5 @@ def detail_out(request: Request, recipe: ResolvedRecipe, records: dict | None) -
             request.url_for("records:new").include_query_params(**record_prefill(recipe))
         ),
         "records": records,
+        "advice": advice_out(recipe_advice(recipe)),
     }

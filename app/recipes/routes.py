@@ -24,6 +24,7 @@ from app.recipes.estimate_page import (
     share_query,
 )
 from app.recipes.knobs import knob_rows
+from app.recipes.load_out import profile_line, speed_at_load
 from app.recipes.presenters import (
     benchmark_prefill,
     detail_out,
@@ -71,6 +72,7 @@ def model_page(request: Request, slug: str, recipes: RecipesDep, filters: Filter
             "filters": filters,
             "platforms": recipes.platforms(),
             "verdicts": list(Verdict),
+            "profile_line": profile_line,
             **selector_context(recipes, inputs, {}, None),
         }
         return render(request, "recipes/model.html", context, block="fit_table")
@@ -122,6 +124,7 @@ def detail_page(
             "recipe": recipe,
             "profiles": resolved.inputs.profiles,
             "knobs": knob_rows(recipe),
+            "speed_at_load": speed_at_load(recipe),
             "smoke_test": smoke_test(recipe),
             "memory_check": memory_check(recipe),
             "exposure_note": exposure_note(recipe),
@@ -263,6 +266,6 @@ def estimate_page_answer(
     if not answer.result.ok:
         return {"errors": answer.result.errors}
     assert answer.result.recipe is not None
-    out = answer_out(answer)
+    out = answer_out(answer, parsed.concurrency)
     share = share_query(query, answer.description)
     return {"answer": out, "share_url": f"{request.url_for('recipes:estimate')}?{share}"}

@@ -33,12 +33,29 @@ class MemoryOut(BaseModel):
     basis: Literal["measured", "estimated"] | None
 
 
+class BandOut(BaseModel):
+    low: float
+    high: float
+    basis: Literal["measured", "reported", "estimated"]
+
+
+class LoadLineOut(BaseModel):
+    """A profile's figures at its own concurrency: each request's decode, the total output
+    and the first token (estimated, except one request's decode where it was measured)."""
+
+    concurrency: int
+    decode_tokens_per_s: BandOut  # per request
+    throughput_tokens_per_s: BandOut  # all requests together
+    ttft_ms: BandOut
+
+
 class ProfileStatusOut(BaseModel):
     slug: str
     name: str
     status: Status
     url: str
-    token_generation: RangeOut | None
+    token_generation: RangeOut | None  # one request
+    at_profile_concurrency: LoadLineOut | None = None
 
 
 class MessageOut(BaseModel):
@@ -69,6 +86,7 @@ class FitRowOut(BaseModel):
     start_context: int
     max_context: int | None
     token_generation: RangeOut | None
+    at_profile_concurrency: LoadLineOut | None = None
     memory: MemoryOut
 
 

@@ -230,7 +230,9 @@ def test_an_estimates_notes_are_in_the_readers_language(client: TestClient, lang
     (fraction, *_) = reserve["note_messages"]
     assert fraction["code"] == "reserve_gpu_memory_utilization"
     assert reserve["note"].startswith(f"gpu_memory_utilization {fraction['params']['fraction']} ")
-    assert data["decode_tokens_per_s"]["note_messages"][-1]["code"] == "decode_range_covers"
+    # The range says what it held on its class's checks, or that it was widened.
+    codes = [note["code"] for note in data["decode_tokens_per_s"]["note_messages"]]
+    assert {"decode_range_held", "decode_range_borrowed"} & set(codes)
 
 
 @pytest.mark.parametrize("lang", ["ko", "ja"])

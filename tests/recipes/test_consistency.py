@@ -97,6 +97,7 @@ def check_model(client: TestClient, model: str) -> int:
         assert row["profile"] == "balanced"
         html_row = table.select_one(f'#fit-table tr[data-hardware="{hardware}"]')
         statuses = {p["slug"]: p["status"] for p in row["profiles"]}
+        fit_lines = {p["slug"]: p["at_profile_concurrency"] for p in row["profiles"]}
         page_statuses = {
             a["data-profile"]: a["data-status"] for a in html_row.select("a[data-profile]")
         }
@@ -120,6 +121,7 @@ def check_model(client: TestClient, model: str) -> int:
             )
             check_page(page, data, figures, where)
             check_rules(data, figures, where)
+            check_load_line(data, cli, page, html_row, fit_lines[profile], where)
             if profile == "balanced":
                 assert from_json(row, row["memory"], row["token_generation"]) == figures, where
                 assert from_html(html_row) == from_html(page.select_one("#verdict")), where
@@ -179,6 +181,43 @@ def check_load(data: dict, where: tuple) -> None:
         assert sum(line["breakdown"].values()) == pytest.approx(1, abs=0.01), where
         assert line["coverage"]["stated"] == 0.8, where
         assert line["throughput_tokens_per_s"]["high"] >= line["decode_tokens_per_s"]["high"]
+
+
+def load_figures(line: dict | None) -> tuple | None:
+    """Each request's decode, the total and the first token at the profile's concurrency."""
+    if line is None:
+        return None
+    keys = ("decode_tokens_per_s", "throughput_tokens_per_s", "ttft_ms")
+    return (line["concurrency"], *((line[k]["low"], line[k]["high"]) for k in keys))
+
+
+def load_in_html(node: Any) -> tuple | None:
+    if node is None:
+        return None
+    pairs = (("decode-low", "decode-high"), ("throughput-low", "throughput-high"))
+    pairs += (("ttft-low", "ttft-high"),)
+    figures = ((float(node[f"data-{low}"]), float(node[f"data-{high}"])) for low, high in pairs)
+    return (int(node["data-concurrency"]), *figures)
+
+
+def check_load_line(
+    data: dict, cli: dict, page: Any, html_row: Any, fit_line: dict | None, where: tuple
+) -> None:
+    """The profile's line at its concurrency: one figure on the fit table (JSON and page),
+    the detail page and its JSON, and the CLI; none where no speed is shown."""
+    expected = load_figures(data["at_profile_concurrency"]) if data["token_generation"] else None
+    assert load_figures(fit_line) == expected, where
+    assert load_figures(cli["at_profile_concurrency"]) == load_figures(
+        data["at_profile_concurrency"]
+    ), where
+    marked = html_row.select_one(f'.profile-line[data-profile="{data["profile"]}"] .load-line')
+    assert load_in_html(marked) == expected, where
+    if expected is None:
+        assert page.select_one("#speed-at-load") is None, where
+        return
+    shown = page.select_one(f'#speed-at-load tr.load-line[data-concurrency="{expected[0]}"]')
+    assert load_in_html(shown) == expected, where
+    assert expected[0] == data["applied_values"]["max_concurrency"], where
 
 
 def check_rules(data: dict, figures: Figures, where: tuple) -> None:

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
-from app.cli import format_estimate, main
+from app.cli import main
+from app.recipes.estimate_text import format_estimate
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.recipes.described_estimate import answer_out, parse_request, run_estimate
