@@ -21,7 +21,7 @@ from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
 from app.benchmarks.worker_routes import api_router as worker_api
-from app.catalog.revision import current_revision_on
+from app.catalog.revision import Revisions, current_revisions_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import PROJECT_ROOT, Settings, get_settings
@@ -85,9 +85,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
         recipes = RecipeCache(sessions)
 
-        def read_revision() -> int:
+        def read_revisions() -> Revisions:
             with engine.connect() as connection:
-                return current_revision_on(connection)
+                return current_revisions_on(connection)
 
         yield {
             # Submissions run in worker threads at most this many at a time per process:
@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # connections on PostgreSQL, so more threads only take turns at the GIL and
             # open connections past the pool's size, each costing more than a record.
             "submissions_at_once": CapacityLimiter(SUBMISSIONS_AT_ONCE),
-            "read_revision": read_revision,
+            "read_revisions": read_revisions,
             "settings": settings,
             "engine": engine,
             "sessionmaker": sessions,
