@@ -15,8 +15,8 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.revision import (
     MOST_CHANGES_READ,
     PRUNE_EVERY,
-    Touched,
     Revisions,
+    Touched,
     bump_revision,
     changes_since,
     current_revision,
