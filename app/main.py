@@ -35,6 +35,7 @@ from app.observability import (
     health_router,
     metrics_router,
 )
+from app.observability.runtime import time_pauses
 from app.page_cache import CachedAtRevision, PageCache
 from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
@@ -62,12 +63,15 @@ from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
 from app.tasks.routes import api_router as tasks_api
+from app.warm_up import start_warm_up
 from app.web import error_page, templates
 
 register_template_globals(templates.env)
 
-# Below the database pool's five kept connections (SQLAlchemy's default).
+# Submissions, and the revision reads of cached pages, each run in worker threads at most
+# this many at a time per process, each on a pool of their own of as many connections.
 SUBMISSIONS_AT_ONCE = 4
+REVISION_READS_AT_ONCE = 4
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -76,6 +80,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        time_pauses()
         engine = make_engine(settings)
         sessions = make_sessionmaker(engine)
         with sessions() as session:
@@ -84,18 +89,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.run_worker:
             worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
         recipes = RecipeCache(sessions)
+        if settings.warm_up:
+            start_warm_up(sessions, recipes, settings.gc_thresholds)
+
+        # Writes beside reads: submissions and the revision reads of cached pages each
+        # have a pool of their own, kept open, as large as the number that run at once.
+        # On one shared pool, 16 readers of cached pages took every pooled connection and
+        # opened and closed one per request past the pool's size (measured: 180 in 4 s),
+        # and a submission waited behind them for a connection, or opened one itself.
+        revision_engine = make_engine(settings, REVISION_READS_AT_ONCE)
+        write_engine = make_engine(settings, SUBMISSIONS_AT_ONCE)
 
         def read_revisions() -> Revisions:
-            with engine.connect() as connection:
+            with revision_engine.connect() as connection:
                 return current_revisions_on(connection)
 
         yield {
             # Submissions run in worker threads at most this many at a time per process:
             # records are written one at a time on SQLite, and through the few pooled
-            # connections on PostgreSQL, so more threads only take turns at the GIL and
-            # open connections past the pool's size, each costing more than a record.
+            # connections on PostgreSQL, so more threads only take turns at the GIL.
             "submissions_at_once": CapacityLimiter(SUBMISSIONS_AT_ONCE),
+            "write_sessions": make_sessionmaker(write_engine),
             "read_revisions": read_revisions,
+            "revision_reads_at_once": CapacityLimiter(REVISION_READS_AT_ONCE),
             "settings": settings,
             "engine": engine,
             "sessionmaker": sessions,
@@ -103,7 +119,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         }
         if worker is not None:
             worker.stop()
-        engine.dispose()
+        for pooled in (engine, revision_engine, write_engine):
+            pooled.dispose()
 
     # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
     app = FastAPI(

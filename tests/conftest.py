@@ -80,6 +80,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def database_settings(url: str, **overrides: object) -> Settings:
     if not url.startswith("sqlite"):
         overrides.setdefault("secret_key", TEST_SECRET_KEY)
+    overrides.setdefault("warm_up", False)  # no thread of its own querying behind a test
     return Settings(database_url=url, run_worker=False, **overrides)
 
 
