@@ -1,6 +1,5 @@
 """Application factory: the lifespan owns the engine and the session factory."""
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,10 +9,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
-from starlette.staticfiles import PathLike
 from starlette.types import Scope
 
 from app.api_docs import router as api_docs
@@ -62,6 +59,7 @@ from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
+from app.static_files import CachedStaticFiles
 from app.tasks.routes import api_router as tasks_api
 from app.warm_up import start_warm_up
 from app.web import error_page, templates
@@ -176,21 +174,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app
-
-
-class CachedStaticFiles(StaticFiles):
-    """Vendored files carry their version in their name and never change: browsers keep
-    them a year. The app's own CSS and JS revalidate (ETag and Last-Modified)."""
-
-    def file_response(
-        self, full_path: PathLike, stat_result: os.stat_result, scope: Scope, status_code: int = 200
-    ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
-        if "/vendor/" in scope["path"]:
-            response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
-        else:
-            response.headers["Cache-Control"] = "no-cache"
-        return response
 
 
 async def _render_error(request: Request, exc: Exception) -> Response:

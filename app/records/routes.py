@@ -72,11 +72,12 @@ def index(
 
     def build() -> Response:
         pages = RecordPages(session)
-        page = pages.page(filters.model, filters.hardware, filters.state, cursor, limit)
+        page, points = pages.listing(filters.model, filters.hardware, filters.state, cursor, limit)
         where = filters.model_dump(mode="json", exclude_none=True)
         csv_url = request.url_for("api:records_list").include_query_params(**where, format="csv")
         context = {
             "records": page.items,
+            "points": points,
             "filters": filters,
             "csv_url": csv_url,
             "older_url": next_url(request, "records:index", page, where, limit),
