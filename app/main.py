@@ -87,8 +87,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.run_worker:
             worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
         recipes = RecipeCache(sessions)
-        if settings.warm_up:
-            start_warm_up(sessions, recipes, settings.gc_thresholds)
+        _app.state.recipe_cache = recipes  # what the warm-up fills, for whoever checks it
+        _app.state.warm_up = (
+            start_warm_up(sessions, recipes, settings.gc_thresholds) if settings.warm_up else None
+        )
 
         # Writes beside reads: submissions and the revision reads of cached pages each
         # have a pool of their own, kept open, as large as the number that run at once.
