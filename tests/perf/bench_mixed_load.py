@@ -4,14 +4,15 @@ One uvicorn app process on 127.0.0.1 with a seeded SQLite file and no worker; th
 generators are closed-loop raw HTTP/1.1 clients (tests/perf/mixed_load.py, ingest_load.py),
 readers and writers each in a process of their own. Prints:
 
+- /estimate, /records and the fit page against the static file at 32 clients;
 - the fit page alone vs with 16 writers, and submissions alone vs with 16 readers of the
   fit page (and of the static file);
-- /records at 0 and at 25k records, /estimate and the static file at 32 clients;
+- /records at 0 and at 25k (pending) records: kept, and built afresh (60 vs 25k);
 - the largest garbage-collector pause the server saw under all of it (its /metrics);
 - the server's RSS before and after a run of distinct junk query strings.
 
-Asserts nothing. `--seconds` per measurement (default 4); the whole run takes about a
-minute and a half.
+Asserts nothing. `--seconds` per measurement (default 4); the whole run takes about two
+minutes.
 
     .venv/bin/python tests/perf/bench_mixed_load.py [--seconds 4] [--phase NAME ...]
 """
@@ -40,7 +41,7 @@ from tests.records.bulk import insert_records, target  # noqa: E402
 BIN = Path(sys.executable).parent
 FIT = "/models/glm-5.3-flash"
 STATIC = "/static/css/app.css"
-PHASES = ("mixed", "pages", "records", "junk")
+PHASES = ("pages", "mixed", "records", "junk")
 JUNK_URLS = 5000
 
 
@@ -151,26 +152,40 @@ def pages(port: int, seconds: float) -> dict[str, float]:
     return rates
 
 
-def built(port: int, offset: int) -> Reads:
-    """/records built afresh each time: 90 page sizes nobody asked for before, 1 client."""
-    return run_reads(port, [f"/records?limit={n}" for n in range(offset, offset + 90)], 1, 60)
+def built(port: int) -> Reads:
+    """/records built afresh each time (page sizes of 31 to 60 rows, each asked once after
+    the records moved), 1 client."""
+    return run_reads(port, [f"/records?limit={n}" for n in range(31, 61)], 1, 60)
 
 
-def records_at_scale(port: int, database_url: str, seconds: float) -> None:
-    print("-- /records at 0 and at 25k records: built afresh (1 client), and kept (32)")
-    before = built(port, 20)
+def add_pending(database_url: str, count: int) -> None:
     settings = Settings(database_url=database_url, run_worker=False)
     with session_scope(settings) as session:
         where = target(
             session, "glm-5.3-flash", "glm-5.3-flash-fp8", "sglang", "8x-h200-141gb", "balanced"
         )
-        insert_records(session, where, 25_000)
-    after = built(port, 110)
-    print(line("/records built, no records", before))
+        insert_records(session, where, count, pending_only=True)
+
+
+def records_at_scale(port: int, database_url: str, seconds: float) -> None:
+    print("-- /records at 0 and at 25k records (1 client, then 32)")
+    kept_none = run_reads(port, ["/records"], 1, seconds)
+    add_pending(database_url, 60)
+    built_few = built(port)
+    add_pending(database_url, 25_000 - 60)
+    built_many = built(port)
+    kept_many = run_reads(port, ["/records"], 1, seconds)
+    print(line("/records kept, no records", kept_none))
     print(
-        line("/records built, 25k records", after),
-        ratio(share(after.latencies_ms, 0.5), share(before.latencies_ms, 0.5)),
+        line("/records kept, 25k records", kept_many),
+        ratio(share(kept_many.latencies_ms, 0.5), share(kept_none.latencies_ms, 0.5)),
         "of the p50 with none",
+    )
+    print(line("/records built afresh, 60 records", built_few))
+    print(
+        line("/records built afresh, 25k records", built_many),
+        ratio(share(built_many.latencies_ms, 0.5), share(built_few.latencies_ms, 0.5)),
+        "of the p50 with 60",
     )
     print(line("/records, 25k records, 32 clients", run_reads(port, ["/records"], 32, seconds)))
     pending = run_reads(port, ["/records?state=pending"], 32, seconds)
@@ -207,10 +222,10 @@ def main() -> None:
                 httpx.get(f"http://127.0.0.1:{port}{path}", timeout=30).raise_for_status()
             if "pages" in phases:
                 pages(port, args.seconds)
-            if "records" in phases:
-                records_at_scale(port, database_url, args.seconds)
             if "mixed" in phases:
                 mixed(port, body, args.seconds)
+            if "records" in phases:
+                records_at_scale(port, database_url, args.seconds)
             if "junk" in phases:
                 junk(port, server)
             print(
