@@ -41,12 +41,18 @@ from tests.records.bulk import insert_records, target  # noqa: E402
 BIN = Path(sys.executable).parent
 FIT = "/models/glm-5.3-flash"
 STATIC = "/static/css/app.css"
-PHASES = ("pages", "mixed", "records", "junk")
+PHASES = ("pages", "mixed", "records", "junk", "cold")
+DETAIL = f"{FIT}/hardware/{{hardware}}/profiles/balanced"
 JUNK_URLS = 5000
 
 
-def start_server(database_url: str, port: int) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "SERVEBOOK_RUN_WORKER": "false"}
+def start_server(database_url: str, port: int, **extra_env: str) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "SERVEBOOK_RUN_WORKER": "false",
+        **extra_env,
+    }
     command = [
         str(BIN / "uvicorn"),
         "app.main:create_app",
@@ -205,6 +211,34 @@ def junk(port: int, server: subprocess.Popen) -> None:
     print(f"{'server RSS before / after':<44} {before:8.0f} MB / {rss_mb(server):.0f} MB")
 
 
+def first_requests(database_url: str, warm_up: bool) -> tuple[float, float]:
+    """A fresh server's first detail page, and then another's (both built, neither kept)."""
+    port = free_port()
+    server = start_server(database_url, port, SERVEBOOK_WARM_UP=str(warm_up).lower())
+    try:
+        if warm_up:
+            wait_for_warm_up(port)
+        took = []
+        for hardware in ("8x-h200-141gb", "8x-h100-80gb"):
+            start = time.perf_counter()
+            httpx.get(
+                f"http://127.0.0.1:{port}{DETAIL.format(hardware=hardware)}"
+            ).raise_for_status()
+            took.append((time.perf_counter() - start) * 1000)
+        return took[0], took[1]
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def cold(database_url: str) -> None:
+    print("-- after a restart: the first detail page, then another one (neither kept yet)")
+    for warm_up in (False, True):
+        first, later = first_requests(database_url, warm_up)
+        label = "with the warm-up" if warm_up else "without the warm-up"
+        print(f"{label:<44} first {first:6.1f} ms, the next {later:6.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=4)
@@ -228,16 +262,22 @@ def main() -> None:
                 records_at_scale(port, database_url, args.seconds)
             if "junk" in phases:
                 junk(port, server)
-            print(
-                f"{'largest GC pause in the server':<44} "
-                f"{metric(port, 'servebook_gc_pause_max_seconds') * 1000:8.1f} ms "
-                f"({metric(port, 'servebook_gc_pause_max_cpu_seconds') * 1000:.1f} ms of CPU; "
-                f"{metric(port, 'servebook_gc_pauses'):.0f} collections, "
-                f"{metric(port, 'servebook_gc_pause_seconds_total'):.2f} s in all)"
-            )
+            gc_figures(port)
         finally:
             server.terminate()
             server.wait()
+        if "cold" in phases:
+            cold(database_url)
+
+
+def gc_figures(port: int) -> None:
+    print(
+        f"{'largest GC pause in the server':<44} "
+        f"{metric(port, 'servebook_gc_pause_max_seconds') * 1000:8.1f} ms "
+        f"({metric(port, 'servebook_gc_pause_max_cpu_seconds') * 1000:.1f} ms of CPU; "
+        f"{metric(port, 'servebook_gc_pauses'):.0f} collections, "
+        f"{metric(port, 'servebook_gc_pause_seconds_total'):.2f} s in all)"
+    )
 
 
 if __name__ == "__main__":
