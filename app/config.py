@@ -62,6 +62,12 @@ class Settings(BaseSettings):
     # /metrics answers on loopback; served beyond loopback only when this is true (request
     # paths and record counts are no secret to a lab, but they are to the internet).
     metrics_beyond_loopback: bool = False
+    # After start-up, compile templates and catalogs, resolve every model and freeze the
+    # long-lived objects out of the garbage collector's sight, in the background
+    # (app.warm_up); tests turn it off, so no thread of theirs queries behind their back.
+    warm_up: bool = True
+    # The garbage collector's thresholds once warmed up (app.observability.runtime).
+    gc_thresholds: tuple[int, int, int] = (50_000, 20, 100)
 
     @model_validator(mode="after")
     def _paths_under_data_dir(self) -> "Settings":

@@ -3,8 +3,10 @@
 import os
 import select
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -64,22 +66,31 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 SERVER_CONNECT_TIMEOUT_S = 10
 
 
-def make_engine(settings: Settings) -> Engine:
+def make_engine(settings: Settings, connections: int | None = None) -> Engine:
     """Create the engine; SQLite gets its folder, WAL and foreign keys. A database server
     (PostgreSQL) gets a connect timeout, and a pooled connection the server has closed is
     replaced when it is checked out, so a server restart costs one reconnect, not one
-    failed request per pooled connection."""
+    failed request per pooled connection. `connections`: a pool of exactly that many,
+    kept open, for callers that never ask for more at once (a capacity limiter's size)."""
+    sizing: dict[str, Any] = (
+        {} if connections is None else {"pool_size": connections, "max_overflow": 0}
+    )
     if not settings.is_sqlite:
         engine = create_engine(
             settings.database_url,
             connect_args={"connect_timeout": SERVER_CONNECT_TIMEOUT_S},
+            **sizing,
         )
         event.listen(engine, "checkout", _replace_if_closed_by_server)
+        event.listen(engine, "connect", CONNECTIONS_OPENED)
         return engine
     if settings.sqlite_path is not None:
         settings.sqlite_path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(settings.database_url, connect_args={"check_same_thread": False})
+    engine = create_engine(
+        settings.database_url, connect_args={"check_same_thread": False}, **sizing
+    )
     event.listen(engine, "connect", _sqlite_pragmas)
+    event.listen(engine, "connect", CONNECTIONS_OPENED)
     return engine
 
 
@@ -102,9 +113,12 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 
 
 @contextmanager
-def request_unit_of_work(request: Request) -> Iterator[Session]:
-    """One session per request: commit when the block ends, roll back if it raises."""
-    factory: sessionmaker[Session] = request.state.sessionmaker
+def request_unit_of_work(request: Request, writes: bool = False) -> Iterator[Session]:
+    """One session per request: commit when the block ends, roll back if it raises.
+    `writes`: on the submissions' own pool (app.main), not the pages'."""
+    factory: sessionmaker[Session] = (
+        request.state.write_sessions if writes else request.state.sessionmaker
+    )
     with factory() as session:
         try:
             yield session
@@ -133,6 +147,48 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 # process parses and checks its next record while another writes. Other writers (commands,
 # pages that save a form) still wait in the busy handler, which keeps it all correct.
 _SQLITE_WRITERS: dict[str, "SqliteWriterQueue"] = {}
+
+
+@dataclass(frozen=True)
+class Holds:
+    count: int
+    total_s: float
+    largest_s: float
+
+
+class HoldStats:
+    """How long this process's writers hold the write lock (app.observability.runtime)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count, self.total_s, self.largest_s = 0, 0.0, 0.0
+
+    def add(self, seconds: float) -> None:
+        with self.lock:
+            self.count += 1
+            self.total_s += seconds
+            self.largest_s = max(self.largest_s, seconds)
+
+    def read(self) -> Holds:
+        with self.lock:
+            return Holds(self.count, self.total_s, self.largest_s)
+
+
+WRITE_LOCK_HOLDS = HoldStats()
+
+
+class OpenedConnections:
+    """Database connections this process opened: a pool that keeps up opens none under
+    load; one that overflows opens and closes one per request past its size."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, _dbapi_connection: Any, _record: Any) -> None:
+        self.count += 1  # one bytecode add under the GIL; a lost count is harmless
+
+
+CONNECTIONS_OPENED = OpenedConnections()
 _SQLITE_WRITERS_GUARD = threading.Lock()
 
 
@@ -208,6 +264,7 @@ def write_transaction(session: Session) -> Iterator[None]:
     block holds the database's only write lock."""
     connection = session.connection()  # checked out before queueing, never while holding
     queue = _queue_sqlite_writer(connection) if connection.dialect.name == "sqlite" else None
+    held_from = time.perf_counter()
     try:
         yield
         session.commit()
@@ -217,6 +274,7 @@ def write_transaction(session: Session) -> Iterator[None]:
     finally:
         if queue is not None:
             queue.release()
+            WRITE_LOCK_HOLDS.add(time.perf_counter() - held_from)
 
 
 # ---------------------------------------------------------------- commands and migrations

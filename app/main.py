@@ -1,6 +1,5 @@
 """Application factory: the lifespan owns the engine and the session factory."""
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,10 +9,8 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
-from fastapi.staticfiles import StaticFiles
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
-from starlette.staticfiles import PathLike
 from starlette.types import Scope
 
 from app.api_docs import router as api_docs
@@ -21,7 +18,7 @@ from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
 from app.benchmarks.worker_routes import api_router as worker_api
-from app.catalog.revision import current_revision_on
+from app.catalog.revision import Revisions, current_revisions_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import Settings, get_settings
@@ -35,6 +32,7 @@ from app.observability import (
     health_router,
     metrics_router,
 )
+from app.observability.runtime import time_pauses
 from app.page_cache import CachedAtRevision, PageCache
 from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
@@ -62,13 +60,17 @@ from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
+from app.static_files import CachedStaticFiles
 from app.tasks.routes import api_router as tasks_api
+from app.warm_up import start_warm_up
 from app.web import error_page, templates
 
 register_template_globals(templates.env)
 
-# Below the database pool's five kept connections (SQLAlchemy's default).
+# Submissions, and the revision reads of cached pages, each run in worker threads at most
+# this many at a time per process, each on a pool of their own of as many connections.
 SUBMISSIONS_AT_ONCE = 4
+REVISION_READS_AT_ONCE = 4
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -77,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[dict[str, Any]]:
+        time_pauses()
         engine = make_engine(settings)
         sessions = make_sessionmaker(engine)
         with sessions() as session:
@@ -85,18 +88,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.run_worker:
             worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
         recipes = RecipeCache(sessions)
+        _app.state.recipe_cache = recipes  # what the warm-up fills, for whoever checks it
+        _app.state.warm_up = (
+            start_warm_up(sessions, recipes, settings.gc_thresholds) if settings.warm_up else None
+        )
 
-        def read_revision() -> int:
-            with engine.connect() as connection:
-                return current_revision_on(connection)
+        # Writes beside reads: submissions and the revision reads of cached pages each
+        # have a pool of their own, kept open, as large as the number that run at once.
+        # On one shared pool, 16 readers of cached pages took every pooled connection and
+        # opened and closed one per request past the pool's size (measured: 180 in 4 s),
+        # and a submission waited behind them for a connection, or opened one itself.
+        revision_engine = make_engine(settings, REVISION_READS_AT_ONCE)
+        write_engine = make_engine(settings, SUBMISSIONS_AT_ONCE)
+
+        def read_revisions() -> Revisions:
+            with revision_engine.connect() as connection:
+                return current_revisions_on(connection)
 
         yield {
             # Submissions run in worker threads at most this many at a time per process:
             # records are written one at a time on SQLite, and through the few pooled
-            # connections on PostgreSQL, so more threads only take turns at the GIL and
-            # open connections past the pool's size, each costing more than a record.
+            # connections on PostgreSQL, so more threads only take turns at the GIL.
             "submissions_at_once": CapacityLimiter(SUBMISSIONS_AT_ONCE),
-            "read_revision": read_revision,
+            "write_sessions": make_sessionmaker(write_engine),
+            "read_revisions": read_revisions,
+            "revision_reads_at_once": CapacityLimiter(REVISION_READS_AT_ONCE),
             "settings": settings,
             "engine": engine,
             "sessionmaker": sessions,
@@ -104,7 +120,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         }
         if worker is not None:
             worker.stop()
-        engine.dispose()
+        for pooled in (engine, revision_engine, write_engine):
+            pooled.dispose()
 
     # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
     app = FastAPI(
@@ -160,21 +177,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.secret_key = load_secret_key(settings)
     return app
-
-
-class CachedStaticFiles(StaticFiles):
-    """Vendored files carry their version in their name and never change: browsers keep
-    them a year. The app's own CSS and JS revalidate (ETag and Last-Modified)."""
-
-    def file_response(
-        self, full_path: PathLike, stat_result: os.stat_result, scope: Scope, status_code: int = 200
-    ) -> Response:
-        response = super().file_response(full_path, stat_result, scope, status_code)
-        if "/vendor/" in scope["path"]:
-            response.headers["Cache-Control"] = "public, max-age=31536000, immutable"
-        else:
-            response.headers["Cache-Control"] = "no-cache"
-        return response
 
 
 async def _render_error(request: Request, exc: Exception) -> Response:

@@ -108,12 +108,15 @@ def url_for(context: dict[str, Any], name: str, /, **path_params: Any) -> URL:
 def language_links(request: Request) -> list[dict[str, Any]]:
     """The header's switcher: this same page in each language (plain links, no script)."""
     here = current_locale()
+    # A page kept in the page cache is built for its URL without the parameters it does not
+    # read (app.page_cache), so one reader's stray query never shows in another's links.
+    here_url = getattr(request.state, "page_url", None) or request.url
     return [
         {
             "code": code,
             "name": LANGUAGE_NAMES[code],
             "current": code == here,
-            "url": str(request.url.include_query_params(lang=code)),
+            "url": str(here_url.include_query_params(lang=code)),
         }
         for code in LOCALES
     ]

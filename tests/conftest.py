@@ -8,6 +8,7 @@ suite starts and stops itself (tests/pg_server.py). `--postgresql=all` runs ever
 test on both, `--postgresql=off` none on PostgreSQL.
 """
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,10 @@ from app.catalog.seed_schema import load_catalog
 from app.config import PROJECT_ROOT, Settings, get_settings
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from app.main import create_app
+
+# Servers the suite starts in processes of their own skip the background warm-up too (as
+# `database_settings` does in this one): it would only compete with the tests for the CPU.
+os.environ.setdefault("SERVEBOOK_WARM_UP", "false")
 
 # Browser fixtures live in one place: a session-scoped browser imported into several test
 # modules would be started once per module, and Playwright allows one at a time.
@@ -80,6 +85,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def database_settings(url: str, **overrides: object) -> Settings:
     if not url.startswith("sqlite"):
         overrides.setdefault("secret_key", TEST_SECRET_KEY)
+    overrides.setdefault("warm_up", False)  # no thread of its own querying behind a test
     return Settings(database_url=url, run_worker=False, **overrides)
 
 

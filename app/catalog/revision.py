@@ -1,6 +1,8 @@
-"""The catalog revision: one integer that every change to a recipe page's inputs bumps; and
-the catalog definition: one that moves only when the catalog itself changes (a seed, an
-edit of its rows), not with records and reviews.
+"""The catalog revision: one integer that every change to a recipe's inputs bumps (a seed,
+a catalog edit, accepting or retracting a record); the records revision: one that every
+record and review bumps too, so a pending or rejected record, which changes no figure,
+moves it alone; and the catalog definition: one that moves only when the catalog itself
+changes (a seed, an edit of its rows), not with records and reviews.
 
 Writers bump them inside their own transaction (services never commit), so a cache sees
 the new number exactly when the change it stands for is committed. Each revision bump also
@@ -18,21 +20,34 @@ from sqlalchemy.orm import Session
 from app.models import CatalogChange, CatalogState
 
 REVISION = select(CatalogState.revision).where(CatalogState.id == 1)
+RECORDS_REVISION = select(CatalogState.records_revision).where(CatalogState.id == 1)
+# Both, in one read: what every cached page is compared with per request.
+REVISIONS = select(CatalogState.revision, CatalogState.records_revision).where(CatalogState.id == 1)
 # Built once, on the table: every record and review runs it inside its write transaction,
 # and no session holds a CatalogState object that the ORM would have to update.
 STATE = CatalogState.__table__
 CHANGES = CatalogChange.__table__
 SCOPE = (CHANGES.c.model_id, CHANGES.c.hardware_id, CHANGES.c.profile_id, CHANGES.c.evidence)
+AT_DEFINITION = STATE.c.definition == bindparam("checked_definition")
 BUMP = (
     update(STATE)
     .where(STATE.c.id == 1)
-    .values(revision=STATE.c.revision + 1)
+    .values(revision=STATE.c.revision + 1, records_revision=STATE.c.records_revision + 1)
     .returning(STATE.c.revision)
 )
 # A bump only while the catalog definition is the one a writer checked its rows against (a
 # record validated against a process's snapshot of the catalog): no row when the catalog
 # has moved since. The update holds the state row, so no catalog edit commits in between.
-BUMP_AT_DEFINITION = BUMP.where(STATE.c.definition == bindparam("checked_definition"))
+BUMP_AT_DEFINITION = BUMP.where(AT_DEFINITION)
+# A write that changes no figure (a pending record, a rejection): the records revision
+# alone, so resolved recipes and the pages built from them stay.
+BUMP_RECORDS = (
+    update(STATE)
+    .where(STATE.c.id == 1)
+    .values(records_revision=STATE.c.records_revision + 1)
+    .returning(STATE.c.records_revision)
+)
+BUMP_RECORDS_AT_DEFINITION = BUMP_RECORDS.where(AT_DEFINITION)
 # What each bump touched, as bound parameters: the statement is built (and cached) once.
 RECORD_CHANGE = insert(CHANGES)
 
@@ -107,13 +122,40 @@ def current_revision_on(connection: Connection) -> int:
     return connection.scalar(REVISION) or 0
 
 
+@dataclass(frozen=True, slots=True)
+class Revisions:
+    """The catalog revision and the records revision, read together."""
+
+    catalog: int
+    records: int
+
+
+def current_revisions_on(connection: Connection) -> Revisions:
+    row = connection.execute(REVISIONS).first()
+    return Revisions(0, 0) if row is None else Revisions(row[0] or 0, row[1] or 0)
+
+
+def current_revisions(session: Session) -> Revisions:
+    """Both, in one read, before what a page lists is read (as below)."""
+    return current_revisions_on(session.connection())
+
+
+def current_records_revision(session: Session) -> int:
+    """Read before what a page lists is read: a record committed after this read moves it,
+    so a page built from older rows is never kept under a newer number."""
+    return session.scalar(RECORDS_REVISION) or 0
+
+
 def bump_revision(
     session: Session, touched: Touched | None = None, definition: int | None = None
 ) -> bool:
     """One atomic increment; concurrent writers on PostgreSQL each get their own step (the
     update holds the row until commit), and the change row takes the revision it made.
-    Without `touched`, anything in the catalog may have changed. With `definition`, only
+    Without `touched`, anything in the catalog may have changed; `touched` without
+    evidence moves the records revision alone, with no change row. With `definition`, only
     while the catalog is at that definition: False (nothing written) when it has moved."""
+    if touched is not None and not touched.evidence:
+        return bump_records_revision(session, definition)
     scope = (
         touched_scope(touched)
         if touched
@@ -135,6 +177,16 @@ def bump_revision(
         connection.execute(RECORD_CHANGE, {"revision": revision, **scope})
     prune_if_due(connection, revision)
     return True
+
+
+def bump_records_revision(session: Session, definition: int | None = None) -> bool:
+    """A change of the records alone; with `definition`, only while the catalog is at it."""
+    connection = session.connection()
+    if definition is None:
+        connection.execute(BUMP_RECORDS)
+        return True
+    bumped = connection.execute(BUMP_RECORDS_AT_DEFINITION, {"checked_definition": definition})
+    return bumped.scalar() is not None
 
 
 def touched_scope(touched: Touched) -> dict[str, Any]:

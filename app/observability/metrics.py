@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.observability.queries import jobs_by_state, records_by_review_state
+from app.observability.runtime import RuntimeCollector
 from app.security.exposure import request_is_exposed
 
 log = logging.getLogger("servebook.metrics")
@@ -155,4 +156,5 @@ def metrics(request: Request) -> Response:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(request.app.state.request_metrics.request_source())
     registry.register(DatabaseCollector(request.state.sessionmaker))
+    registry.register(RuntimeCollector())
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -101,6 +101,26 @@ PASSED = (
 )
 
 
+# Every parameter the page reads: the rest of a query string asks nothing, and a page kept in
+# the page cache is kept under these alone.
+PAGE_FIELDS = frozenset(
+    {
+        *PASSED,
+        *SHAPE_FIELDS,
+        "model",
+        "name",
+        "repo",
+        "config",
+        "quant",
+        "params_b",
+        "active_params_b",
+        "hardware",
+        "gpu",
+        "gpu_count",
+    }
+)
+
+
 def page_request(query: Mapping[str, str]) -> tuple[dict[str, Any], ModelDescription | None]:
     """The API request body the page's query describes, and a model carried as shape fields
     (which stands in for the body's model). Raises EstimateError naming a field."""

@@ -8,15 +8,16 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.catalog.presenters import model_out
+from app.catalog.revision import Revisions, current_records_revision, current_revision
 from app.catalog.schemas import FitFilters
 from app.db import SessionDep
 from app.errors import error_responses
 from app.estimate import EstimateError, Verdict
-from app.i18n.negotiation import QUERY as LANGUAGE_QUERY
 from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
 from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
 from app.recipes.estimate_page import (
+    PAGE_FIELDS,
     FormRefused,
     field_label,
     form_errors,
@@ -116,6 +117,7 @@ def detail_page(
     recipes: RecipesDep,
 ) -> Response:
     """One model on one hardware configuration under one profile."""
+    records_at = current_records_revision(session)  # first: the page lists records
     revision, resolved = recipes.resolved(model)
     recipe = resolved.recipe(hardware, profile)
 
@@ -128,7 +130,7 @@ def detail_page(
             "smoke_test": smoke_test(recipe),
             "memory_check": memory_check(recipe),
             "exposure_note": exposure_note(recipe),
-            "records": load_detail_evidence(session, recipe, revision),
+            "records": load_detail_evidence(session, recipe, Revisions(revision, records_at)),
             "record_prefill": record_prefill(recipe),
             "benchmark_prefill": benchmark_prefill(recipe),
             "known_good": find_known_good(
@@ -137,7 +139,7 @@ def detail_page(
         }
         return render(request, "recipes/detail.html", context)
 
-    return serve_at_revision(request, revision, build)
+    return serve_at_revision(request, revision, build, records=records_at)
 
 
 @api_router.get(
@@ -156,16 +158,17 @@ def detail_api(
 ) -> Response:
     """The detail page's content: verdict, memory, applied values, commands, records and
     the known-good configuration (the working record accepted last, or null)."""
+    records_at = current_records_revision(session)  # first: the answer lists records
     revision, resolved = recipes.resolved(model)
     recipe = resolved.recipe(hardware, profile)
 
     def build() -> Response:
-        records = load_detail_evidence(session, recipe, revision)
+        records = load_detail_evidence(session, recipe, Revisions(revision, records_at))
         good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile, revision)
         out = detail_out(request, recipe, evidence_out(request, recipe, records))
         return JSONResponse({**out, "known_good": known_good_out(request, good)})
 
-    return serve_at_revision(request, revision, build)
+    return serve_at_revision(request, revision, build, records=records_at)
 
 
 @router.api_route(
@@ -229,9 +232,21 @@ def estimate_api(
 
 @router.get("/estimate", name="recipes:estimate")
 def estimate_page(request: Request, service: RecipesDep) -> Response:
-    """Estimate a model that may not be in the catalog; the URL reproduces the answer."""
-    # The language switch (?lang=) is not part of the question: alone it asks nothing.
-    query = {k: v for k, v in request.query_params.items() if k != LANGUAGE_QUERY}
+    """Estimate a model that may not be in the catalog; the URL reproduces the answer. The
+    empty form changes only with the catalog, and is kept like a recipe page."""
+    # Only the form's fields ask: the language switch (?lang=) or a stray parameter alone
+    # asks nothing.
+    query = {k: v for k, v in request.query_params.items() if k in PAGE_FIELDS}
+    if any(query.values()):
+        return estimate_response(request, service, query)
+    revision = current_revision(service.catalog.session)  # first: the form lists the catalog
+    return serve_at_revision(
+        request, revision, lambda: estimate_response(request, service, query), reads=PAGE_FIELDS
+    )
+
+
+def estimate_response(request: Request, service: RecipeService, query: dict[str, str]) -> Response:
+    """The page with its answer (or errors) for `query`, or the empty form."""
     context: dict[str, Any] = {
         "values": query,
         "hardware_choices": service.list_hardware(),

@@ -85,7 +85,7 @@ async def create_api(request: Request) -> Response:
 
 def submit_api(request: Request, body: bytes) -> Response:
     """As the dependencies would: the caller is checked before the body is parsed."""
-    with request_unit_of_work(request) as session:
+    with request_unit_of_work(request, writes=True) as session:
         principal = require_submitter(request, session)
         raw = as_object(parse_json_body(request, body))
         key = request.headers.get("idempotency-key") or None

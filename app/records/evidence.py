@@ -3,8 +3,8 @@ here, once, so the page and its JSON show the same digits.
 
 Medians and ranges come from the database (`EvidenceQueries`); only the newest few accepted
 records and the last known-good configuration are loaded, and pending records are a count
-with a link to review them. Counts and medians are kept per catalog revision (`FiguresCache`),
-so the cost of a page does not grow with the number of records.
+with a link to review them. Counts and medians are kept per catalog and records revision
+(`FiguresCache`), so the cost of a page does not grow with the number of records.
 """
 
 from dataclasses import asdict, dataclass
@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import Request
 from sqlalchemy.orm import Session
 
+from app.catalog.revision import Revisions
 from app.models import Record
 from app.records.evidence_queries import EvidenceQueries, EvidenceScope
 from app.records.kept import KeptPerRevision
@@ -129,7 +130,7 @@ def summarise(queries: EvidenceQueries, scope: EvidenceScope) -> EvidenceSummary
 
 @dataclass(frozen=True)
 class Figures:
-    """What a detail page counts and summarises, as of one catalog revision."""
+    """What a detail page counts and summarises, as of one catalog and records revision."""
 
     counts: dict[str, int]  # records of the model on the hardware, by review state
     stamp: tuple[int, int, int]  # EvidenceQueries.accepted_stamp
@@ -137,21 +138,23 @@ class Figures:
 
 
 class FiguresCache:
-    """Counts and summaries by scope, each kept with the catalog revision it was read at.
+    """Counts and summaries by scope, each kept with the revisions it was read at.
 
-    Every record and every review moves the revision, so within one revision the counts
-    hold and a page is built without reading the configuration's records at all: its cost
-    does not grow with their number. When the revision moves, the counts and the accepted
-    stamp are read again (two index-only scans); the medians, which read every accepted
-    measurement, are recomputed only when the stamp moved too, since pending submissions
-    move the revision but not the evidence. The revision and the stamp come from the
-    database on each build, so a change made by any process shows in all.
+    Every record and every review moves the records revision, so within one pair of
+    revisions the counts hold and a page is built without reading the configuration's
+    records at all: its cost does not grow with their number. When either moves, the counts
+    and the accepted stamp are read again (two index-only scans); the medians, which read
+    every accepted measurement, are recomputed only when the stamp moved too, since pending
+    submissions move the records revision but not the evidence. The revisions and the
+    stamp come from the database on each build, so a change made by any process shows in all.
     """
 
     def __init__(self, size: int = 512) -> None:
         self._kept: KeptPerRevision[Figures] = KeptPerRevision(size)
 
-    def figures(self, queries: EvidenceQueries, scope: EvidenceScope, revision: int) -> Figures:
+    def figures(
+        self, queries: EvidenceQueries, scope: EvidenceScope, revision: Revisions
+    ) -> Figures:
         key = (queries.database, scope)
         kept = self._kept.get(key)
         if kept is not None and kept[0] == revision:
@@ -170,8 +173,11 @@ class FiguresCache:
 FIGURES = FiguresCache()
 
 
-def load_detail_evidence(session: Session, recipe: ResolvedRecipe, revision: int) -> DetailEvidence:
-    """The evidence section at `revision`, the catalog revision the page is built at."""
+def load_detail_evidence(
+    session: Session, recipe: ResolvedRecipe, revision: Revisions
+) -> DetailEvidence:
+    """The evidence section at `revision`, the catalog and records revisions the page is
+    built at."""
     queries = EvidenceQueries(session)
     model_id, hardware_id = recipe.model.id, recipe.hardware.id
     figures = FIGURES.figures(queries, scope_of(recipe), revision)

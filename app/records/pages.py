@@ -60,3 +60,15 @@ class RecordPages:
         limit: int,
     ) -> Page[Record]:
         return self.records.page(model, hardware, state, cursor, limit)
+
+    def listing(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> tuple[Page[Record], dict[int, int]]:
+        """The records page's rows and how many points each has."""
+        page = self.records.listing(model, hardware, state, cursor, limit)
+        return page, self.records.measurement_counts([record.id for record in page.items])

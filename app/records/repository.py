@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import event, inspect, select, update
+from sqlalchemy import event, func, inspect, select, update
 from sqlalchemy.orm import Session, joinedload, selectinload
 from sqlalchemy.sql import Select
 
@@ -19,6 +19,17 @@ FULL = (
     selectinload(Record.profile),
     selectinload(Record.measurements),
     selectinload(Record.events),
+)
+
+
+# A list's rows: the catalog rows each names, in the one query (many-to-one joins); no
+# measurements or events, which a list only counts (`measurement_counts`).
+LISTED = (
+    joinedload(Record.model),
+    joinedload(Record.artifact),
+    joinedload(Record.runtime),
+    joinedload(Record.hardware),
+    joinedload(Record.profile),
 )
 
 
@@ -110,6 +121,27 @@ class RecordRepository:
         """One page of `search`, newest first by submission, after `cursor`."""
         statement = self._filtered(select(Record).options(*FULL), model, hardware, state)
         return keyset_page(self.session, statement, Record.created_at, Record.id, cursor, limit)
+
+    def listing(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        cursor: str | None,
+        limit: int,
+    ) -> Page[Record]:
+        """`page` for a list that shows each record's catalog rows and counts its points:
+        one query for the page (through the newest-first indexes), one for the counts."""
+        statement = self._filtered(select(Record).options(*LISTED), model, hardware, state)
+        return keyset_page(self.session, statement, Record.created_at, Record.id, cursor, limit)
+
+    def measurement_counts(self, record_ids: Sequence[int]) -> dict[int, int]:
+        statement = (
+            select(Measurement.record_id, func.count())
+            .where(Measurement.record_id.in_(list(record_ids)))
+            .group_by(Measurement.record_id)
+        )
+        return {int(row[0]): int(row[1]) for row in self.session.execute(statement)}
 
     def _filtered(
         self, statement: Select[Any], model: str | None, hardware: str | None, state: str | None

@@ -12,8 +12,10 @@ from fastapi.responses import HTMLResponse, Response
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData, UploadFile
 
+from app.catalog.revision import current_revisions
 from app.db import SessionDep
 from app.models import Record
+from app.page_cache import serve_at_revision
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
 from app.records.charts import record_charts
 from app.records.compare import compare_records
@@ -65,22 +67,29 @@ def index(
     limit: LimitQuery = DEFAULT_LIMIT,
 ) -> Response:
     """Records, newest first, a page at a time, with filters and a compare picker; the
-    pending filter is the review queue."""
-    pages = RecordPages(session)
-    page = pages.page(filters.model, filters.hardware, filters.state, cursor, limit)
-    where = filters.model_dump(mode="json", exclude_none=True)
-    csv_url = request.url_for("api:records_list").include_query_params(**where, format="csv")
-    context = {
-        "records": page.items,
-        "filters": filters,
-        "csv_url": csv_url,
-        "older_url": next_url(request, "records:index", page, where, limit),
-        "newest_url": request.url_for("records:index").include_query_params(**where)
-        if cursor
-        else None,
-        **pages.choices(),
-    }
-    return render(request, "records/index.html", context, block="records_table")
+    pending filter is the review queue. Each page is kept per catalog and records revision
+    and per filter (app.page_cache)."""
+    revisions = current_revisions(session)  # first: a record committed after it moves it
+
+    def build() -> Response:
+        pages = RecordPages(session)
+        page, points = pages.listing(filters.model, filters.hardware, filters.state, cursor, limit)
+        where = filters.model_dump(mode="json", exclude_none=True)
+        csv_url = request.url_for("api:records_list").include_query_params(**where, format="csv")
+        context = {
+            "records": page.items,
+            "points": points,
+            "filters": filters,
+            "csv_url": csv_url,
+            "older_url": next_url(request, "records:index", page, where, limit),
+            "newest_url": request.url_for("records:index").include_query_params(**where)
+            if cursor
+            else None,
+            **pages.choices(),
+        }
+        return render(request, "records/index.html", context, block="records_table")
+
+    return serve_at_revision(request, revisions.catalog, build, records=revisions.records)
 
 
 @router.get("/records/new", name="records:new", responses=page_responses(404))

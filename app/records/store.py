@@ -1,5 +1,5 @@
 """The statements of the write path: a record with its measurements, first event and
-catalog revision bump, and the earlier record a retry is answered with (read only once the
+records revision bump, and the earlier record a retry is answered with (read only once the
 unique key has refused the retry's copy).
 
 Records are written with Core inserts, not through the ORM unit of work: the answer is
@@ -31,14 +31,7 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import (
-    BUMP_AT_DEFINITION,
-    Touched,
-    bump_and_record_change,
-    bump_revision,
-    prune_if_due,
-    touched_scope,
-)
+from app.catalog.revision import BUMP_RECORDS_AT_DEFINITION, Touched, bump_revision
 from app.models import Measurement, Record, RecordEvent
 
 RECORDS, MEASUREMENTS, EVENTS = Record.__table__, Measurement.__table__, RecordEvent.__table__
@@ -84,18 +77,18 @@ EVENT_COLUMNS = ("action", "reason", "actor", "created_at")
 
 
 def _write_on_postgresql() -> Select:
-    """The catalog revision bump with its change row, only at the catalog definition the
-    record was checked against (bound as `checked_definition`); then the record (its
-    columns bound as record_<name>), its points (one JSON array, bound as `points`, read
-    back into rows in their order by json_to_recordset) and its first event
-    (event_<name>), all only if the bump was made and the key is new. One statement; it
-    answers the new revision and the record's id (both None when the catalog has moved or
-    the key was seen before, which `key_seen` tells apart; the id alone None for a key
-    stored while it ran)."""
+    """The records revision bump (a new record changes no figure, so the catalog revision
+    stays), only at the catalog definition the record was checked against (bound as
+    `checked_definition`); then the record (its columns bound as record_<name>), its
+    points (one JSON array, bound as `points`, read back into rows in their order by
+    json_to_recordset) and its first event (event_<name>), all only if the bump was made
+    and the key is new. One statement; it answers the new records revision and the
+    record's id (both None when the catalog has moved or the key was seen before, which
+    `key_seen` tells apart; the id alone None for a key stored while it ran)."""
     # A key stored before the statement began: no bump and no record (a twin committed
     # while it runs is left to ON CONFLICT below).
     key_seen = exists().where(RECORDS.c.idempotency_key == bindparam("record_idempotency_key"))
-    bumped = bump_and_record_change(BUMP_AT_DEFINITION.where(~key_seen), "bumped")
+    bumped = BUMP_RECORDS_AT_DEFINITION.where(~key_seen).cte("bumped")
     written = (
         postgresql_insert(RECORDS)
         .from_select(
@@ -137,7 +130,7 @@ def _write_on_postgresql() -> Select:
         .cte("event_written")
     )
     return select(
-        select(bumped.c.revision).scalar_subquery().label("revision"),
+        select(bumped.c.records_revision).scalar_subquery().label("revision"),
         select(written.c.id).scalar_subquery().label("id"),
         key_seen.label("key_seen"),
     ).add_cte(points_written, event_written)
@@ -177,16 +170,17 @@ class RecordStore:
         definition: int,
     ) -> int | KeySeen | None:
         """A record, its points (in order, without their record id) and its first event,
-        and the catalog revision bump for what it touched, while the catalog is at
-        `definition` (the one the record was checked against): the new record's id, or,
-        with nothing written, None when the catalog has moved since and KEY_SEEN (on
-        PostgreSQL) when the record's key was stored before."""
+        and the revision bump for what it touched (a new record: the records revision),
+        while the catalog is at `definition` (the one the record was checked against): the
+        new record's id, or, with nothing written, None when the catalog has moved since
+        and KEY_SEEN (on PostgreSQL) when the record's key was stored before."""
         connection = self.connection()
         if connection.dialect.name == "postgresql":
             values = {f"record_{name}": value for name, value in row.items()}
             values.update({f"event_{name}": event[name] for name in EVENT_COLUMNS})
             values["points"] = [{**point, "position": n} for n, point in enumerate(points)]
-            values.update(touched_scope(touched), checked_definition=definition)
+            assert not touched.evidence, "a new record is pending: it changes no figure"
+            values["checked_definition"] = definition
             written = connection.execute(WRITE_ON_POSTGRESQL, values).one()
             if written.key_seen:
                 return KEY_SEEN
@@ -194,7 +188,6 @@ class RecordStore:
                 raise KeyTaken  # the bump made is undone with the transaction
             if written.revision is None:
                 return None
-            prune_if_due(connection, written.revision)
             return int(written.id)
         # The bump first: it checks the definition, and nothing is written when it moved.
         if not bump_revision(self.session, touched, definition):

@@ -15,10 +15,12 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.revision import (
     MOST_CHANGES_READ,
     PRUNE_EVERY,
+    Revisions,
     Touched,
     bump_revision,
     changes_since,
     current_revision,
+    current_revisions,
 )
 from app.catalog.seed import seed_catalog
 from app.catalog.seed_schema import load_catalog
@@ -44,38 +46,58 @@ def revision(session: Session) -> int:
     return current_revision(session)
 
 
+def revisions(session: Session) -> Revisions:
+    session.rollback()  # a fresh read, not the session's first
+    return current_revisions(session)
+
+
 def post_record(client: TestClient) -> int:
     created = client.post("/api/records", json=copy.deepcopy(RECORD))
     assert created.status_code == 201, created.text
     return created.json()["id"]
 
 
-def test_writes_that_change_a_page_bump_the_revision(client: TestClient, session: Session) -> None:
-    start = revision(session)
-    assert start >= 1
+def test_writes_that_change_a_figure_bump_the_revision_and_every_write_the_records_revision(
+    client: TestClient, session: Session
+) -> None:
+    start = revisions(session)
+    assert start.catalog >= 1
     seed_catalog(session, load_catalog(PROJECT_ROOT / "seed_data"))  # nothing new
-    assert revision(session) == start
-    record_id = post_record(client)
-    assert revision(session) == start + 1
+    assert revisions(session) == start
+    record_id = post_record(client)  # pending: no figure changes
+    assert revisions(session) == Revisions(start.catalog, start.records + 1)
     reviewed = client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
     assert reviewed.status_code == 200, reviewed.text
-    assert revision(session) == start + 2
+    assert revisions(session) == Revisions(start.catalog + 1, start.records + 2)
     refused = client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
-    assert refused.status_code == 409 and revision(session) == start + 2  # nothing written
+    assert refused.status_code == 409  # nothing written
+    assert revisions(session) == Revisions(start.catalog + 1, start.records + 2)
+    rejected = client.post(
+        f"/api/records/{post_record(client)}/review", json={"action": "reject", "reason": "no"}
+    )
+    assert rejected.status_code == 200, rejected.text
+    assert revisions(session) == Revisions(start.catalog + 1, start.records + 4)
 
 
 @pytest.mark.parametrize("url", ["/", PAGE, FIT, DETAIL, f"/api{DETAIL}"])
-def test_etag_answers_304_until_the_catalog_changes(client: TestClient, url: str) -> None:
+def test_etag_answers_304_until_what_the_page_shows_changes(client: TestClient, url: str) -> None:
     first = client.get(url)
     etag = first.headers["etag"]
     assert first.status_code == 200 and first.headers["cache-control"] == "no-cache"
     again = client.get(url, headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
-    post_record(client)
-    changed = client.get(url, headers={"If-None-Match": etag})
-    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    record_id = post_record(client)
+    after_pending = client.get(url, headers={"If-None-Match": etag})
     if "profiles" in url:  # the new record is counted on its recipe page, for review
-        assert ("1 pending record to review" if url == DETAIL else '"pending":1') in changed.text
+        assert after_pending.status_code == 200 and after_pending.headers["etag"] != etag
+        pending = "1 pending record to review" if url == DETAIL else '"pending":1'
+        assert pending in after_pending.text
+    else:  # a pending record changes no figure: the page it would not change stays
+        assert after_pending.status_code == 304 and after_pending.headers["etag"] == etag
+    accepted = client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
+    assert accepted.status_code == 200, accepted.text
+    changed = client.get(url, headers={"If-None-Match": after_pending.headers["etag"]})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
 
 
 def test_fragment_and_page_have_their_own_etags(client: TestClient) -> None:
@@ -135,10 +157,16 @@ def test_other_urls_read_no_revision_before_routing(client: TestClient) -> None:
 
 def test_a_body_from_an_older_revision_never_replaces_a_newer_one() -> None:
     cache = PageCache()
-    cache.put("page-en", "u", CachedBody(5, b"new", "text/html", None))
-    cache.put("page-en", "u", CachedBody(4, b"old", "text/html", None))
-    assert cache.get("page-en", "u", 5).body == b"new"
-    assert cache.get("page-en", "u", 4) is None
+    cache.put("page-en", "u", CachedBody(5, None, b"new", "text/html", None), "/u", None)
+    cache.put("page-en", "u", CachedBody(4, None, b"old", "text/html", None), "/u", None)
+    assert cache.get("page-en", "u", Revisions(5, 9)).body == b"new"
+    assert cache.get("page-en", "u", Revisions(4, 9)) is None
+    listed = CachedBody(5, 7, b"listed", "text/html", None)
+    cache.put("page-en", "r", listed, "/r", None)
+    cache.put("page-en", "r", CachedBody(5, 6, b"older", "text/html", None), "/r", None)
+    assert cache.get("page-en", "r", Revisions(5, 7)) is listed
+    assert cache.get("page-en", "r", Revisions(5, 8)) is None  # a record moved it
+    assert cache.get("page-en", "u", Revisions(5, 8)).body == b"new"  # lists none: kept
 
 
 @pytest.fixture
@@ -157,10 +185,21 @@ def test_a_change_in_one_process_shows_in_another(
         return row["token_generation"]
 
     assert balanced_speed(second_process)["basis"] == "estimated"  # cached there now
+    for url in (DETAIL, "/records", "/records?state=pending"):  # kept there too
+        assert second_process.get(url).status_code == 200
+    fit_tag = second_process.get(PAGE).headers["etag"]
     record_id = post_record(client)
+    # A pending record: the pages that list records show it in the other process at once,
+    # and the fit page it changes nothing on is still the one kept.
+    assert "1 pending record to review" in second_process.get(DETAIL).text
+    assert f'/records/{record_id}"' in second_process.get("/records").text
+    assert f'/records/{record_id}"' in second_process.get("/records?state=pending").text
+    assert second_process.get(PAGE, headers={"If-None-Match": fit_tag}).status_code == 304
     client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
     assert balanced_speed(second_process) == balanced_speed(client)
     assert balanced_speed(second_process)["basis"] == "measured"
+    assert f'/records/{record_id}"' not in second_process.get("/records?state=pending").text
+    assert second_process.get(PAGE, headers={"If-None-Match": fit_tag}).status_code == 200
 
 
 def shown(resolved: ResolvedModel) -> dict[tuple[str, str], dict]:
@@ -191,7 +230,7 @@ def test_a_review_resolves_again_only_the_recipes_its_record_belongs_to(
     first_revision, before = cached()
     record_id = post_record(client)  # pending: listed on its page, no figure changes
     pending_revision, unchanged = cached()
-    assert pending_revision == first_revision + 1 and unchanged is before
+    assert pending_revision == first_revision and unchanged is before
 
     client.post(f"/api/records/{record_id}/review", json={"action": "accept"})
     _, after = cached()
@@ -226,13 +265,11 @@ def test_a_cache_far_behind_or_missing_a_change_row_starts_again(session: Sessio
     assert changes_since(session, start) == (start, [])
     touched = Touched(1, 2, 3, evidence=True)
     bump_revision(session, touched)
-    bump_revision(session, Touched(1, 2, None, evidence=False))
+    bump_revision(session, Touched(1, 2, None, evidence=False))  # the records revision alone
     session.commit()
-    assert changes_since(session, start) == (
-        start + 2,
-        [touched, Touched(1, 2, None, evidence=False)],
-    )
+    assert changes_since(session, start) == (start + 1, [touched])
     bump_revision(session)  # the whole catalog
+    bump_revision(session, touched)
     session.commit()
     assert changes_since(session, start) == (start + 3, None)
     assert changes_since(session, start + 3) == (start + 3, [])

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import bump_revision
+from app.catalog.revision import bump_records_revision, bump_revision
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, Runtime
 
 LENGTHS = (4096, 16384, 65536)
@@ -110,10 +110,14 @@ def insert_records(
     seed: int = 7,
     start: datetime | None = None,
     same_stamp_every: int = 1,
+    pending_only: bool = False,
 ) -> Inserted:
     """`count` records of `where`, newest last, in one transaction; the catalog revision
     moves so revision-cached pages show them. Accepted records are mostly of the profile,
-    some of another; a few accepted ones failed to load."""
+    some of another; a few accepted ones failed to load. `pending_only`: every record
+    pending, as a stream of submissions would be, and the records revision alone moves."""
+    if pending_only:
+        accepted_share = 0.0
     rng = random.Random(seed)
     first_id = (session.scalar(select(func.max(Record.id))) or 0) + 1
     start = start or datetime.now(UTC) - timedelta(seconds=count + 60)
@@ -160,6 +164,9 @@ def insert_records(
         "details": {},
     }
     session.execute(insert(Measurement), [{**blank, **m} for m in done.measurements])
-    bump_revision(session)
+    if pending_only:
+        bump_records_revision(session)
+    else:
+        bump_revision(session)
     session.commit()
     return done

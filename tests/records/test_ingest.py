@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.catalog.revision import current_revision
+from app.catalog.revision import current_records_revision
 from app.config import Settings
 from app.db import session_scope, utcnow
 from app.main import create_app
@@ -38,8 +38,9 @@ def stored(session: Session) -> tuple[int, int, int]:
 
 
 def revision(session: Session) -> int:
+    """The records revision, which every record and review moves."""
     session.rollback()  # a fresh read, not the session's first
-    return current_revision(session)
+    return current_records_revision(session)
 
 
 def at_once(count: int, call: Callable[[int], Any]) -> list[Any]:

@@ -1,8 +1,8 @@
 """add models.experts, active_experts and moe_layers: the MoE layout the step model reads
 
 Revision ID: 9d4e6a1c2b77
-Revises: 3f8a2d6c1b90
-Create Date: 2026-12-02 17:00:00
+Revises: 4a1c9e3b7d52
+Create Date: 2026-12-02 17:10:00
 """
 
 from collections.abc import Sequence
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "9d4e6a1c2b77"
-down_revision: str | None = "3f8a2d6c1b90"
+down_revision: str | None = "4a1c9e3b7d52"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

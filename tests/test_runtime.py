@@ -1,0 +1,97 @@
+"""The process under load: a warm-up after start, the garbage collector kept out of the
+request path, its pauses measured, and connections that readers and writers do not take
+from each other."""
+
+import gc
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.catalog.repository import CatalogRepository
+from app.config import Settings
+from app.db import CONNECTIONS_OPENED
+from app.main import REVISION_READS_AT_ONCE, SUBMISSIONS_AT_ONCE, create_app
+from app.web import templates
+from tests.live_server import LiveServer
+from tests.recipes.test_serving import PAGE
+from tests.records.conftest import VALID, seeded_slug
+
+
+@pytest.fixture
+def restored_collector() -> Iterator[None]:
+    """The warm-up freezes this test process's objects and sets its thresholds: undone."""
+    thresholds = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
+
+
+@pytest.mark.usefixtures("restored_collector")
+def test_the_warm_up_resolves_every_model_compiles_every_template_then_freezes(
+    settings: Settings, session: Session
+) -> None:
+    warm = settings.model_copy(update={"warm_up": True, "gc_thresholds": (40_000, 15, 50)})
+    templates.env.cache.clear()  # type: ignore[union-attr]
+    with TestClient(create_app(warm)) as client:
+        thread: threading.Thread = client.app.state.warm_up  # type: ignore[attr-defined]
+        thread.join(timeout=120)
+        assert not thread.is_alive()
+        assert client.get(PAGE).status_code == 200
+    slugs = {model.slug for model in CatalogRepository(session).list_models()}
+    assert set(client.app.state.recipe_cache.models) == slugs  # type: ignore[attr-defined]
+    assert len(templates.env.cache) >= len(templates.env.list_templates(extensions=["html"]))
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold() == (40_000, 15, 50)
+
+
+def test_collector_pauses_are_metrics(client: TestClient) -> None:
+    gc.collect()
+    text = client.get("/metrics").text
+    for name in (
+        "servebook_gc_pause_max_seconds",
+        "servebook_gc_pause_max_cpu_seconds",
+        "servebook_gc_pauses",
+        "servebook_database_connections_opened",
+        "servebook_sqlite_write_held_max_seconds",
+    ):
+        line = next(line for line in text.splitlines() if line.startswith(name + " "))
+        assert float(line.split()[1]) >= 0, line
+    pauses = next(line for line in text.splitlines() if line.startswith("servebook_gc_pauses "))
+    assert float(pauses.split()[1]) >= 1  # the collection above was timed
+
+
+def test_readers_and_writers_keep_their_connections_open(
+    live_server: LiveServer, session: Session
+) -> None:
+    """Sixteen readers of a cached page beside four writers: each load has a pool of its
+    own, as large as what runs at once, so no connection is opened past them. On one
+    shared pool the readers took every connection and opened and closed one per request
+    past it, and the writers waited behind them."""
+    base = live_server.base_url
+    body = {**VALID, "hardware": seeded_slug(session, "8x-h200")}
+    httpx.get(base + PAGE, timeout=30).raise_for_status()
+    httpx.post(base + "/api/records", json=body, timeout=30).raise_for_status()
+    opened = CONNECTIONS_OPENED.count
+
+    def read(_: int) -> None:
+        with httpx.Client(base_url=base, timeout=30) as reader:
+            for _ in range(40):
+                assert reader.get(PAGE).status_code == 200
+
+    def write(number: int) -> None:
+        with httpx.Client(base_url=base, timeout=30) as writer:
+            for n in range(10):
+                created = writer.post("/api/records", json={**body, "notes": f"{number}-{n}"})
+                assert created.status_code == 201, created.text
+
+    with ThreadPoolExecutor(20) as pool:
+        work = [pool.submit(read, n) for n in range(16)]
+        work += [pool.submit(write, n) for n in range(4)]
+        for done in work:
+            done.result()
+    assert CONNECTIONS_OPENED.count - opened <= REVISION_READS_AT_ONCE + SUBMISSIONS_AT_ONCE
