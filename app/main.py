@@ -226,14 +226,17 @@ async def _render_request_invalid(request: Request, exc: Exception) -> Response:
     """Invalid path, query or body parameters: the same `{"errors": [...]}` as every other
     422, each naming its field."""
     assert isinstance(exc, RequestValidationError)
-    errors = [field_error(error) for error in exc.errors()]
+    refused_field = getattr(request.state, "refused_json_field", None)
+    errors = [field_error(error, refused_field) for error in exc.errors()]
     body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
     return JSONResponse(body, status_code=422)
 
 
-def field_error(error: dict[str, Any]) -> FieldError:
+def field_error(error: dict[str, Any], refused_field: str | None = None) -> FieldError:
     if error["type"] == "json_invalid":  # the body, refused by the strict JSON parser
-        return FieldError(field="body", message=str(error.get("ctx", {}).get("error", "")))
+        return FieldError(
+            field=refused_field or "body", message=str(error.get("ctx", {}).get("error", ""))
+        )
     path = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
     return FieldError(field=path, message=str(error["msg"]).removeprefix("Value error, "))
 
