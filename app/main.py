@@ -11,7 +11,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 from starlette.staticfiles import PathLike
 from starlette.types import Scope
@@ -58,6 +57,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.body_limit import PayloadTooLarge, too_large_response
+from app.security.exposure import AnsweredHostsMiddleware
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
@@ -149,7 +149,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
     # fields only ever carry an allowed name.
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
+    app.add_middleware(AnsweredHostsMiddleware, allowed_hosts=allowed_host_names(settings))
     app.add_middleware(SecurityHeadersMiddleware)  # every response carries them
     # The client and scheme a trusted proxy forwarded, before anything reads either.
     app.add_middleware(ForwardedClientMiddleware, trusted=settings.trusted_proxies)
