@@ -70,7 +70,10 @@ class JobIn(BaseModel):
         "host's name); its URLs are then as that machine sees them",
     )
     # The plan.
-    lengths: list[int] = Field(default=[1024, 4096], min_length=1, max_length=12)
+    # Item bounds stated in the schema (the `positive` check below says the same in words).
+    lengths: list[Annotated[int, Field(ge=1, le=10_000_000)]] = Field(
+        default=[1024, 4096], min_length=1, max_length=12
+    )
     concurrency: list[Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
         default=[1, 2, 4, 8],
         min_length=1,
