@@ -78,8 +78,3 @@ def lone_surrogate_at(value: Any, where: str = "") -> str | None:
                 for index, child in enumerate(item)
             )
     return None
-
-
-def repaired_text(text: str) -> str:
-    """Each lone surrogate replaced by U+FFFD, as a decoder does with bytes it cannot read."""
-    return _SURROGATE.sub("\ufffd", text)
