@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
     hub_url: str = "https://huggingface.co"
     hub_cache_dir: Path | None = None  # None: data_dir/hub_cache
+    # A served app beyond loopback fetches nothing from the Hub for a request unless this
+    # is true (anyone reaching it could otherwise make it download on their behalf).
+    hub_fetch_when_exposed: bool = False
     # /metrics answers on loopback; served beyond loopback only when this is true (request
     # paths and record counts are no secret to a lab, but they are to the internet).
     metrics_beyond_loopback: bool = False

@@ -9,7 +9,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.routing import Match
 from starlette.types import Scope
 
@@ -57,6 +56,7 @@ from app.security import (
     register_template_globals,
 )
 from app.security.body_limit import PayloadTooLarge, too_large_response
+from app.security.exposure import AnsweredHostsMiddleware
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
@@ -167,7 +167,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
     # fields only ever carry an allowed name.
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_host_names(settings))
+    app.add_middleware(AnsweredHostsMiddleware, allowed_hosts=allowed_host_names(settings))
     app.add_middleware(SecurityHeadersMiddleware)  # every response carries them
     # The client and scheme a trusted proxy forwarded, before anything reads either.
     app.add_middleware(ForwardedClientMiddleware, trusted=settings.trusted_proxies)
@@ -229,14 +229,17 @@ async def _render_request_invalid(request: Request, exc: Exception) -> Response:
     """Invalid path, query or body parameters: the same `{"errors": [...]}` as every other
     422, each naming its field."""
     assert isinstance(exc, RequestValidationError)
-    errors = [field_error(error) for error in exc.errors()]
+    refused_field = getattr(request.state, "refused_json_field", None)
+    errors = [field_error(error, refused_field) for error in exc.errors()]
     body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
     return JSONResponse(body, status_code=422)
 
 
-def field_error(error: dict[str, Any]) -> FieldError:
+def field_error(error: dict[str, Any], refused_field: str | None = None) -> FieldError:
     if error["type"] == "json_invalid":  # the body, refused by the strict JSON parser
-        return FieldError(field="body", message=str(error.get("ctx", {}).get("error", "")))
+        return FieldError(
+            field=refused_field or "body", message=str(error.get("ctx", {}).get("error", ""))
+        )
     path = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
     return FieldError(field=path, message=str(error["msg"]).removeprefix("Value error, "))
 

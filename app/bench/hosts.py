@@ -1,7 +1,11 @@
 """Which hosts the benchmark client may talk to: loopback, plus hosts named explicitly.
 
-Checked before any request. Names are compared as written, never resolved, so a DNS answer
-cannot widen what the configuration allows.
+Checked before any request. Names are compared after normalising them (case, a trailing
+dot, brackets), never resolved, so a DNS answer cannot widen what the configuration allows.
+The loopback names are then connected to at the addresses they stand for
+(`loopback_addresses`), without asking the resolver: `localhost.` or `ip6-localhost` are not
+in every hosts file, and a resolver that misses one asks DNS, whose answer would become the
+target.
 """
 
 from __future__ import annotations
@@ -13,7 +17,17 @@ from urllib.parse import urlsplit
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 
-LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+_V4_THEN_V6 = ("127.0.0.1", "::1")
+# Each name for this machine, by the addresses it stands for (glibc's and Debian's
+# /etc/hosts defaults), in the order they are tried.
+LOOPBACK_NAMES: dict[str, tuple[str, ...]] = {
+    "localhost": _V4_THEN_V6,
+    "localhost.localdomain": _V4_THEN_V6,
+    "localhost6": ("::1",),
+    "localhost6.localdomain6": ("::1",),
+    "ip6-localhost": ("::1",),
+    "ip6-loopback": ("::1",),
+}
 HTTP_ONLY = register("bench.http_only", _l("%(url)s: only http and https URLs are supported"))
 NO_HOST = register("bench.no_host", _l("%(url)s: no host in URL"))
 HOST_REFUSED = register(
@@ -35,8 +49,21 @@ class HostNotAllowedError(ValueError):
         self.said = said
 
 
+def normalised_host(host: str) -> str:
+    """A host as compared: no brackets, lower case, no trailing dot (`localhost.` is the
+    fully qualified `localhost`)."""
+    host = host.strip("[]").lower()
+    return host.removesuffix(".") if not host.endswith("..") else host
+
+
+def loopback_addresses(host: str) -> tuple[str, ...]:
+    """The addresses a loopback name stands for, to connect to without resolving it; empty
+    for anything else (an address is connected to as written)."""
+    return LOOPBACK_NAMES.get(normalised_host(host), ())
+
+
 def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower().rstrip(".")
+    host = normalised_host(host)
     if host in LOOPBACK_NAMES:
         return True
     try:
@@ -58,7 +85,7 @@ def check_url_allowed(url: str, allowed_hosts: Iterable[str] = ()) -> None:
         raise HostNotAllowedError(NO_HOST(url=repr(url)))
     if is_loopback(host):
         return
-    extra = {name.strip("[]").lower().rstrip(".") for name in allowed_hosts}
-    if host.lower().rstrip(".") in extra:
+    extra = {normalised_host(name) for name in allowed_hosts}
+    if normalised_host(host) in extra:
         return
     raise HostNotAllowedError(HOST_REFUSED(host=repr(host)))

@@ -129,7 +129,7 @@ async def execute(run: RunContext) -> BenchResult:
     ramp = await run_ramp(run, lengths)
     needles = await run_needles(run, lengths)
     task = await run_task(run)
-    outcome, error = classify(smoke, lengths, needles, task, run.plan.task_min_pass_rate)
+    outcome, error = classify(smoke, lengths, needles, task, run.plan.task_min_pass_rate, ramp)
     return assemble(
         run,
         outcome,

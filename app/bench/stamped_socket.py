@@ -39,6 +39,7 @@ from typing import Any
 
 import httpcore
 
+from app.bench.hosts import loopback_addresses
 from app.bench.stamped_stream import StampedStream, _Inbox
 from app.bench.stamped_tls import _InboxProtocol, _TransportStream
 
@@ -213,6 +214,21 @@ class StampingBackend(httpcore.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
+async def _numeric_infos(addresses: tuple[str, ...], port: int) -> list[Any]:
+    """Socket addresses for literal IPs only (AI_NUMERICHOST: no lookup of any kind); one
+    this machine cannot use (no IPv6) is skipped."""
+    loop = asyncio.get_running_loop()
+    infos: list[Any] = []
+    for address in addresses:
+        try:
+            infos += await loop.getaddrinfo(
+                address, port, type=socket.SOCK_STREAM, flags=socket.AI_NUMERICHOST
+            )
+        except socket.gaierror:
+            continue
+    return infos
+
+
 async def _connect_first(host: str, port: int, local_address: str | None) -> socket.socket:
     """Each resolved address in turn; the first one's OS error if none answers.
 
@@ -220,7 +236,11 @@ async def _connect_first(host: str, port: int, local_address: str | None) -> soc
     an errno, which would hide a plain "connection refused" from the error message.)
     """
     loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    local = loopback_addresses(host)
+    if local:  # this machine's names are never resolved (app.bench.hosts says why)
+        infos = await _numeric_infos(local, port)
+    else:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     first_error: OSError | None = None
     for family, kind, proto, _, address in infos:
         sock = socket.socket(family, kind, proto)

@@ -52,8 +52,9 @@ class TaskCheck(BaseModel):
     contains: str | None = Field(default=None, min_length=1)
     regex: str | None = Field(default=None, min_length=1)
     json_schema: dict[str, Any] | None = Field(default=None, max_length=100)
-    number: float | None = Field(default=None, ge=-1e15, le=1e15, allow_inf_nan=False)
-    tolerance: float | None = Field(default=None, ge=0, le=1e15, allow_inf_nan=False)
+    # strict: JSON `false` is not the number 0 (it was stored as 0.0); ints still pass.
+    number: float | None = Field(default=None, ge=-1e15, le=1e15, allow_inf_nan=False, strict=True)
+    tolerance: float | None = Field(default=None, ge=0, le=1e15, allow_inf_nan=False, strict=True)
     ignore_case: bool = False
 
     @model_validator(mode="before")

@@ -14,6 +14,7 @@ from pydantic import (
     field_validator,
 )
 
+from app.bench.result import MAX_CONCURRENCY
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
@@ -69,8 +70,16 @@ class JobIn(BaseModel):
         "host's name); its URLs are then as that machine sees them",
     )
     # The plan.
-    lengths: list[int] = Field(default=[1024, 4096], min_length=1, max_length=12)
-    concurrency: list[int] = Field(default=[1, 2, 4, 8], min_length=1, max_length=12)
+    # Item bounds stated in the schema (the `positive` check below says the same in words).
+    lengths: list[Annotated[int, Field(ge=1, le=10_000_000)]] = Field(
+        default=[1024, 4096], min_length=1, max_length=12
+    )
+    concurrency: list[Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
+        default=[1, 2, 4, 8],
+        min_length=1,
+        max_length=12,
+        description=f"requests in flight per level, at most {MAX_CONCURRENCY:,}",
+    )
     repeat: int = Field(default=3, ge=1, le=20)
     max_tokens: int = Field(default=128, ge=8, le=4096)
     needle: StrictBool = False

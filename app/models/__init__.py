@@ -1,6 +1,6 @@
 """All ORM tables, imported together so Alembic sees every one."""
 
-from app.models.api_token import ApiToken
+from app.models.api_token import ApiToken, SignInSession
 from app.models.artifact import Artifact
 from app.models.bench_job import BenchJob
 from app.models.catalog_state import CatalogChange, CatalogState
@@ -29,6 +29,7 @@ __all__ = [
     "RecordEvent",
     "ReportedFigure",
     "Runtime",
+    "SignInSession",
     "Task",
     "TaskPrompt",
 ]

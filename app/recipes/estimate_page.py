@@ -5,7 +5,6 @@ hundred characters), not the whole document.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, fields
 from typing import Any
@@ -18,6 +17,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.i18n.sentences import render as say
 from app.resolve.described import ModelDescription
+from app.security.json_input import loads_strict
 
 NOT_JSON = register("estimate_form.not_json", _l("the pasted config is not JSON (%(detail)s)"))
 NO_MODEL = register(
@@ -157,8 +157,8 @@ def _hardware(q: dict[str, str]) -> Any:
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError as error:
+        return loads_strict(text)
+    except ValueError as error:  # JsonRefused too: NaN, repeated keys, lone surrogates
         raise FormRefused("hf_config", NOT_JSON(detail=str(error))) from error
 
 

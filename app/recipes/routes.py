@@ -13,6 +13,8 @@ from app.catalog.schemas import FitFilters
 from app.db import SessionDep
 from app.errors import error_responses
 from app.estimate import EstimateError, Verdict
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
 from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
@@ -35,11 +37,13 @@ from app.recipes.presenters import (
     record_prefill,
     smoke_test,
 )
-from app.recipes.schemas import EstimateOut, EstimateRequest, FitTableOut
+from app.recipes.schemas import EstimateOut, EstimateRequest, FitTableOut, ModelByRepo
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.records.known_good import find_known_good, known_good_out
 from app.resolve import ModelInputs, RecipeService
+from app.resolve.hub import is_cached
+from app.security.exposure import request_is_exposed
 from app.security.json_input import StrictJsonRoute
 from app.security.signin import FormDep
 from app.web import page_responses, render
@@ -222,6 +226,9 @@ def estimate_api(
     parsed = parse_request(body)
     if isinstance(parsed, dict):
         return JSONResponse({"errors": parsed}, status_code=422)
+    refused = hub_fetch_refused(request, parsed)
+    if refused:
+        return JSONResponse({"errors": refused}, status_code=422)
     answer = run_estimate(service, parsed, request.app.state.settings)
     result = answer.result
     if not result.ok:
@@ -265,6 +272,27 @@ def estimate_response(request: Request, service: RecipeService, query: dict[str,
     return render(request, "recipes/estimate.html", context, status_code=status)
 
 
+HUB_FETCH_OFF = register(
+    "estimate.hub_fetch_off",
+    _l(
+        "this server does not fetch from the Hub while it is reachable from other machines; "
+        "paste the model's config.json (hf_config) instead"
+    ),
+)
+
+
+def hub_fetch_refused(request: Request, parsed: EstimateRequest) -> dict[str, str] | None:
+    """A repo id would make the server fetch from the network: on loopback that is the
+    user's own machine asking, beyond it anyone could point it at any repository. Off there
+    unless SERVEBOOK_HUB_FETCH_WHEN_EXPOSED; a repository already cached still answers."""
+    settings = request.app.state.settings
+    if not isinstance(parsed.model, ModelByRepo) or settings.hub_fetch_when_exposed:
+        return None
+    if not request_is_exposed(request) or is_cached(parsed.model.repo, settings):
+        return None
+    return {"model.repo": say(HUB_FETCH_OFF())}
+
+
 def estimate_page_answer(
     request: Request, service: RecipesDep, query: dict[str, str]
 ) -> dict[str, Any]:
@@ -277,6 +305,9 @@ def estimate_page_answer(
     parsed = parse_request(body)
     if isinstance(parsed, dict):
         return {"errors": parsed}
+    refused = hub_fetch_refused(request, parsed)
+    if refused:
+        return {"errors": refused}
     answer = run_estimate(service, parsed, request.app.state.settings, description)
     if not answer.result.ok:
         return {"errors": answer.result.errors}

@@ -2,11 +2,22 @@
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
 
 from app.catalog.schemas import ModelOut
 from app.estimate import Verdict
 from app.estimate.load import MAX_CONCURRENCY
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.i18n.validation_words import refusal
 from app.resolve.custom import Interconnect, Platform
 
 Status = Literal["verified", "verification_pending"]
@@ -116,11 +127,42 @@ class ModelByNumbers(BaseModel):
     name: str | None = Field(default=None, max_length=100)
 
 
+# A config.json's numbers are layer counts, widths, head counts, vocabularies, contexts and
+# small floats; the largest real one is below 2^31. Bounded here, before the estimator
+# multiplies them: 1e308 layers overflowed a float and 2^62 a formatted figure (500s).
+MAX_CONFIG_NUMBER = 2**31 - 1
+CONFIG_NUMBER_TOO_LARGE = register(
+    "estimate.config_number_too_large",
+    _l("%(key)s is %(value)s; config numbers are at most %(most)s"),
+)
+
+
+def bounded_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Every number in the config, at any depth, within +-MAX_CONFIG_NUMBER."""
+    stack: list[tuple[str, Any]] = [("", config)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}.{i}", v) for i, v in enumerate(value))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            if abs(value) > MAX_CONFIG_NUMBER:
+                shown = f"{value:.3g}" if isinstance(value, float) else f"{value:.3e}"
+                raise refusal(
+                    CONFIG_NUMBER_TOO_LARGE, key=path, value=shown, most=MAX_CONFIG_NUMBER
+                )
+    return config
+
+
+HfConfig = Annotated[dict[str, Any], AfterValidator(bounded_config)]
+
+
 class ModelByConfig(BaseModel):
     """A Hugging Face config.json; the quant named, else the one it declares."""
 
     model_config = _STRICT
-    hf_config: dict[str, Any]
+    hf_config: HfConfig
     quant: str | None = Field(default=None, min_length=1, max_length=40)
     name: str | None = Field(default=None, max_length=100)
 
@@ -132,7 +174,7 @@ class ModelBySafetensors(BaseModel):
     model_config = _STRICT
     safetensors_index: dict[str, Any] | None = None
     safetensors_header: dict[str, Any] | None = None
-    hf_config: dict[str, Any] | None = None
+    hf_config: HfConfig | None = None
     quant: str | None = Field(default=None, min_length=1, max_length=40)
     params_b: float | None = Field(default=None, gt=0, le=100_000)
     name: str | None = Field(default=None, max_length=100)

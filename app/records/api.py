@@ -259,7 +259,12 @@ def review_api(
     """Accept, reject or retract a record (`{"action": ..., "reason": ...}`); accepting a
     flagged record also takes `"confirm_flags": true` and a reason."""
     try:
-        record = review_committed(session, record_id, as_object(body), principal.name)
+        return review_committed(
+            session,
+            record_id,
+            as_object(body),
+            principal.name,
+            lambda record: JSONResponse(record_out(request, record)),
+        )
     except RecordInvalid as invalid:
         return errors_response(invalid.errors)
-    return JSONResponse(record_out(request, record))

@@ -1,5 +1,6 @@
 """Console commands for records and access tokens: `servebook import`, `servebook token`."""
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -130,16 +131,33 @@ def token() -> None:
     """Access tokens for serving beyond loopback."""
 
 
+def duration(_ctx: click.Context, _param: click.Parameter, value: str | None) -> object:
+    """`90d`, `12h`, `30m` or `3600s` as a timedelta; None when not given."""
+    if value is None:
+        return None
+    units = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+    number, unit = value[:-1], value[-1:].lower()
+    if unit not in units or not number.isdigit() or int(number) < 1:
+        raise click.BadParameter("give a whole number of d, h, m or s, e.g. 90d or 12h")
+    try:
+        return timedelta(**{units[unit]: int(number)})
+    except OverflowError as error:
+        raise click.BadParameter("that is too long; give at most 999999999d") from error
+
+
 @token.command("create")
 @click.option("--role", type=click.Choice(ROLES), required=True)
 @click.option("--name", required=True, help="Who holds it, e.g. a person or a CI job.")
-def token_create(role: str, name: str) -> None:
+@click.option(
+    "--expires-in", callback=duration, default=None, help="e.g. 90d or 12h; default: never."
+)
+def token_create(role: str, name: str, expires_in: timedelta | None) -> None:
     """Create a token and print it once; only its sha256 is stored."""
     from app.db import session_scope
 
     try:
         with session_scope(get_settings()) as session:
-            secret = create_token(session, name, role)  # type: ignore[arg-type]
+            secret = create_token(session, name, role, expires_in)  # type: ignore[arg-type]
     except ValueError as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"{role} token for {name} (shown only now, store it safely):", err=True)
@@ -172,3 +190,44 @@ def token_register(role: str, name: str, variable: str) -> None:
     except ValueError as error:
         raise click.ClickException(f"{variable}: {error}") from error
     click.echo(f"{role} token for {name} " + ("registered" if added else "already registered"))
+
+
+@token.command("list")
+def token_list() -> None:
+    """Every token: id, name, role, state, when it expires and when it was last used."""
+    from app.db import session_scope, utcnow
+    from app.security.tokens import TokenRepository
+
+    with session_scope(get_settings()) as session:
+        tokens = TokenRepository(session).all()
+        now = utcnow()
+        click.echo(f"{'id':>4}  {'name':<24} {'role':<10} {'state':<8} {'expires':<17} last used")
+        for t in tokens:
+            expires = t.expires_at.replace(tzinfo=UTC) if t.expires_at else None
+            state = (
+                "revoked" if t.revoked_at else "expired" if expires and expires <= now else "active"
+            )
+            click.echo(
+                f"{t.id:>4}  {t.name:<24.24} {t.role:<10} {state:<8} "
+                f"{moment(expires):<17} {moment(t.last_used_at)}"
+            )
+
+
+@token.command("revoke")
+@click.argument("token_id", type=click.IntRange(min=1))
+def token_revoke(token_id: int) -> None:
+    """Revoke a token by its id (`servebook token list`): it fails at once, and every browser
+    signed in with it is signed out."""
+    from app.db import session_scope
+    from app.security.tokens import TokenRepository
+
+    with session_scope(get_settings()) as session:
+        revoked = TokenRepository(session).revoke(token_id)
+        if revoked is None:
+            raise click.ClickException(f"no token with id {token_id}")
+        name = revoked.name
+    click.echo(f"revoked token {token_id} ({name})")
+
+
+def moment(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else "never"

@@ -8,6 +8,7 @@ so memory stays that of one batch.
 import csv
 import io
 import json
+import unicodedata
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -58,10 +59,23 @@ CSV_DOC = (
     "milliseconds, *_tokens_per_s tokens per second, peak_memory_gb_per_gpu decimal GB per "
     "GPU, kv_cache_usage_peak and needle_accuracy fractions 0..1; flags lists flag codes "
     "separated by ';'. Every text field is quoted; a text that a spreadsheet would run as a "
-    "formula (=, +, -, @, tab or CR first, after any spaces) starts with an apostrophe."
+    "formula (=, +, -, @, | or their fullwidth forms, or any other blank or invisible "
+    "character first, after any spaces) starts with an apostrophe."
 )
-# A spreadsheet runs cells that start with these as formulas, even after leading spaces.
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# A spreadsheet runs cells that start with these as formulas, even after leading spaces;
+# some also skip other leading blanks (LF, NBSP, U+3000, VT, FF, NEL) and invisible
+# characters (zero-width space, BOM), and read the fullwidth forms as the ASCII ones.
+FORMULA_PREFIXES = ("=", "+", "-", "@", "|", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def starts_like_a_formula(text: str) -> bool:
+    rest = text.lstrip(" ")
+    if not rest:
+        return False
+    first = rest[0]
+    return (
+        first in FORMULA_PREFIXES or first.isspace() or unicodedata.category(first) in ("Cc", "Cf")
+    )
 
 
 def iso(moment: datetime) -> str:
@@ -149,7 +163,7 @@ def record_out(request: Request, record: Record) -> dict[str, Any]:
 def safe_cell(value: Any) -> Any:
     if isinstance(value, list):
         value = ";".join(str(item) for item in value)
-    if isinstance(value, str) and value.lstrip(" ").startswith(FORMULA_PREFIXES):
+    if isinstance(value, str) and starts_like_a_formula(value):
         return "'" + value
     return value
 

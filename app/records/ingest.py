@@ -7,8 +7,8 @@ it are only the inserts, the review's state change and the catalog revision bump
 SQLite the one write lock is held for a few statements.
 """
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -47,11 +47,21 @@ def ingest_record(
     return checked_and_stored(session, prepare, lambda: write_transaction(session))
 
 
+Answer = TypeVar("Answer")
+
+
 def review_committed(
-    session: Session, record_id: int, raw: Mapping[str, Any], actor: str
-) -> Record:
-    """Accept, reject or retract, and commit; the record comes back in its new state."""
+    session: Session,
+    record_id: int,
+    raw: Mapping[str, Any],
+    actor: str,
+    answer: Callable[[Record], Answer],
+) -> Answer:
+    """Accept, reject or retract, and commit with the answer already rendered from the
+    record in its new state: when rendering fails, the review rolls back and nothing is
+    written (a caller told 500 must not find the record accepted)."""
     pending = prepare_review(session, record_id, raw)
     with write_transaction(session):
         apply_review(session, pending, actor)
-    return pending.record
+        rendered = answer(pending.record)
+    return rendered

@@ -4,11 +4,12 @@ documented in OpenAPI from the pydantic model that validates them."""
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from app.errors import ServebookError
 from app.records.schemas import FieldError
 from app.records.validation import RecordInvalid
-from app.security.json_input import JsonRefused, loads_strict
+from app.security.json_input import PARSE_OFF_LOOP_BYTES, JsonRefused, loads_strict
 
 
 class UnsupportedMedia(ServebookError):
@@ -17,7 +18,10 @@ class UnsupportedMedia(ServebookError):
 
 async def json_body(request: Request) -> Any:
     """The raw JSON document; the record schema validates it so every error is listed."""
-    return parse_json_body(request, await request.body())
+    body = await request.body()
+    if len(body) > PARSE_OFF_LOOP_BYTES:  # a large body is parsed off the event loop
+        return await run_in_threadpool(parse_json_body, request, body)
+    return parse_json_body(request, body)
 
 
 def parse_json_body(request: Request, body: bytes) -> Any:
@@ -27,7 +31,10 @@ def parse_json_body(request: Request, body: bytes) -> Any:
         raise UnsupportedMedia("Send the body as JSON (Content-Type: application/json).")
     try:
         return loads_strict(body)
-    except (JsonRefused, UnicodeDecodeError) as error:
+    except JsonRefused as error:
+        said = FieldError.of(error.field or "body", error.said)
+        raise RecordInvalid([said]) from error
+    except UnicodeDecodeError as error:
         raise RecordInvalid([FieldError(field="body", message=str(error))]) from error
 
 

@@ -12,7 +12,8 @@ from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
 from app.i18n.validation_words import refusal
-from app.security.json_input import check_free_form
+from app.security.json_input import LONE_SURROGATE, check_free_form
+from app.security.json_scan import lone_surrogate_at
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
 ReviewState = Literal["pending", "accepted", "rejected", "retracted"]
@@ -170,6 +171,17 @@ class RecordIn(BaseModel):
     measurements: list[MeasurementIn] = Field(default_factory=list, max_length=500)
 
     _numbers = field_validator("gpu_count", mode="before")(not_a_bool)
+
+    @model_validator(mode="before")
+    @classmethod
+    def valid_unicode(cls, value: Any) -> Any:
+        """Python callers (importers, the benchmark client) skip the JSON parser that refuses
+        a lone surrogate at the edge; no text of a record may hold one (no page could show
+        it). The error names the field through its `field` param."""
+        where = lone_surrogate_at(value) if isinstance(value, dict) else None
+        if where is not None:
+            raise refusal(LONE_SURROGATE, field=where or "record")
+        return value
 
 
 class FieldError(BaseModel):

@@ -34,6 +34,10 @@ def describe_repo(repo: str, settings: Settings, quant: str | None = None) -> Mo
     return from_safetensors(size, what, files["config"], quant, repo=repo)
 
 
+def is_cached(repo: str, settings: Settings) -> bool:
+    return _cache_path(repo, settings).exists()
+
+
 def fetch_repo_files(repo: str, settings: Settings) -> dict[str, Any]:
     """config.json plus the index or the file listing, from the cache or the Hub."""
     cached = _cache_path(repo, settings)

@@ -20,6 +20,8 @@ import logging
 import psutil
 from fastapi import FastAPI, Request
 from sqlalchemy.orm import Session
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import Receive, Scope, Send
 
 from app.config import Settings, is_loopback
 from app.security.forwarded import FORWARDING_STATE
@@ -27,8 +29,11 @@ from app.security.tokens import TokenRepository
 
 log = logging.getLogger("servebook.security")
 
-# Host headers the app always answers to ("testserver" is the in-process test client's).
-LOOPBACK_HOST_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1", "testserver"]
+# Host headers the app always answers to.
+LOOPBACK_HOST_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1"]
+# The in-process test client's host name, answered for that client only: its scope names
+# "testclient" as the peer, which no socket can (a peer is an address).
+TEST_CLIENT_HOST, TEST_CLIENT_PEER = "testserver", "testclient"
 WILDCARD_HOSTS = ("0.0.0.0", "::", "[::]", "")
 
 
@@ -94,3 +99,20 @@ def request_is_exposed(request: Request) -> bool:
         return True
     client = request.client.host if request.client else ""
     return forwarding == "trusted" and not is_loopback(client)
+
+
+class AnsweredHostsMiddleware(TrustedHostMiddleware):
+    """Starlette's host check, which also answers the in-process test client under its own
+    name; a request over a socket naming `testserver` is refused like any other name."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and _is_test_client(scope):
+            await self.app(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _is_test_client(scope: Scope) -> bool:
+    peer = scope.get("client") or ("",)
+    host = dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1")
+    return peer[0] == TEST_CLIENT_PEER and host.split(":")[0] == TEST_CLIENT_HOST

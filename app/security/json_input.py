@@ -5,25 +5,30 @@ converts integers of any length (raising a bare ValueError past 4,300 digits) an
 once per nesting level, so a body nested 100,000 deep ends in RecursionError. Nothing here
 can store or export those values (JSON has no NaN; SQLite integers are 64-bit), so they are
 refused while parsing, with a message that says what was wrong, and the nesting is
-measured before the parser recurses at all.
+measured before the parser recurses at all (in linear time: `json_scan`). An object that
+names a key twice is refused rather than keeping the last value, and text that is not valid
+Unicode (a lone surrogate from a `\\udc80` escape) is refused naming the field that holds it.
 
 Free-form objects inside a valid document (applied values, environment extras,
 measurement details, samples) get their own, tighter bounds: `check_free_form` walks them
 without recursion.
 """
 
+import gc
 import json
 import math
 import re
-from collections.abc import Callable, Coroutine
-from itertools import accumulate
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
+from app.security.json_scan import lone_surrogate_at, may_hold_surrogate, nesting_depth
 
 # SQLite stores integers as signed 64-bit; JSON numbers beyond that cannot round-trip.
 INT_MIN = -(2**63)
@@ -35,9 +40,9 @@ MAX_DOCUMENT_DEPTH = 64
 MAX_FREE_FORM_DEPTH = 8
 MAX_FREE_FORM_NODES = 10_000
 MAX_FREE_FORM_TEXT = 20_000
+# Bodies larger than this are parsed on a worker thread, so the event loop keeps answering.
+PARSE_OFF_LOOP_BYTES = 64 * 1024
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 # U+0000 as a JSON escape: \u0000 after an even number of backslashes.
 _JSON_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
 
@@ -46,9 +51,10 @@ class JsonRefused(ValueError):
     """A document this app will not read; the message says why, for a 422 (in English as
     `str(error)`, coded as `said` for a page)."""
 
-    def __init__(self, said: Sentence) -> None:
+    def __init__(self, said: Sentence, field: str | None = None) -> None:
         super().__init__(english(said))
         self.said = said
+        self.field = field  # the dotted path of the value at fault, when one is
 
 
 NOT_A_JSON_NUMBER = register(
@@ -66,17 +72,17 @@ TOO_DEEP = register(
 NUL_TEXT = register("json.nul", _l("text may not contain the NUL character (U+0000)"))
 INVALID_JSON = register("json.invalid", _l("invalid JSON: %(detail)s"))
 NESTED_TOO_DEEP = register("json.nested_too_deep", _l("nested too deep"))
+DUPLICATE_KEY = register(
+    "json.duplicate_key", _l("the key '%(key)s' appears twice in one object; send it once")
+)
+LONE_SURROGATE = register(
+    "json.lone_surrogate",
+    _l("%(field)s holds text that is not valid Unicode (a lone surrogate such as \\udc80)"),
+)
 
 
 class NotJson(JsonRefused):
     """The text is not JSON at all (as opposed to JSON this app refuses)."""
-
-
-def nesting_depth(text: str) -> int:
-    """How deep arrays and objects nest, without parsing (brackets inside strings skipped)."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    steps = (1 if char in "[{" else -1 for char in brackets)
-    return max(accumulate(steps), default=0)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -101,14 +107,40 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        shown = repeated if len(repeated) <= 60 else f"{repeated[:60]}..."
+        raise JsonRefused(DUPLICATE_KEY(key=shown.encode("utf-8", "replace").decode()))
+    return value
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """The parser builds only acyclic containers, yet each few hundred of them start a
+    cyclic collection that walks all those built so far: 5 MB of `[],` took 4 s, four
+    fifths of it collecting, with the GIL held. Paused for the parse; a parse on another
+    thread that finds it paused leaves it to the one that paused it."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def loads_strict(
     text: str | bytes, *, max_depth: int = MAX_DOCUMENT_DEPTH, nan_as_null: bool = False
 ) -> Any:
-    """Parse one JSON document, refusing non-finite numbers, integers past 64 bits and
-    nesting past `max_depth`. `nan_as_null` reads NaN and Infinity as null instead, for
-    other tools' result files, which write them for statistics they could not compute."""
+    """Parse one JSON document, refusing non-finite numbers, integers past 64 bits,
+    nesting past `max_depth`, repeated keys and lone surrogates. `nan_as_null` reads NaN
+    and Infinity as null instead, for other tools' result files, which write them for
+    statistics they could not compute."""
     if isinstance(text, bytes | bytearray):
-        text = text.decode("utf-8")
+        text = bytes(text).decode("utf-8")
     # Every level opens with a bracket, so a text with few brackets (strings included)
     # cannot nest deeper than their count: only a text with more is measured.
     if text.count("[") + text.count("{") > max_depth:
@@ -121,13 +153,30 @@ def loads_strict(
         raise JsonRefused(NUL_TEXT())
     constant: Callable[[str], Any] = _none_for_constant if nan_as_null else _refuse_constant
     try:
-        return json.loads(
-            text, parse_constant=constant, parse_int=_bounded_int, parse_float=_finite_float
-        )
+        with _cyclic_gc_paused() if len(text) > PARSE_OFF_LOOP_BYTES else nullcontext():
+            value = json.loads(
+                text,
+                parse_constant=constant,
+                parse_int=_bounded_int,
+                parse_float=_finite_float,
+                object_pairs_hook=_unique_keys,
+            )
     except json.JSONDecodeError as error:
         raise NotJson(INVALID_JSON(detail=str(error))) from error
     except RecursionError as error:  # the depth check should make this unreachable
         raise JsonRefused(NESTED_TOO_DEEP()) from error
+    if may_hold_surrogate(text):
+        field = lone_surrogate_at(value)
+        if field is not None:
+            raise JsonRefused(LONE_SURROGATE(field=field or "body"), field=field or "body")
+    return value
+
+
+async def loads_strict_off_loop(body: bytes) -> Any:
+    """`loads_strict` for a request body: a large one is parsed on a worker thread."""
+    if len(body) > PARSE_OFF_LOOP_BYTES:
+        return await run_in_threadpool(loads_strict, body)
+    return loads_strict(body)
 
 
 def check_free_form(
@@ -171,6 +220,9 @@ def check_free_form(
                 return f"a text value is longer than {MAX_FREE_FORM_TEXT:,} characters"
         else:
             return f"{type(item).__name__} is not a JSON value"
+    where = lone_surrogate_at(value)
+    if where is not None:
+        return f"{where or 'a key'} holds text that is not valid Unicode (a lone surrogate)"
     return None
 
 
@@ -182,8 +234,10 @@ class StrictJsonRequest(Request):
         if not hasattr(self, "_json"):
             body = await self.body()
             try:
-                self._json = loads_strict(body)
+                self._json = await loads_strict_off_loop(body)
             except (JsonRefused, UnicodeDecodeError) as error:
+                # The 422 names the field at fault when the refusal knows it (main.py).
+                self.state.refused_json_field = getattr(error, "field", None)
                 raise json.JSONDecodeError(
                     str(error), body.decode("utf-8", "replace")[:200], 0
                 ) from error

@@ -15,7 +15,7 @@ from app.i18n.labels import ROLES
 from app.i18n.sentences import Sentence, register
 from app.security.exposure import request_is_exposed
 from app.security.signing import signer
-from app.security.tokens import Role, authenticate
+from app.security.tokens import Role, authenticate, authenticate_session
 
 AUTH_COOKIE = "servebook_auth"
 AUTH_MAX_AGE_S = 30 * 24 * 3600
@@ -44,7 +44,8 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
-def cookie_token(request: Request) -> str | None:
+def cookie_session(request: Request) -> str | None:
+    """The browser session id the sign-in cookie carries (never a token)."""
     raw = request.cookies.get(AUTH_COOKIE)
     if not raw:
         return None
@@ -57,11 +58,15 @@ def cookie_token(request: Request) -> str | None:
 def resolve_principal(request: Request, session: Session) -> Principal | None:
     """The caller, or None when an exposed app gets no valid token."""
     # The sign-in cookie is for pages; the JSON API takes only an explicit Bearer token.
-    from_cookie = None if request.scope["path"].startswith("/api/") else cookie_token(request)
-    token = bearer_token(request) or from_cookie
-    record = authenticate(session, token) if token else None
-    if token and record is None and bearer_token(request):
-        raise AuthRequired(TOKEN_UNKNOWN())
+    token = bearer_token(request)
+    if token:
+        record = authenticate(session, token)
+        if record is None:
+            raise AuthRequired(TOKEN_UNKNOWN())
+    else:
+        on_page = not request.scope["path"].startswith("/api/")
+        session_id = cookie_session(request) if on_page else None
+        record = authenticate_session(session, session_id) if session_id else None
     if not request_is_exposed(request):
         return Principal(record.name if record else "local", "maintainer", "loopback")
     if record is None:
@@ -147,8 +152,8 @@ MaintainerDep = Annotated[Principal, Depends(require_maintainer)]
 WorkerDep = Annotated[Principal, Depends(require_worker)]
 
 
-def sign_in_cookie(request: Request, response: Response, token: str) -> None:
-    value = signer(request, "auth").dumps(token)
+def sign_in_cookie(request: Request, response: Response, session_id: str) -> None:
+    value = signer(request, "auth").dumps(session_id)
     response.set_cookie(
         AUTH_COOKIE,
         value,

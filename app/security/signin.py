@@ -12,8 +12,13 @@ from app.errors import ServebookError
 from app.i18n.catalogs import gettext as _
 from app.security.csrf import CsrfDep
 from app.security.http import SAFE_METHODS, prefers_json
-from app.security.principal import OptionalPrincipal, sign_in_cookie, sign_out_cookie
-from app.security.tokens import authenticate
+from app.security.principal import (
+    OptionalPrincipal,
+    cookie_session,
+    sign_in_cookie,
+    sign_out_cookie,
+)
+from app.security.tokens import authenticate, end_session, start_session
 from app.web import page_responses, redirect, render
 
 log = logging.getLogger("servebook.security")
@@ -49,7 +54,8 @@ def signin_page(request: Request, principal: OptionalPrincipal, next: str = "/")
     responses=page_responses(303, 401, 403),
 )
 def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
-    """Check the token; keep it in a signed, httponly cookie."""
+    """Check the token; start a session whose id (not the token) a signed, httponly cookie
+    keeps."""
     token = str(form.get("token") or "").strip()
     target = local_path(str(form.get("next") or "/"))
     record = authenticate(session, token) if token else None
@@ -59,15 +65,18 @@ def signin(request: Request, session: SessionDep, form: FormDep) -> Response:
         return render(request, "security/signin.html", context, status_code=401)
     log.info("signed in as %r (%s)", record.name, record.role)
     response = redirect(request, target)
-    sign_in_cookie(request, response, token)
+    sign_in_cookie(request, response, start_session(session, record))
     return response
 
 
 @auth_router.post(
     "/signout", name="security:signout", dependencies=[CsrfDep], responses=page_responses(303, 403)
 )
-def signout(request: Request) -> Response:
-    """Forget the token in this browser."""
+def signout(request: Request, session: SessionDep) -> Response:
+    """End this browser's session."""
+    session_id = cookie_session(request)
+    if session_id:
+        end_session(session, session_id)
     response = redirect(request, str(request.url_for("catalog:index")))
     sign_out_cookie(response)
     return response

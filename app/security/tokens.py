@@ -1,16 +1,19 @@
-"""Access tokens: stored as their sha256 only, shown once when created."""
+"""Access tokens: stored as their sha256 only, shown once when created; they may expire,
+can be listed and revoked, and a revoked or expired one fails at once, together with every
+browser session signed in with it (a session is a random id the cookie carries, kept as its
+sha256, never the token)."""
 
 import hashlib
 import logging
 import secrets
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db import utcnow
-from app.models import ApiToken
+from app.models import ApiToken, SignInSession
 
 log = logging.getLogger("servebook.security")
 
@@ -24,8 +27,17 @@ LAST_USED_RESOLUTION = timedelta(hours=1)
 MAX_NAME_LENGTH: int = ApiToken.__table__.c.name.type.length
 
 
+SESSION_LIFETIME = timedelta(days=30)
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _active(now: datetime) -> object:
+    return (ApiToken.revoked_at.is_(None)) & or_(
+        ApiToken.expires_at.is_(None), ApiToken.expires_at > now
+    )
 
 
 class TokenRepository:
@@ -33,18 +45,42 @@ class TokenRepository:
         self.session = session
 
     def count_active(self) -> int:
-        statement = select(func.count()).select_from(ApiToken).where(ApiToken.revoked_at.is_(None))
+        statement = select(func.count()).select_from(ApiToken).where(_active(utcnow()))
         return self.session.scalar(statement) or 0
 
     def by_hash(self, token_hash: str) -> ApiToken | None:
-        statement = select(ApiToken).where(
-            ApiToken.token_hash == token_hash, ApiToken.revoked_at.is_(None)
+        statement = select(ApiToken).where(ApiToken.token_hash == token_hash, _active(utcnow()))
+        return self.session.scalars(statement).one_or_none()
+
+    def by_session(self, session_hash: str) -> ApiToken | None:
+        """The active token a live browser session was signed in with."""
+        now = utcnow()
+        statement = (
+            select(ApiToken)
+            .join(SignInSession, SignInSession.token_id == ApiToken.id)
+            .where(SignInSession.session_hash == session_hash, SignInSession.expires_at > now)
+            .where(_active(now))
         )
         return self.session.scalars(statement).one_or_none()
 
-    def add(self, name: str, role: Role, token_hash: str) -> ApiToken:
-        token = ApiToken(name=name, role=role, token_hash=token_hash)
+    def add(
+        self, name: str, role: Role, token_hash: str, expires_at: datetime | None = None
+    ) -> ApiToken:
+        token = ApiToken(name=name, role=role, token_hash=token_hash, expires_at=expires_at)
         self.session.add(token)
+        self.session.flush()
+        return token
+
+    def all(self) -> list[ApiToken]:
+        return list(self.session.scalars(select(ApiToken).order_by(ApiToken.id)))
+
+    def revoke(self, token_id: int) -> ApiToken | None:
+        token = self.session.get(ApiToken, token_id)
+        if token is None:
+            return None
+        if token.revoked_at is None:
+            token.revoked_at = utcnow()
+        self.session.execute(delete(SignInSession).where(SignInSession.token_id == token_id))
         self.session.flush()
         return token
 
@@ -78,20 +114,56 @@ def register_token(session: Session, name: str, role: Role, token: str) -> bool:
     return True
 
 
-def create_token(session: Session, name: str, role: Role) -> str:
-    """Store a new token's hash and return the token itself, which is never stored."""
+def create_token(
+    session: Session, name: str, role: Role, expires_in: timedelta | None = None
+) -> str:
+    """Store a new token's hash and return the token itself, which is never stored; with
+    `expires_in`, it stops working that long from now."""
     _check_holder(name, role)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    TokenRepository(session).add(name, role, hash_token(token))
+    if expires_in is not None and expires_in <= timedelta(0):
+        raise ValueError("expires-in must be a positive duration")
+    expires_at = utcnow() + expires_in if expires_in is not None else None
+    TokenRepository(session).add(name, role, hash_token(token), expires_at)
     log.info("access token created for %r with role %s", name, role)
     return token
 
 
+def start_session(session: Session, token: ApiToken) -> str:
+    """A new browser session for an authenticated token; the id returned goes in the cookie
+    and only its sha256 is kept. It ends with the token, or after SESSION_LIFETIME."""
+    session_id = secrets.token_urlsafe(32)
+    lifetime_end = utcnow() + SESSION_LIFETIME
+    if token.expires_at is not None:
+        lifetime_end = min(lifetime_end, token.expires_at.replace(tzinfo=UTC))
+    session.add(
+        SignInSession(
+            session_hash=hash_token(session_id), token_id=token.id, expires_at=lifetime_end
+        )
+    )
+    session.flush()
+    return session_id
+
+
+def end_session(session: Session, session_id: str) -> None:
+    statement = delete(SignInSession).where(SignInSession.session_hash == hash_token(session_id))
+    session.execute(statement)
+
+
+def authenticate_session(session: Session, session_id: str) -> ApiToken | None:
+    """The active token behind a browser session; None when it ended, or its token did."""
+    return _note_use(TokenRepository(session).by_session(hash_token(session_id)))
+
+
 def authenticate(session: Session, token: str) -> ApiToken | None:
-    """The active token record for `token`, its last use noted; None when unknown or revoked."""
-    record = TokenRepository(session).by_hash(hash_token(token))
+    """The active token record for `token`, its last use noted; None when unknown, revoked
+    or expired."""
+    return _note_use(TokenRepository(session).by_hash(hash_token(token)))
+
+
+def _note_use(record: ApiToken | None) -> ApiToken | None:
     if record is None:
-        log.warning("rejected an unknown or revoked access token")
+        log.warning("rejected an unknown, revoked or expired access token or session")
         return None
     now = utcnow()
     last = record.last_used_at

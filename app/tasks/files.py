@@ -1,7 +1,6 @@
 """Task files: YAML (one task: name, prompts, ...) or JSONL (one prompt a line, named by
 the file), read into the same ``TaskIn`` the API takes."""
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +8,7 @@ import yaml
 from pydantic import ValidationError
 
 from app.bench.task_spec import TaskFileError, TaskPrompt, describe
+from app.security.json_input import JsonRefused, loads_strict
 from app.tasks.schemas import TaskIn
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -48,9 +48,9 @@ def _from_jsonl(text: str, path: Path) -> TaskIn:
         if not line.strip():
             continue
         try:
-            prompts.append(TaskPrompt.model_validate(json.loads(line)))
-        except json.JSONDecodeError as error:
-            raise TaskFileError(f"{path.name} line {number}: not JSON ({error.msg})") from error
+            prompts.append(TaskPrompt.model_validate(loads_strict(line)))
+        except JsonRefused as error:
+            raise TaskFileError(f"{path.name} line {number}: not JSON ({error})") from error
         except ValidationError as error:
             raise TaskFileError(f"{path.name} line {number}: {describe(error)}") from error
     try:

@@ -1,10 +1,14 @@
 """A task as the API takes and shows it; the prompt and check shapes are the benchmark's."""
 
 from datetime import datetime
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.bench.task_spec import MAX_PROMPTS, TaskPrompt
+from app.i18n.validation_words import refusal
+from app.security.json_input import LONE_SURROGATE
+from app.security.json_scan import lone_surrogate_at
 
 
 class TaskIn(BaseModel):
@@ -21,6 +25,15 @@ class TaskIn(BaseModel):
     )
     max_tokens: int | None = Field(default=None, ge=1, le=32_768)
     prompts: list[TaskPrompt] = Field(min_length=1, max_length=MAX_PROMPTS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def valid_unicode(cls, value: Any) -> Any:
+        """A task file (YAML) skips the JSON parser that refuses lone surrogates."""
+        where = lone_surrogate_at(value) if isinstance(value, dict) else None
+        if where is not None:
+            raise refusal(LONE_SURROGATE, field=where or "task")
+        return value
 
 
 class TaskSummary(BaseModel):

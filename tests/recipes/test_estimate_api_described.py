@@ -274,3 +274,26 @@ def test_cli_refuses_bad_descriptions(cli: None) -> None:
     assert no_quant.exit_code == 2 and "--quant" in no_quant.output
     two = invoke("--model", "glm-5.3-flash", "--params-b", "8", "--hardware", "h100-80gb")
     assert two.exit_code == 2
+
+
+def test_an_exposed_server_fetches_nothing_from_the_hub_unless_allowed(
+    settings: Settings, hub: str, tmp_path: Path
+) -> None:
+    from app.db import session_scope
+    from app.security import create_token
+
+    exposed = settings.model_copy(
+        update={"host": "0.0.0.0", "hub_url": hub, "hub_cache_dir": tmp_path}
+    )
+    with session_scope(exposed) as session:
+        create_token(session, "me", "maintainer")
+    with TestClient(create_app(exposed)) as client:
+        refused = estimate(client, model={"repo": "org/llama"}, hardware="h100-80gb")
+        page = client.get("/estimate", params={"repo": "org/llama", "hardware": "h100-80gb"})
+    assert refused.status_code == 422 and page.status_code == 422
+    assert "does not fetch from the Hub" in refused.json()["errors"]["model.repo"]
+    assert _Hub.requests == []
+    allowed = exposed.model_copy(update={"hub_fetch_when_exposed": True})
+    with TestClient(create_app(allowed)) as client:
+        answer = estimate(client, model={"repo": "org/llama"}, hardware="h100-80gb")
+    assert answer.status_code == 200 and len(_Hub.requests) == 2

@@ -3,6 +3,7 @@
 import csv
 import io
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.records.export import CSV_FIELDS
@@ -94,3 +95,20 @@ def test_the_records_page_lists_and_filters(client: TestClient, valid: dict) -> 
     assert f'data-record="{accepted}"' in page.text and f'data-record="{failed}"' not in page.text
     fragment = client.get("/records", params={"state": "pending"}, headers={"HX-Request": "true"})
     assert fragment.text.lstrip().startswith('<section id="records-table">')
+
+
+@pytest.mark.parametrize(
+    "lead",
+    ["\n", "\u00a0", "\u3000", "\uff1d", "\u200b", "\ufeff", "|", "\v", "\f", "\x85", " \t", "="],
+)
+def test_cells_a_spreadsheet_could_run_are_neutralised(lead: str) -> None:
+    from app.records.export import safe_cell
+
+    assert safe_cell(f"{lead}cmd|' /C calc'!A0") == f"'{lead}cmd|' /C calc'!A0"
+
+
+@pytest.mark.parametrize("text", ["sglang --tp 8", " plain words", "", "0.5.10"])
+def test_ordinary_text_is_kept_as_written(text: str) -> None:
+    from app.records.export import safe_cell
+
+    assert safe_cell(text) == text

@@ -88,3 +88,13 @@ def test_bad_tasks_get_422_naming_every_field_and_store_nothing(
 def test_unknown_task_is_404(client: TestClient) -> None:
     assert client.get("/api/tasks/999").status_code == 404
     assert client.get("/api/tasks/0").status_code == 422
+
+
+def test_true_or_false_is_not_a_number_in_a_check(client: TestClient, session: Session) -> None:
+    for field, value in (("number", False), ("tolerance", True)):
+        check = {"number": 4, field: value}
+        body = {**TASK, "prompts": [{"prompt": "2 + 2?", "check": check}]}
+        response = client.post("/api/tasks", json=body)
+        assert response.status_code == 422, response.text
+        assert {e["field"] for e in response.json()["errors"]} == {f"prompts.0.check.{field}"}
+    assert task_rows(session) == 0

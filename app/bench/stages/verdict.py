@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from app.bench.result import (
+    MAX_ERROR_SHARE,
     BenchPlan,
     BenchResult,
     ConcurrencyRamp,
@@ -27,6 +28,7 @@ def classify(
     needles: list[NeedleLength],
     task: TaskRunResult | None = None,
     task_min_pass_rate: float | None = None,
+    ramp: ConcurrencyRamp | None = None,
 ) -> tuple[Outcome, str | None]:
     """load_failure > long_context_failure > wrong_answer > ok, with the first error text.
 
@@ -35,6 +37,14 @@ def classify(
     """
     if not smoke.ok:
         return "load_failure", smoke.sample.error.message if smoke.sample.error else None
+    for level in ramp.levels if ramp else []:
+        share = level.errors / level.requests if level.requests else 0.0
+        if share > MAX_ERROR_SHARE:
+            return "load_failure", (
+                f"{level.errors:,} of {level.requests:,} requests ({share:.0%}) failed at "
+                f"concurrency {level.concurrency:,}, past the {MAX_ERROR_SHARE:.0%} a run "
+                f"may lose: {level.first_error or 'no error text'}"
+            )
     for result in lengths:
         if result.status == "failed":
             return "long_context_failure", result.error
