@@ -16,12 +16,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, model_validator
 
 from app.models import Hardware
+from app.resources import SEED_DIR
 
 # The knobs a command may leave out (`Argv.option`); the others it always sets, or sets
 # exactly when they depart from what the runtime does anyway.
 OPTIONAL_KNOBS = ("tensor_parallel", "prefill_tokens", "max_concurrency", "memory_fraction")
 
-TABLE_PATH = Path(__file__).resolve().parents[2] / "seed_data" / "runtime_defaults.yaml"
+TABLE_PATH = SEED_DIR / "runtime_defaults.yaml"
 
 
 class _Strict(BaseModel):
