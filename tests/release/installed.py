@@ -9,6 +9,7 @@ with no download.
 """
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -40,14 +41,34 @@ class Installed:
         return next(self.dist.glob("servebook-*.tar.gz"))
 
 
-def build_and_install(root: Path) -> Installed:
-    dist = root / "dist"
-    subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(PROJECT_ROOT)],
+def snapshot(root: Path) -> Path:
+    """A copy of the checkout's files (tracked, and untracked ones git does not ignore), so
+    the build reads a tree no other test writes into while it runs."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=PROJECT_ROOT,
         check=True,
         capture_output=True,
+    ).stdout.decode()
+    source = root / "source"
+    for name in filter(None, listed.split("\0")):
+        origin = PROJECT_ROOT / name
+        if origin.is_file():
+            target = source / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, target)
+    return source
+
+
+def build_and_install(root: Path) -> Installed:
+    dist = root / "dist"
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(snapshot(root))],
+        capture_output=True,
+        text=True,
         timeout=BUILD_TIMEOUT_S,
     )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     target = root / "venv"
     venv.EnvBuilder(with_pip=False).create(target)
     python = target / "bin" / "python"
