@@ -52,16 +52,16 @@ TEMPLATES: Mapping[Code, Any] = {
         "a q4_0 KV cache above %(tokens)s tokens is known to hurt recall and tool calls"
     ),
     Code.SPECULATIVE_WITH_MTP: _l(
-        "speculative decoding with the model's MTP layers (%(layers)s) is on: measured decode "
-        "may exceed this bandwidth-bound estimate, by the share of draft tokens accepted"
+        "speculative decoding with the model's MTP layers (%(layers)s) is on: the speed counts "
+        "it from published acceptance lengths, and the gain on your own task may differ"
     ),
     Code.MTP_LAYERS: _l(
-        "the model has MTP layers (%(layers)s): with speculative decoding on, measured decode "
-        "may exceed this bandwidth-bound estimate"
+        "the model has MTP layers (%(layers)s): the speed profile turns speculative decoding "
+        "on, and its page shows what it buys"
     ),
     Code.SPECULATIVE_ON: _l(
-        "speculative decoding is on: measured decode may exceed this bandwidth-bound "
-        "estimate, by the share of draft tokens accepted"
+        "speculative decoding is on: the speed counts it from published acceptance lengths, "
+        "and the gain on your own task may differ"
     ),
     Code.OFFLOAD_SLOWER: _l(
         "part of the weights stay in system memory and are read by the CPU each token: decode "
