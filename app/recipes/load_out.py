@@ -147,3 +147,33 @@ def speed_at_load(recipe: ResolvedRecipe) -> dict[str, Any] | None:
         "terms": step_terms(load),
         "advice": recipe_advice(recipe),
     }
+
+
+def asked_load_out(recipe: ResolvedRecipe, concurrency: int | None) -> dict[str, Any]:
+    """The estimate answer's top-level speed figures at the concurrency asked (one request
+    when none is): what `servebook estimate --json` and `POST /api/estimate` put first."""
+    asked = recipe.load if concurrency and concurrency > 1 else recipe.single
+    if asked is None:
+        return {
+            "concurrency": concurrency or 1,
+            "throughput_tokens_per_s": None,
+            "ttft_ms": None,
+            "breakdown": None,
+            "coverage": None,
+        }
+    out = load_out(asked, recipe.token_generation)
+    return {
+        "concurrency": out["concurrency"],
+        "running": out["running"],
+        "decode_tokens_per_s": out["decode_tokens_per_s"],
+        "throughput_tokens_per_s": out["throughput_tokens_per_s"],
+        "ttft_ms": out["ttft_ms"],
+        "breakdown": out["breakdown"],
+        "speculative": out["speculative"],
+        "coverage": out["coverage"],
+        "request_shape": {
+            "prompt_tokens": out["prompt_tokens"],
+            "output_tokens": out["output_tokens"],
+            "depth_tokens": out["depth_tokens"],
+        },
+    }

@@ -18,7 +18,7 @@ from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
 from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows
-from app.recipes.load_out import advice_out, load_line_out, load_out
+from app.recipes.load_out import advice_out, asked_load_out, load_line_out, load_out
 from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
 from app.resolve.advice import recipe_advice
@@ -168,7 +168,7 @@ def estimate_out(
         "kv_cache": "estimated" if kv_known else "unknown",
         "tensor_parallel": estimate.tensor_parallel if estimate else None,
         "decode_tokens_per_s": speed.as_json() if speed else None,
-        **_asked_load(recipe, concurrency),
+        **asked_load_out(recipe, concurrency),
         "basis": estimate.basis.value if estimate else None,
         **assumed_out(assumptions(recipe, description)),
         "described": described_out(description),
@@ -180,35 +180,6 @@ def estimate_out(
     if hardware_name:
         out["hardware_name"] = hardware_name
     return out
-
-
-def _asked_load(recipe: ResolvedRecipe, concurrency: int | None) -> dict[str, Any]:
-    """The top-level speed figures at the concurrency asked."""
-    asked = recipe.load if concurrency and concurrency > 1 else recipe.single
-    if asked is None:
-        return {
-            "concurrency": concurrency or 1,
-            "throughput_tokens_per_s": None,
-            "ttft_ms": None,
-            "breakdown": None,
-            "coverage": None,
-        }
-    out = load_out(asked, recipe.token_generation)
-    return {
-        "concurrency": out["concurrency"],
-        "running": out["running"],
-        "decode_tokens_per_s": out["decode_tokens_per_s"],
-        "throughput_tokens_per_s": out["throughput_tokens_per_s"],
-        "ttft_ms": out["ttft_ms"],
-        "breakdown": out["breakdown"],
-        "speculative": out["speculative"],
-        "coverage": out["coverage"],
-        "request_shape": {
-            "prompt_tokens": out["prompt_tokens"],
-            "output_tokens": out["output_tokens"],
-            "depth_tokens": out["depth_tokens"],
-        },
-    }
 
 
 def described_out(description: ModelDescription | None) -> dict[str, Any] | None:
