@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, model_validator
 
 from app.models import Hardware
+from app.resolve.commands import KNOBS
 from app.resources import SEED_DIR
 
 # The knobs a command may leave out (`Argv.option`); the others it always sets, or sets
@@ -78,16 +79,7 @@ class DefaultRule(_Strict):
 
 class RuntimeDefault(_Strict):
     runtime: str
-    knob: Literal[
-        "tensor_parallel",
-        "context",
-        "kv_cache_dtype",
-        "prefill_tokens",
-        "max_concurrency",
-        "memory_fraction",
-        "speculative_decoding",
-        "cuda_graphs",
-    ]
+    knob: Literal[KNOBS]  # a knob a profile sets (app/resolve/commands.py)
     flag: str
     default: DefaultRule
     version: str = Field(min_length=1)
