@@ -18,7 +18,7 @@ from __future__ import annotations
 import msgspec
 
 from app.estimate.coefficients import Coefficients
-from app.estimate.ranges import RangeClass, range_class
+from app.estimate.ranges import RangeClass, range_class, ttft_range
 from app.estimate.speculative import Method
 from app.estimate.step import StepInputs, StepTime, bytes_read, decode_step, prefill_seconds
 
@@ -119,13 +119,19 @@ def load_estimate(
     low, high = center * found.low, center * found.high
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
-    # Requests arriving together wait for the prefills before theirs: (B + 1) / 2 on average.
+    # Requests arriving together are prefilled together, packed into chunks: on average a
+    # request's first token waits for the prompts up to its own, (B + 1) / 2 of them.
     queue = (batch + 1) / 2
+    queued = tuple(
+        prefill_seconds(model.step, prompt, model.prefill_chunk, u, prompts=queue)
+        for u in (slow, fast)
+    )
     first_step = seconds
     waiting = _queue_wait(asked, batch, output or depth, low, high)
+    spread = ttft_range(batch)
     ttft = Band(
-        round(1e3 * ((queue * prefill[1] + first_step) / found.high + waiting.low), 1),
-        round(1e3 * ((queue * prefill[0] + first_step) / found.low + waiting.high), 1),
+        round(1e3 * ((queued[1] + first_step) * spread.low + waiting.low), 1),
+        round(1e3 * ((queued[0] + first_step) * spread.high + waiting.high), 1),
     )
     return LoadEstimate(
         concurrency=asked,
@@ -137,12 +143,24 @@ def load_estimate(
         read_bytes=bytes_read(model.step, batch, depth),
         host_bytes=model.step.host_bytes,
         decode=Band(round(low, 1), round(high, 1)),
-        throughput=Band(round(low * batch, 1), round(high * batch, 1)),
+        throughput=_throughput(batch, output, sum(prefill) / 2 + first_step, low, high),
         ttft_ms=ttft,
         step=step,
         range=found,
         speculative=method.name if method else None,
         speculative_speedup=speedup,
+    )
+
+
+def _throughput(batch: int, output: int | None, first_s: float, low: float, high: float) -> Band:
+    """Output tokens/s of all running requests. With the output length known, each request
+    also spends its own prefill before its first token, as a closed-loop serving benchmark
+    measures (throughput = batch x output / (time to first token + output / decode))."""
+    if not output:
+        return Band(round(low * batch, 1), round(high * batch, 1))
+    return Band(
+        round(batch * output / (first_s + output / low), 1),
+        round(batch * output / (first_s + output / high), 1),
     )
 
 

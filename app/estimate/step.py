@@ -22,6 +22,8 @@ these seconds into the speed ranges every surface shows (`app/estimate/load.py`)
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 
 from app.estimate.coefficients import Coefficients, Link
@@ -145,20 +147,26 @@ def _communication(inputs: StepInputs, tokens: int) -> float:
     return seconds
 
 
-def prefill_seconds(inputs: StepInputs, prompt: int, chunk: int, utilisation: float) -> float:
-    """Time to prefill one prompt in chunks of `chunk` tokens at a share of peak FLOPs."""
-    chunks = max(1, -(-prompt // max(1, chunk)))
+def prefill_seconds(
+    inputs: StepInputs, prompt: int, chunk: int, utilisation: float, prompts: float = 1
+) -> float:
+    """Time to prefill `prompts` prompts of `prompt` tokens, packed together into chunks of
+    `chunk` tokens (as vLLM and SGLang batch the prefills of requests that arrive together),
+    at a share of peak FLOPs."""
+    tokens = prompt * prompts
+    chunks = max(1, math.ceil(tokens / max(1, chunk)))
     c = inputs.coefficients
     fixed = chunks * (
         inputs.layers * c.layer_eager_s + inputs.moe_layers * c.moe_layer_s + c.step_s
     )
-    communication = chunks * _communication(inputs, min(prompt, chunk))
+    communication = chunks * _communication(inputs, min(tokens, chunk))
     reads = chunks * (inputs.dense_bytes + inputs.expert_bytes) / inputs.bandwidth_b_s
     if inputs.flops is None:
         return reads + fixed + communication
     # Causal attention: each token attends to those before it, half the square on average.
-    flops = 2 * inputs.active_params * prompt + 2 * inputs.layers * inputs.attention_width * (
-        prompt * prompt
+    flops = prompts * (
+        2 * inputs.active_params * prompt
+        + 2 * inputs.layers * inputs.attention_width * (prompt * prompt)
     )
-    math = flops / inputs.tensor_parallel / (utilisation * inputs.flops)
-    return max(math, reads) + fixed + communication
+    compute = flops / inputs.tensor_parallel / (utilisation * inputs.flops)
+    return max(compute, reads) + fixed + communication

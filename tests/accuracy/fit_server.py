@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from app.estimate.coefficients import SERVER, Coefficients, family_of
-from app.estimate.ranges import STATED, class_key, range_class
+from app.estimate.ranges import STATED, class_key, range_class, ttft_range
 from app.estimate.speed import platform_family
 from tests.accuracy.cases import cases, outcome
 from tests.accuracy.server_cases import ServerOutcome, server_cases, server_outcome
@@ -131,13 +131,28 @@ def checking_ratios() -> dict[str, list[float]]:
     return ratios
 
 
-def write_ranges(ranges: dict[str, tuple[float, float, int, float]]) -> None:
+def ttft_ratios() -> dict[str, list[float]]:
+    """Measured first token / the estimate's middle before its spread, by load, over the
+    checking rows that report one."""
+    ratios: dict[str, list[float]] = {}
+    for case in server_cases():
+        if case.fitting or case.ttft_ms is None:
+            continue
+        band = server_outcome(case).load.ttft_ms
+        spread = ttft_range(case.concurrency)
+        middle = (band.low / spread.low + band.high / spread.high) / 2
+        key = "ttft/cN" if case.concurrency > 1 else "ttft/c1"
+        ratios.setdefault(key, []).append(case.ttft_ms / middle)
+    return ratios
+
+
+def write_ranges(ranges: dict[str, tuple[float, float, int, float]], table: str) -> None:
     lines = [
         f'    "{key}": ({low}, {high}, {n}, {held}),'
         for key, (low, high, n, held) in ranges.items()
     ]
     text = RANGES.read_text()
-    head = "RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {"
+    head = table + ": dict[str, tuple[float, float, int, float]] = {"
     block = head + "\n" + "\n".join(lines) + "\n}"
     text = re.sub(re.escape(head) + r".*?\n\}", block, text, flags=re.S)
     RANGES.write_text(text)
@@ -153,8 +168,12 @@ def main() -> None:
     ranges = _class_ranges(checking_ratios())
     for key, value in ranges.items():
         print(f"  {key:<32} {value}")
+    ttft = _class_ranges(ttft_ratios())
+    for key, value in ttft.items():
+        print(f"  {key:<32} {value}")
     if args.write_ranges:
-        write_ranges(ranges)
+        write_ranges(ranges, "RANGE_TABLE")
+        write_ranges(ttft, "TTFT_TABLE")
 
 
 if __name__ == "__main__":

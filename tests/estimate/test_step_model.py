@@ -9,7 +9,14 @@ import pytest
 from app.estimate import ArtifactSpec, Plan, estimate
 from app.estimate.coefficients import LINKS, coefficients_for, link_of
 from app.estimate.load import RequestShape, load_estimate
-from app.estimate.ranges import MIN_CHECKS, RANGE_CLASSES, WIDEN, class_key, range_class
+from app.estimate.ranges import (
+    MIN_CHECKS,
+    RANGE_CLASSES,
+    WIDEN,
+    class_key,
+    range_class,
+    ttft_range,
+)
 from app.estimate.speculative import MTP, NGRAM
 from app.estimate.step import decode_step, experts_touched, prefill_seconds
 from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, MOE_320B, VLLM
@@ -85,6 +92,39 @@ def test_the_first_token_waits_for_the_prompt_and_the_prefills_before_it():
         model.step, 4096, 4096, c.prefill_utilisation[0]
     )
     assert ratio > 8
+
+
+def test_prompts_that_arrive_together_are_prefilled_packed_into_chunks():
+    model = _speed()
+    c = model.coefficients
+    u = c.prefill_utilisation[0]
+    one = prefill_seconds(model.step, 256, 2048, u)
+    packed = prefill_seconds(model.step, 256, 2048, u, prompts=8)
+    # Eight short prompts fill one chunk: one chunk's fixed cost, not eight.
+    assert one < packed < 8 * one
+    # Long prompts are compute-bound either way: packing saves little.
+    long_one = prefill_seconds(model.step, 16384, 2048, u)
+    long_packed = prefill_seconds(model.step, 16384, 2048, u, prompts=4)
+    assert long_packed == pytest.approx(4 * long_one, rel=0.05)
+
+
+def test_total_throughput_counts_the_time_each_request_waits_for_its_first_token():
+    model = _speed()
+    steady = load_estimate(model, 16, RequestShape(4096))
+    served = load_estimate(model, 16, RequestShape(4096, 256))
+    # Without an output length it is the running batch's decode rate.
+    assert steady.throughput.low == pytest.approx(16 * steady.decode.low, rel=0.01)
+    # With one, each request also spends its prefill: a closed-loop benchmark's total.
+    assert served.throughput.low < 16 * served.decode.low
+
+
+def test_the_first_tokens_range_comes_from_its_own_checks_and_widens_under_load():
+    model = _speed()
+    one = load_estimate(model, 1, RequestShape(2048, 256))
+    many = load_estimate(model, 32, RequestShape(2048, 256))
+    spread = ttft_range(32)
+    assert spread.checks > 0 and spread.high > ttft_range(1).high
+    assert many.ttft_ms.high / many.ttft_ms.low > one.ttft_ms.high / one.ttft_ms.low
 
 
 def test_joining_requests_prefills_slow_each_requests_decode():
