@@ -79,3 +79,42 @@ class PlanRequest(BaseModel):
 
 # The hardware union names its card model by a forward reference, resolved here.
 PlanRequest.model_rebuild(_types_namespace={"GpuByName": GpuByName})
+
+
+Limit = Literal["memory", "decode", "ttft"]
+Basis = Literal["measured", "reported", "estimated"]
+
+
+class PlanBandOut(BaseModel):
+    low: float
+    high: float
+    basis: Basis | None = None
+
+
+class PlanOptionOut(BaseModel):
+    """One hardware's answer (every field is in the answer; a few are named here)."""
+
+    model_config = ConfigDict(extra="allow")
+    hardware: str
+    hardware_name: str
+    gpus_per_replica: int
+    replicas: int
+    gpus: int
+    profile: str
+    concurrency_per_replica: int
+    decode_tokens_per_s: PlanBandOut | None  # per request, at that load
+    ttft_ms: PlanBandOut | None
+    throughput_tokens_per_s: PlanBandOut | None  # all replicas together
+    meets: bool
+    limited_by: Limit | None
+    one_replica_limited_by: Limit | None
+    cost_per_hour: float | None
+    cost_per_million_output_tokens: float | None
+    command: str | None
+
+
+class PlanOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    options: list[PlanOptionOut]
+    cheapest: int | None  # index of the meeting option of least cost per hour
+    smallest: int | None  # index of the meeting option of fewest GPUs
