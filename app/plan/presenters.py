@@ -4,7 +4,7 @@ show, each figure with its basis."""
 from typing import Any
 
 from app.estimate.load import Band
-from app.plan.service import Plan, PlanOption
+from app.plan.options import Plan, PlanOption
 from app.recipes.load_out import band_out
 
 
