@@ -28,6 +28,7 @@ from app.i18n.sentences import render as say
 from app.models import Hardware
 from app.plan.options import MEMORY, AtLoad, Candidate, Plan, PlanOption
 from app.plan.schemas import PlanRequest
+from app.plan.search import most_carried
 from app.recipes.described_estimate import (
     RequestHardware,
     RequestModel,
@@ -236,13 +237,7 @@ def _plan_one(
         return option(1, whole, limit)
     low = most
     if whole.limit(request) is not None:
-        low, high = 1, most  # low meets, high does not
-        while high - low > 1:
-            middle = (low + high) // 2
-            if ask.at(middle).limit(request) is None:
-                low = middle
-            else:
-                high = middle
+        low = most_carried(request, ask.at, users, most)
     replicas = ceil(users / low)
     carried = ask.at(ceil(users / replicas))
     while carried.limit(request) is not None and carried.concurrency > 1:
