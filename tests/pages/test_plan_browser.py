@@ -6,6 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.live_server import LiveServer
+from tests.pages.test_layout_browser import WIDTHS, check_fits
 
 pytestmark = pytest.mark.browser
 GLM = "glm-5.3-flash"
@@ -106,3 +107,27 @@ def test_the_fit_table_filter_for_a_load(
     assert none.get_attribute("data-limit") == "memory"
     assert none.get_attribute("data-replicas") == ""
     assert page.js_errors == []
+
+
+@pytest.mark.parametrize("language", WORDS)
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_plan_and_the_filtered_fit_table_fit_the_window(
+    page,  # noqa: ANN001
+    live_server: LiveServer,
+    width: int,
+    language: str,
+) -> None:
+    asked = "&".join(f"{key}={value}" for key, value in LOAD.items())
+    for name, url in (
+        ("plan", f"{live_server.url('plan:page')}?{asked}&lang={language}"),
+        (
+            "fit-table-load",
+            f"{live_server.url('catalog:model', slug=GLM)}"
+            f"?users=32&min_decode_tokens_per_s=20&lang={language}",
+        ),
+    ):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(url)
+        page.wait_for_load_state("load")
+        assert page.evaluate("() => document.documentElement.lang") == language
+        check_fits(page, name, width)
