@@ -131,3 +131,55 @@ def test_bad_input_is_refused_naming_the_field(
     response = client.post("/api/plan", json={**REFERENCE, **change})
     assert response.status_code == 422, response.text
     assert set(response.json()["errors"]) == {field}
+
+
+def test_a_measured_speed_stands_for_one_request_per_replica(client: TestClient) -> None:
+    """An accepted record's single-request decode takes precedence over the estimate, marked
+    measured, exactly where `/api/estimate` uses it; beyond one request it is estimated."""
+    from tests.recipes.test_consistency import H200, submit_and_accept
+
+    submit_and_accept(client)  # measured at one request, balanced, on 8x H200
+    one = plan(client, users=1, min_decode_tokens_per_s=10, hardware=[H200])["options"][0]
+    estimate = client.post(
+        "/api/estimate",
+        json={
+            "model": GLM,
+            "hardware": H200,
+            "concurrency": 1,
+            "prompt_tokens": 2048,
+            "output_tokens": 2048,
+        },
+    ).json()
+    assert one["decode_tokens_per_s"]["basis"] == "measured"
+    assert one["decode_tokens_per_s"]["low"] == estimate["decode_tokens_per_s"]["low"]
+    many = plan(client, hardware=[H200])["options"][0]
+    assert many["concurrency_per_replica"] > 1
+    assert many["decode_tokens_per_s"]["basis"] == "estimated"
+
+
+def test_a_described_model_on_a_named_card_is_planned_as_it_is_estimated(
+    client: TestClient,
+) -> None:
+    model = {"params_b": 8, "quant": "Q4_K_M", "name": "my-8b"}
+    answer = plan(
+        client,
+        model=model,
+        users=6,
+        min_decode_tokens_per_s=30,
+        max_ttft_ms=None,
+        hardware=[{"gpu": "RTX 4090"}],
+    )
+    option = answer["options"][0]
+    estimate = client.post(
+        "/api/estimate",
+        json={
+            "model": model,
+            "hardware": {"gpu": "RTX 4090"},
+            "concurrency": option["concurrency_per_replica"],
+            "prompt_tokens": 2048,
+            "output_tokens": 2048,
+        },
+    ).json()
+    for figure in FIGURES:
+        assert option[figure]["low"] == estimate[figure]["low"], figure
+    assert option["command"] is None  # a described model has no verified pair
