@@ -46,6 +46,9 @@ from app.recipes.selector import (
 )
 from app.resolve.service import RecipeService
 
+# Loads kept per model (with its inputs, so they go with the catalog revision and evidence).
+MEMO_ENTRIES = 2048
+
 UNKNOWN_HARDWARE = register(
     "plan.unknown_hardware", _l("no hardware '%(slug)s' in the catalog; known: %(known)s")
 )
@@ -192,23 +195,44 @@ class _Asker:
             self.data = SelectorInput.model_validate(raw)
         except ValidationError as error:
             raise PlanRefused(field_errors(error)) from error
-        if candidate.machine is not None:  # the selector's own resolution, its row read once
-            first = resolve_selection(model.inputs, self.data, candidate.machine, dict(raw))
-        else:
+        self.hardware = candidate.machine
+        self.seen: dict[int, AtLoad] = {}
+        # Catalog cards keep each load's answer with the model's inputs (see `at_load`).
+        self.memo = model.inputs.at_load if candidate.machine is not None else None
+        self.key = (
+            request.profile,
+            request.evidence,
+            request.prompt_tokens,
+            request.output_tokens,
+            model.artifact,
+        )
+        if candidate.machine is None:  # a card by name: the selector builds its machine
             first = run_selector(service, model.inputs, raw)
-        if not first.ok:
-            raise PlanRefused(dict(first.errors))
-        assert first.recipe is not None
-        self.hardware = first.recipe.hardware
-        self.seen = {1: AtLoad(1, first.recipe, asked_load_out(first.recipe, 1))}
+            if not first.ok:
+                raise PlanRefused(dict(first.errors))
+            assert first.recipe is not None
+            self.hardware = first.recipe.hardware
+            self.seen[1] = AtLoad(1, first.recipe, asked_load_out(first.recipe, 1))
 
     def at(self, concurrency: int) -> AtLoad:
-        if concurrency not in self.seen:
+        """One replica at this concurrency: the selector's own resolution of it."""
+        if concurrency in self.seen:
+            return self.seen[concurrency]
+        assert self.hardware is not None
+        key = (self.hardware.id, *self.key, concurrency)
+        found = self.memo.get(key) if self.memo is not None else None
+        if found is None:
             data = self.data.model_copy(update={"concurrency": concurrency})
             result = resolve_selection(self.inputs, data, self.hardware, dict(self.raw))
+            if not result.ok:
+                raise PlanRefused(dict(result.errors))
             assert result.recipe is not None
-            figures = asked_load_out(result.recipe, concurrency)
-            self.seen[concurrency] = AtLoad(concurrency, result.recipe, figures)
+            found = AtLoad(concurrency, result.recipe, asked_load_out(result.recipe, concurrency))
+            if self.memo is not None:
+                if len(self.memo) >= MEMO_ENTRIES:
+                    self.memo.clear()
+                self.memo[key] = found
+        self.seen[concurrency] = found
         return self.seen[concurrency]
 
 
