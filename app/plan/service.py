@@ -10,7 +10,7 @@ A replica meets the load when the low end of each request's decode band reaches 
 and the high end of the first-token band is within it, with every request in a slot of its
 own (none queued for memory): every figure of the range meets it. Per-request decode falls
 and the first token grows with the requests a replica carries, so the most a replica carries
-is found by halving, and the replicas are the users over that.
+is a boundary (found in `app/plan/search.py`), and the replicas are the users over that.
 """
 
 from __future__ import annotations
