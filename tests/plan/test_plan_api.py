@@ -138,6 +138,8 @@ def test_a_measured_speed_stands_for_one_request_per_replica(client: TestClient)
     measured, exactly where `/api/estimate` uses it; beyond one request it is estimated."""
     from tests.recipes.test_consistency import H200, submit_and_accept
 
+    before = plan(client, users=1, min_decode_tokens_per_s=10, hardware=[H200])["options"][0]
+    assert before["decode_tokens_per_s"]["basis"] != "measured"
     submit_and_accept(client)  # measured at one request, balanced, on 8x H200
     one = plan(client, users=1, min_decode_tokens_per_s=10, hardware=[H200])["options"][0]
     estimate = client.post(
