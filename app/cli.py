@@ -296,8 +296,10 @@ def register_benchmark_commands() -> None:
 
     main.add_command(bench)
     main.add_command(worker)
+    from app.plan.cli import plan
     from app.tasks.cli import task
 
+    main.add_command(plan)
     main.add_command(task)
 
 

@@ -33,6 +33,8 @@ from app.observability import (
 )
 from app.observability.runtime import time_pauses
 from app.page_cache import CachedAtRevision, PageCache
+from app.plan.routes import api_router as plan_api
+from app.plan.routes import router as plan_pages
 from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
@@ -139,6 +141,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(catalog_api)
     app.include_router(recipes_pages)
     app.include_router(recipes_api)
+    app.include_router(plan_pages)
+    app.include_router(plan_api)
     app.include_router(records_pages)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)

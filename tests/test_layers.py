@@ -29,6 +29,8 @@ FORBIDDEN = {
     "catalog": {"resolve", "recipes", "records", "bench", "benchmarks", "cli"},
     "resolve": {"recipes", "records", "bench", "benchmarks", "cli"},
     "records": {"recipes", "cli"},
+    # A plan asks the estimate's own request path (app.recipes) and answers alone.
+    "plan": {"records", "bench", "benchmarks", "cli"},
     "bench": {"catalog", "resolve", "recipes", "records", "benchmarks", "models", "db", "cli"},
 }
 

@@ -30,6 +30,7 @@ from app.recipes.selector import SelectorResult, run_selector
 from app.resolve.custom import HardwareDescription
 from app.resolve.described import ModelDescription, described_inputs, described_model
 from app.resolve.hub import describe_repo
+from app.resolve.inputs import ModelInputs
 from app.resolve.model_sources import (
     from_hf_config,
     from_numbers,
@@ -169,6 +170,64 @@ def card_assumptions(
     return (assumed,), card
 
 
+@dataclass
+class RequestModel:
+    """A request's model, read once: the inputs every resolution of it starts from, what it
+    was described as, and a described model's one file."""
+
+    inputs: ModelInputs
+    description: ModelDescription | None = None
+    artifact: str | None = None
+
+
+@dataclass
+class RequestHardware:
+    """A request's hardware as the selector's fields, with what naming a card assumed."""
+
+    fields: dict[str, Any]
+    name: str | None = None
+    assumed: tuple[Message, ...] = ()
+    card: dict[str, Any] | None = None
+
+
+def request_hardware(hardware: Any) -> RequestHardware | dict[str, str]:
+    """A catalog slug, "custom" or a named card, as the selector's fields (or the error)."""
+    if not isinstance(hardware, GpuByName):
+        return RequestHardware({"hardware": hardware})
+    try:
+        fields, name, described_card = gpu_fields(hardware)
+    except ValueError as error:
+        close = getattr(error, "close_matches", [])
+        hint = f"; close matches: {', '.join(close)}" if close else ""
+        return {"hardware.gpu": f"{error}{hint}"}
+    assumed, card = card_assumptions(hardware, described_card)
+    return RequestHardware(fields, name, assumed, card)
+
+
+def request_model(
+    service: RecipeService,
+    model: Any,
+    settings: Settings,
+    context: int | None = None,
+    description: ModelDescription | None = None,
+) -> RequestModel | dict[str, str]:
+    """A catalog slug's inputs, or a described model's (or the error, by field); a
+    description read elsewhere (a GGUF file in the CLI) stands in for the request's model."""
+    if description is None and isinstance(model, str):
+        try:
+            return RequestModel(service.inputs(model))
+        except NotFound as missing:  # a field of the request, not the URL: 422, not 404
+            return {"model": str(missing)}
+    if description is None:
+        try:
+            description = describe(model, settings, context)
+        except EstimateError as error:
+            return {f"model.{error.field}": error.message}
+    described = described_model(description, context)
+    inputs = described_inputs(service.catalog.session, described)
+    return RequestModel(inputs, description, described.artifacts[0].slug)
+
+
 def run_estimate(
     service: RecipeService,
     request: EstimateRequest,
@@ -179,38 +238,19 @@ def run_estimate(
     description read elsewhere (a GGUF file in the CLI) stands in for the request's model."""
     raw = request.model_dump(exclude={"model", "hardware"}, exclude_none=True)
     raw["runtime"] = runtime_slug(service, request.runtime)
-    hardware_name = None
-    assumed: tuple[Message, ...] = ()
-    card: dict[str, Any] | None = None
-    if isinstance(request.hardware, GpuByName):
-        try:
-            fields, hardware_name, described_card = gpu_fields(request.hardware)
-        except ValueError as error:
-            close = getattr(error, "close_matches", [])
-            hint = f"; close matches: {', '.join(close)}" if close else ""
-            return DescribedResult(SelectorResult(raw, {"hardware.gpu": f"{error}{hint}"}))
-        raw.update(fields)
-        assumed, card = card_assumptions(request.hardware, described_card)
-    else:
-        raw["hardware"] = request.hardware
-    if description is None and isinstance(request.model, str):
-        try:
-            inputs = service.inputs(request.model)
-        except NotFound as missing:  # a field of the request, not the URL: 422, not 404
-            return DescribedResult(SelectorResult(raw, {"model": str(missing)}))
-        result = run_selector(service, inputs, raw)
-        return DescribedResult(result, None, hardware_name, assumed, card)
-    if description is None:
-        try:
-            description = describe(request.model, settings, request.context)
-        except EstimateError as error:
-            message = {f"model.{error.field}": error.message}
-            return DescribedResult(SelectorResult(raw, message))
-    model = described_model(description, request.context)
-    raw["artifact"] = model.artifacts[0].slug
-    inputs = described_inputs(service.catalog.session, model)
-    result = run_selector(service, inputs, raw)
-    return DescribedResult(result, description, hardware_name, assumed, card)
+    hardware = request_hardware(request.hardware)
+    if isinstance(hardware, dict):
+        return DescribedResult(SelectorResult(raw, hardware))
+    raw.update(hardware.fields)
+    model = request_model(service, request.model, settings, request.context, description)
+    if isinstance(model, dict):
+        return DescribedResult(SelectorResult(raw, model))
+    if model.artifact is not None:
+        raw["artifact"] = model.artifact
+    result = run_selector(service, model.inputs, raw)
+    return DescribedResult(
+        result, model.description, hardware.name, hardware.assumed, hardware.card
+    )
 
 
 def inline_schema(model: type[BaseModel]) -> dict[str, Any]:

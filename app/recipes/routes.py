@@ -17,6 +17,8 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
+from app.plan.fit_load import row_load_out, rows_for_load
+from app.plan.options import PlanOption
 from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
 from app.recipes.estimate_page import (
     PAGE_FIELDS,
@@ -37,11 +39,17 @@ from app.recipes.presenters import (
     record_prefill,
     smoke_test,
 )
-from app.recipes.schemas import EstimateOut, EstimateRequest, FitTableOut, ModelByRepo
+from app.recipes.schemas import (
+    EstimateOut,
+    EstimateRequest,
+    FitTableOut,
+    ModelByRepo,
+    RowLoadOut,
+)
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.records.known_good import find_known_good, known_good_out
-from app.resolve import ModelInputs, RecipeService
+from app.resolve import FitRow, ModelInputs, RecipeService
 from app.resolve.hub import is_cached
 from app.security.exposure import request_is_exposed
 from app.security.json_input import StrictJsonRoute
@@ -70,10 +78,13 @@ def model_page(request: Request, slug: str, recipes: RecipesDep, filters: Filter
 
     def build() -> Response:
         inputs = resolved.inputs
+        fit = resolved.fit_page(filters)
         context = {
             "model": inputs.model,
             "balanced": inputs.balanced,
-            "fit": resolved.fit_page(filters),
+            "fit": fit,
+            "row_loads": row_loads(request, recipes, slug, fit.rows, filters),
+            "limit_words": LIMIT_WORDS,
             "filters": filters,
             "platforms": recipes.platforms(),
             "verdicts": list(Verdict),
@@ -98,17 +109,40 @@ def model_fit(request: Request, slug: str, recipes: RecipesDep, filters: Filters
 
     def build() -> Response:
         fit = resolved.fit_page(filters)
+        loads = row_loads(request, recipes, slug, fit.rows, filters)
+        rows = [fit_row_out(request, row) for row in fit.rows]
+        for row in rows:
+            found = loads.get(row.hardware)
+            row.load = RowLoadOut.model_validate(row_load_out(found)) if found else None
         table = FitTableOut(
             model=model_out(request, resolved.inputs.model),
             filters=filters.query(),
             page=fit.page,
             pages=fit.pages,
             total=fit.total,
-            rows=[fit_row_out(request, row) for row in fit.rows],
+            rows=rows,
         )
         return JSONResponse(jsonable_encoder(table))
 
     return serve_at_revision(request, revision, build)
+
+
+LIMIT_WORDS = {
+    "memory": _l("memory"),
+    "decode": _l("decode speed"),
+    "ttft": _l("first token"),
+}
+
+
+def row_loads(
+    request: Request, recipes: RecipeService, slug: str, rows: list[FitRow], filters: FitFilters
+) -> dict[str, PlanOption]:
+    """With the load filter, each listed row's plan for that load, by hardware slug."""
+    if filters.load is None:
+        return {}
+    hardware = [row.hardware.slug for row in rows]
+    settings = request.app.state.settings
+    return rows_for_load(recipes, settings, slug, hardware, filters.load)
 
 
 @router.get(DETAIL_PATH, name="recipes:detail", responses=page_responses(404))

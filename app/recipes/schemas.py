@@ -77,6 +77,19 @@ class MessageOut(BaseModel):
     text: str
 
 
+class RowLoadOut(BaseModel):
+    """With the fit table's load filter: whether this configuration, as one replica, carries
+    every user at the speed asked; if not, what stops it and how many replicas would."""
+
+    users: int
+    carries: bool
+    limited_by: Literal["memory", "decode", "ttft"] | None
+    replicas: int | None  # replicas that carry the load; None where no number would
+    limited_at_any_count: Literal["memory", "decode", "ttft"] | None
+    concurrency_per_replica: int
+    decode_tokens_per_s: BandOut | None  # each request's, at those replicas
+
+
 class FitRowOut(BaseModel):
     hardware: str
     hardware_name: str
@@ -99,6 +112,7 @@ class FitRowOut(BaseModel):
     token_generation: RangeOut | None
     at_profile_concurrency: LoadLineOut | None = None
     memory: MemoryOut
+    load: RowLoadOut | None = None  # with the load filter (users, min_decode_tokens_per_s)
 
 
 class FitTableOut(BaseModel):

@@ -199,6 +199,14 @@ def run_selector(
         values.update(catalog_values(hardware))
         if fill:
             data = data.model_copy(update={"artifact": None, "runtime": None})
+    return resolve_selection(inputs, data, hardware, values)
+
+
+def resolve_selection(
+    inputs: ModelInputs, data: SelectorInput, hardware: Hardware, values: dict[str, Any]
+) -> SelectorResult:
+    """The recipe of a validated question on its machine: what `run_selector` answers once
+    the form is read, and what a plan asks again at each concurrency."""
     errors = route_errors(inputs, data, hardware)
     if errors:
         return SelectorResult(values, errors)

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 from weakref import WeakKeyDictionary
 
 from sqlalchemy.orm import Session
@@ -91,6 +92,10 @@ class ModelInputs:
     # Launch commands by route and the values they set: recipes on cards alike (the same
     # split, the same context fitted) ask for the same command.
     commands: dict[tuple, Command | None] = field(init=False, default_factory=dict, repr=False)
+    # A plan's resolutions at a load on catalog cards, by (hardware, question, concurrency):
+    # plans for one model ask the same loads again. They read evidence, so like the
+    # assessments they are never carried over to inputs with other evidence.
+    at_load: dict[tuple, Any] = field(init=False, default_factory=dict, repr=False)
 
     @cached_property
     def spec(self) -> ModelSpec:

@@ -33,6 +33,9 @@ SEMANTIC_422 = {
     # A model or card named must exist, a quant name must be known, a config must describe
     # a model: all answered 422 naming the field.
     "POST /api/estimate",
+    # A plan's model and hardware must exist, and its first-token target must be one a
+    # single request can reach.
+    "POST /api/plan",
     # A worker's result becomes a record (its catalog rows must exist) and must measure the
     # server and model its job asked for.
     "POST /api/worker/jobs/{job_id}/result",

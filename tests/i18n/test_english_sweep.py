@@ -160,6 +160,12 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
             {"params": {"config": config, "quant": "Q4_K_M", "hardware": "h200-141gb"}},
         ),
         "422, estimate refused": "/estimate?params_b=x&quant=Q4_K_M&hardware=h100-80gb",
+        "fit table for a load": f"/models/{GLM}?users=32&min_decode_tokens_per_s=20",
+        "plan": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20&max_ttft_ms=3000"
+        "&prompt_tokens=2048&output_tokens=2048&price_per_gpu_hour=2.5",
+        "plan, nothing carries it": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=4000",
+        "422, plan refused": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20"
+        "&max_ttft_ms=1&prompt_tokens=2048",
         "records": "/records",
         "review queue": "/records?state=pending",
         "record, accepted": f"/records/{a}",

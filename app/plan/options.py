@@ -1,0 +1,145 @@
+"""What a plan is made of: one replica's figures at a concurrency (`AtLoad`), a hardware
+weighed (`Candidate`), its answer (`PlanOption`) and the options together (`Plan`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.models import Hardware
+from app.plan.schemas import PlanRequest
+from app.recipes.described_estimate import RequestHardware
+from app.resolve import ResolvedRecipe
+
+MEMORY, DECODE, TTFT = "memory", "decode", "ttft"
+LIMITS = (MEMORY, DECODE, TTFT)
+
+
+@dataclass(frozen=True)
+class AtLoad:
+    """One replica's recipe at a concurrency, and the estimate answer's figures there."""
+
+    concurrency: int
+    recipe: ResolvedRecipe
+    figures: dict[str, Any]  # asked_load_out: decode, throughput, ttft_ms, running, ...
+
+    @property
+    def decode(self) -> dict[str, Any] | None:
+        return self.figures.get("decode_tokens_per_s")
+
+    @property
+    def ttft(self) -> dict[str, Any] | None:
+        return self.figures.get("ttft_ms")
+
+    @property
+    def throughput(self) -> dict[str, Any] | None:
+        return self.figures.get("throughput_tokens_per_s")
+
+    def limit(self, request: PlanRequest) -> str | None:
+        """What stops this replica carrying its requests: memory (the model does not run, or
+        not every request has a slot), decode or the first token; None when it meets."""
+        if self.recipe.unsupported or self.recipe.single is None:
+            return MEMORY
+        if self.figures.get("running", self.concurrency) < self.concurrency:
+            return MEMORY
+        decode = self.decode
+        if decode is None or decode["low"] < request.min_decode_tokens_per_s:
+            return DECODE
+        ttft = self.ttft
+        if request.max_ttft_ms is not None and (ttft is None or ttft["high"] > request.max_ttft_ms):
+            return TTFT
+        return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One hardware weighed: its label (the catalog slug, or the card as named), the
+    selector's fields for it, and the keys a price may be given under."""
+
+    label: str
+    name: str
+    hardware: RequestHardware
+    price_keys: tuple[str, ...]
+    machine: Hardware | None = None  # the catalog row, read once for every concurrency
+
+
+@dataclass(frozen=True)
+class PlanOption:
+    """One hardware's answer: replicas of `gpus_per_replica` GPUs, each carrying
+    `concurrency_per_replica` requests, at the figures of `at`."""
+
+    candidate: Candidate
+    users: int
+    replicas: int
+    at: AtLoad
+    single: AtLoad  # one request on one replica: the best each request can see here
+    limited_by: str | None  # None when it meets the load
+    one_replica_limit: str | None  # what stops a single replica carrying every user
+    price: float | None
+
+    @property
+    def meets(self) -> bool:
+        return self.limited_by is None
+
+    @property
+    def recipe(self) -> ResolvedRecipe:
+        return self.at.recipe
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.recipe.hardware.gpu_count
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_replica * self.replicas
+
+    @property
+    def throughput(self) -> tuple[float, float] | None:
+        """Output tokens/s of all replicas together: each replica's total, times replicas."""
+        each = self.at.throughput
+        if each is None:
+            return None
+        return round(each["low"] * self.replicas, 1), round(each["high"] * self.replicas, 1)
+
+    @property
+    def cost_per_hour(self) -> float | None:
+        return None if self.price is None else self.price * self.gpus
+
+    @property
+    def cost_per_million_output_tokens(self) -> float | None:
+        """The hour's cost over the tokens the hour puts out, at the throughput's middle."""
+        cost, total = self.cost_per_hour, self.throughput
+        if cost is None or total is None or sum(total) <= 0:
+            return None
+        return cost / ((total[0] + total[1]) / 2 * 3600) * 1e6
+
+
+@dataclass
+class Plan:
+    request: PlanRequest
+    options: list[PlanOption] = field(default_factory=list)
+    listed_all: bool = True  # False: only the configurations that fit are listed
+
+    @property
+    def priced(self) -> bool:
+        return any(option.price is not None for option in self.options)
+
+    @property
+    def cheapest(self) -> int | None:
+        """The meeting option of least cost per hour (None without prices)."""
+        priced = [
+            (option.cost_per_hour, i)
+            for i, option in enumerate(self.options)
+            if option.meets and option.cost_per_hour is not None
+        ]
+        return min(priced)[1] if priced else None
+
+    @property
+    def smallest(self) -> int | None:
+        """The meeting option of fewest GPUs (the cheaper of equals)."""
+        meeting = [
+            (option.gpus, option.cost_per_hour or 0.0, i)
+            for i, option in enumerate(self.options)
+            if option.meets
+        ]
+        return min(meeting)[2] if meeting else None

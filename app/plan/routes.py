@@ -1,0 +1,86 @@
+"""`POST /api/plan` and the `/plan` page: one plan, its JSON or its page."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import ValidationError
+
+from app.plan.form import PAGE_FIELDS, field_label, page_body
+from app.plan.presenters import plan_out
+from app.plan.schemas import PlanOut, PlanRequest
+from app.plan.service import PlanRefused, plan_load
+from app.recipes.described_estimate import dotted_errors, inline_schema
+from app.recipes.routes import RecipesDep, hub_fetch_refused
+from app.security.json_input import StrictJsonRoute
+from app.web import is_htmx, render
+
+router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
+api_router = APIRouter(prefix="/api", tags=["recipes"], route_class=StrictJsonRoute)
+
+
+def answer(
+    request: Request, service: RecipesDep, body: dict[str, Any]
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """The plan's JSON, or the errors by field."""
+    try:
+        parsed = PlanRequest.model_validate(body)
+    except ValidationError as error:
+        return None, dotted_errors(error)
+    refused = hub_fetch_refused(request, parsed)  # type: ignore[arg-type]
+    if refused:
+        return None, refused
+    try:
+        plan = plan_load(service, parsed, request.app.state.settings)
+    except PlanRefused as refusal:
+        return None, refusal.errors
+    return plan_out(plan), {}
+
+
+@api_router.post(
+    "/plan",
+    name="api:plan",
+    response_model=PlanOut,
+    responses={422: {"description": 'errors by field name: {"errors": {field: message}}'}},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": inline_schema(PlanRequest)}},
+        }
+    },
+)
+def plan_api(
+    request: Request, service: RecipesDep, body: Annotated[dict[str, Any], Body()]
+) -> Response:
+    """The hardware that serves `users` concurrent requests at the speed and first-token
+    targets: replicas, profile, figures at that load, cost and command, by cost (by GPUs
+    without prices); `cheapest` and `smallest` index the options that meet the load."""
+    out, errors = answer(request, service, body)
+    if errors:
+        return JSONResponse({"errors": errors}, status_code=422)
+    return JSONResponse(out)
+
+
+@router.get("/plan", name="plan:page")
+def plan_page(request: Request, service: RecipesDep) -> Response:
+    """The plan's form and, once asked, its options; the URL reproduces the answer."""
+    query = {k: v for k, v in request.query_params.items() if k in PAGE_FIELDS}
+    asked = {k: v for k, v in query.items() if v}
+    chosen = request.query_params.getlist("hardware")
+    context: dict[str, Any] = {
+        "values": query,
+        "chosen_hardware": chosen,
+        "catalog_models": service.catalog.list_models(),
+        "hardware_choices": service.list_hardware(),
+        "errors": {},
+        "plan": None,
+        "field_label": field_label,
+    }
+    if asked:
+        body, errors = page_body(request.query_params)
+        if not errors:
+            context["plan"], errors = answer(request, service, body)
+        context["errors"] = errors
+    # htmx swaps only a 2xx answer: its fragment says what to fix with a 200.
+    status = 422 if context["errors"] and not is_htmx(request) else 200
+    return render(request, "plan/plan.html", context, block="plan_result", status_code=status)

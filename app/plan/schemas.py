@@ -1,0 +1,120 @@
+"""`POST /api/plan`'s request: a model as for `/api/estimate`, a load, the hardware to
+weigh and the price of a GPU-hour. Strict: any other field is refused by name."""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.i18n.validation_words import refusal
+from app.recipes.schemas import GpuByName, HardwareIn, ModelIn
+
+MAX_USERS = 1_000_000
+
+PRICE_NOT_POSITIVE = register(
+    "plan.price_not_positive",
+    _l("a price per GPU-hour must be greater than 0, not %(price)s"),
+)
+PRICE_FOR_NOT_POSITIVE = register(
+    "plan.price_for_not_positive",
+    _l("the price per GPU-hour for %(hardware)s must be greater than 0, not %(price)s"),
+)
+PRICE_NOT_A_NUMBER = register(
+    "plan.price_not_a_number",
+    _l("give a price per GPU-hour: a number, or an object of numbers keyed by hardware"),
+)
+
+
+def _price(value: Any, hardware: str | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise refusal(PRICE_NOT_A_NUMBER)
+    if not value > 0:
+        if hardware is None:
+            raise refusal(PRICE_NOT_POSITIVE, price=value)
+        raise refusal(PRICE_FOR_NOT_POSITIVE, hardware=hardware, price=value)
+    return float(value)
+
+
+class PlanRequest(BaseModel):
+    """A model and a load: `users` requests at once, each decoding at least
+    `min_decode_tokens_per_s`, the first token within `max_ttft_ms` at `prompt_tokens`."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: ModelIn = Field(description="catalog slug, or a model description (as /api/estimate)")
+    users: int = Field(ge=1, le=MAX_USERS, description="concurrent requests to serve")
+    min_decode_tokens_per_s: float = Field(
+        gt=0, le=100_000, description="the least decode speed each request must see"
+    )
+    max_ttft_ms: float | None = Field(
+        default=None, gt=0, le=86_400_000, description="the first token within, milliseconds"
+    )
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    hardware: list[HardwareIn] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="catalog slugs or {gpu, count}; every catalog configuration that fits "
+        "when not given",
+    )
+    price_per_gpu_hour: Any = Field(
+        default=None,
+        description="a price per GPU-hour for every hardware, or an object keyed by hardware",
+    )
+    profile: str = Field(default="balanced", max_length=50)
+    evidence: Literal["use", "ignore"] = "use"
+
+    @field_validator("price_per_gpu_hour")
+    @classmethod
+    def positive_prices(cls, value: Any) -> float | dict[str, float] | None:
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            if not value:
+                raise refusal(PRICE_NOT_A_NUMBER)
+            return {str(key): _price(price, str(key)) for key, price in value.items()}
+        return _price(value)
+
+
+# The hardware union names its card model by a forward reference, resolved here.
+PlanRequest.model_rebuild(_types_namespace={"GpuByName": GpuByName})
+
+
+Limit = Literal["memory", "decode", "ttft"]
+Basis = Literal["measured", "reported", "estimated"]
+
+
+class PlanBandOut(BaseModel):
+    low: float
+    high: float
+    basis: Basis | None = None
+
+
+class PlanOptionOut(BaseModel):
+    """One hardware's answer (every field is in the answer; a few are named here)."""
+
+    model_config = ConfigDict(extra="allow")
+    hardware: str
+    hardware_name: str
+    gpus_per_replica: int
+    replicas: int
+    gpus: int
+    profile: str
+    concurrency_per_replica: int
+    decode_tokens_per_s: PlanBandOut | None  # per request, at that load
+    ttft_ms: PlanBandOut | None
+    throughput_tokens_per_s: PlanBandOut | None  # all replicas together
+    meets: bool
+    limited_by: Limit | None
+    one_replica_limited_by: Limit | None
+    cost_per_hour: float | None
+    cost_per_million_output_tokens: float | None
+    command: str | None
+
+
+class PlanOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    options: list[PlanOptionOut]
+    cheapest: int | None  # index of the meeting option of least cost per hour
+    smallest: int | None  # index of the meeting option of fewest GPUs

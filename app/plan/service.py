@@ -1,0 +1,291 @@
+"""The plan for a load, over each hardware weighed: the fewest replicas of it whose
+requests each meet the speed and first-token targets, or what stops it.
+
+Each concurrency weighed is resolved as `POST /api/estimate` resolves it (the same request
+path, `app.recipes.described_estimate` and the selector), and its figures are the estimate
+answer's own (`asked_load_out`): a measured or reported speed stands for one request's
+decode where one exists, as everywhere else; beyond one request the figures are estimated.
+
+A replica meets the load when the low end of each request's decode band reaches the target
+and the high end of the first-token band is within it, with every request in a slot of its
+own (none queued for memory): every figure of the range meets it. Per-request decode falls
+and the first token grows with the requests a replica carries, so the most a replica carries
+is a boundary (found in `app/plan/search.py`), and the replicas are the users over that.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.config import Settings
+from app.estimate.load import MAX_CONCURRENCY
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.i18n.sentences import render as say
+from app.models import Hardware
+from app.plan.options import MEMORY, AtLoad, Candidate, Plan, PlanOption
+from app.plan.schemas import PlanRequest
+from app.plan.search import most_carried
+from app.recipes.described_estimate import (
+    RequestHardware,
+    RequestModel,
+    request_hardware,
+    request_model,
+)
+from app.recipes.load_out import asked_load_out
+from app.recipes.schemas import GpuByName
+from app.recipes.selector import (
+    CUSTOM,
+    SelectorInput,
+    field_errors,
+    resolve_selection,
+    run_selector,
+)
+from app.resolve.service import RecipeService
+
+# Loads kept per model (with its inputs, so they go with the catalog revision and evidence).
+MEMO_ENTRIES = 2048
+
+UNKNOWN_HARDWARE = register(
+    "plan.unknown_hardware", _l("no hardware '%(slug)s' in the catalog; known: %(known)s")
+)
+CUSTOM_REFUSED = register(
+    "plan.custom_refused",
+    _l('name a catalog configuration or a card as {"gpu": NAME, "count": N}'),
+)
+TTFT_BELOW_ONE_REQUEST = register(
+    "plan.ttft_below_one_request",
+    _l(
+        "a single request's first token at %(prompt)s prompt tokens takes at least "
+        "%(least)s ms on the fastest hardware weighed (%(hardware)s): no load can beat it"
+    ),
+)
+UNKNOWN_PRICE_KEY = register(
+    "plan.unknown_price_key",
+    _l("no hardware '%(key)s' among those weighed; prices are keyed by: %(known)s"),
+)
+
+
+class PlanRefused(Exception):
+    """The request cannot be planned: messages by field, in the reader's language."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+
+def plan_load(
+    service: RecipeService, request: PlanRequest, settings: Settings, description: Any = None
+) -> Plan:
+    """Every option for the load, by cost (by GPUs without prices); raises PlanRefused."""
+    model = request_model(service, request.model, settings, None, description)
+    if isinstance(model, dict):
+        raise PlanRefused(model)
+    candidates = _candidates(service, request)
+    prices = _prices(service, request, candidates)
+    options = [
+        _plan_one(service, model, candidate, request, prices.get(candidate.label))
+        for candidate in candidates
+    ]
+    _check_ttft_target(request, options)
+    listed_all = True
+    if request.hardware is None:  # by default the configurations that fit; all if none does
+        fitting = [option for option in options if option.single.limit(request) != MEMORY]
+        listed_all = not fitting
+        options = fitting or options
+    options.sort(key=_order)
+    return Plan(request, options, listed_all)
+
+
+def _order(option: PlanOption) -> tuple:
+    cost = option.cost_per_hour
+    return (cost is None, cost or 0.0, option.gpus, not option.meets, option.candidate.label)
+
+
+def _candidates(service: RecipeService, request: PlanRequest) -> list[Candidate]:
+    catalog = {h.slug: h for h in service.list_hardware()}
+
+    def listed(machine: Hardware) -> Candidate:
+        fields = RequestHardware({"hardware": machine.slug})
+        return Candidate(machine.slug, machine.name, fields, (machine.name,), machine)
+
+    if request.hardware is None:
+        return [listed(machine) for machine in catalog.values()]
+    found, errors = [], {}
+    for index, asked in enumerate(request.hardware):
+        where = f"hardware.{index}"
+        if isinstance(asked, str):
+            if asked == CUSTOM:
+                errors[where] = say(CUSTOM_REFUSED())
+            elif asked not in catalog:
+                errors[where] = say(UNKNOWN_HARDWARE(slug=asked, known=", ".join(catalog)))
+            else:
+                found.append(listed(catalog[asked]))
+            continue
+        described = request_hardware(asked)
+        if isinstance(described, dict):
+            errors.update({f"{where}.gpu": text for text in described.values()})
+            continue
+        assert isinstance(asked, GpuByName) and described.name is not None
+        found.append(Candidate(described.name, described.name, described, (asked.gpu,)))
+    if errors:
+        raise PlanRefused(errors)
+    return found
+
+
+def _prices(
+    service: RecipeService, request: PlanRequest, candidates: list[Candidate]
+) -> dict[str, float]:
+    """Each candidate's price per GPU-hour; a key that names no hardware is refused."""
+    given = request.price_per_gpu_hour
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        return {candidate.label: given for candidate in candidates}
+    keys = {key: c.label for c in candidates for key in (c.label, *c.price_keys)}
+    for machine in service.list_hardware():  # a catalog name not weighed is no mistake
+        keys.setdefault(machine.slug, "")
+        keys.setdefault(machine.name, "")
+    unknown = [key for key in given if key not in keys]
+    if unknown:
+        known = ", ".join(sorted({c.label for c in candidates}))
+        raise PlanRefused(
+            {
+                f"price_per_gpu_hour.{key}": say(UNKNOWN_PRICE_KEY(key=key, known=known))
+                for key in unknown
+            }
+        )
+    prices: dict[str, float] = {}
+    for candidate in candidates:
+        for key in (candidate.label, *candidate.price_keys):
+            if key in given:
+                prices[candidate.label] = given[key]
+                break
+    return prices
+
+
+class _Asker:
+    """One candidate's question at any concurrency: the selector's validated input once,
+    then the same resolution at each concurrency asked."""
+
+    def __init__(
+        self,
+        service: RecipeService,
+        model: RequestModel,
+        candidate: Candidate,
+        request: PlanRequest,
+    ) -> None:
+        raw: dict[str, Any] = {
+            **candidate.hardware.fields,
+            "profile": request.profile,
+            "evidence": request.evidence,
+            "prompt_tokens": request.prompt_tokens,
+            "output_tokens": request.output_tokens,
+            "concurrency": 1,
+        }
+        if model.artifact is not None:
+            raw["artifact"] = model.artifact
+        raw = {key: value for key, value in raw.items() if value is not None}
+        self.inputs = model.inputs
+        self.raw = raw
+        try:
+            self.data = SelectorInput.model_validate(raw)
+        except ValidationError as error:
+            raise PlanRefused(field_errors(error)) from error
+        self.hardware = candidate.machine
+        self.seen: dict[int, AtLoad] = {}
+        # Catalog cards keep each load's answer with the model's inputs (see `at_load`).
+        self.memo = model.inputs.at_load if candidate.machine is not None else None
+        self.key = (
+            request.profile,
+            request.evidence,
+            request.prompt_tokens,
+            request.output_tokens,
+            model.artifact,
+        )
+        if candidate.machine is None:  # a card by name: the selector builds its machine
+            first = run_selector(service, model.inputs, raw)
+            if not first.ok:
+                raise PlanRefused(dict(first.errors))
+            assert first.recipe is not None
+            self.hardware = first.recipe.hardware
+            self.seen[1] = AtLoad(1, first.recipe, asked_load_out(first.recipe, 1))
+
+    def at(self, concurrency: int) -> AtLoad:
+        """One replica at this concurrency: the selector's own resolution of it."""
+        if concurrency in self.seen:
+            return self.seen[concurrency]
+        assert self.hardware is not None
+        key = (self.hardware.id, *self.key, concurrency)
+        found = self.memo.get(key) if self.memo is not None else None
+        if found is None:
+            data = self.data.model_copy(update={"concurrency": concurrency})
+            result = resolve_selection(self.inputs, data, self.hardware, dict(self.raw))
+            if not result.ok:
+                raise PlanRefused(dict(result.errors))
+            assert result.recipe is not None
+            found = AtLoad(concurrency, result.recipe, asked_load_out(result.recipe, concurrency))
+            if self.memo is not None:
+                if len(self.memo) >= MEMO_ENTRIES:
+                    self.memo.clear()
+                self.memo[key] = found
+        self.seen[concurrency] = found
+        return self.seen[concurrency]
+
+
+def _plan_one(
+    service: RecipeService,
+    model: RequestModel,
+    candidate: Candidate,
+    request: PlanRequest,
+    price: float | None,
+) -> PlanOption:
+    """The fewest replicas of this hardware that carry the load, or what stops it."""
+    ask = _Asker(service, model, candidate, request)
+    users = request.users
+    most = min(users, MAX_CONCURRENCY)  # the most requests one replica is asked to carry
+    whole = ask.at(most)
+    one_replica_limit = whole.limit(request) if most == users else MEMORY
+    single = ask.at(1)
+
+    def option(replicas: int, at: AtLoad, limit: str | None) -> PlanOption:
+        return PlanOption(candidate, users, replicas, at, single, limit, one_replica_limit, price)
+
+    if one_replica_limit is None:
+        return option(1, whole, None)
+    limit = single.limit(request)
+    if limit is not None:  # not even one request per replica meets it
+        return option(1, whole, limit)
+    low = most
+    if whole.limit(request) is not None:
+        low = most_carried(request, ask.at, users, most)
+    replicas = ceil(users / low)
+    carried = ask.at(ceil(users / replicas))
+    while carried.limit(request) is not None and carried.concurrency > 1:
+        replicas = ceil(users / (carried.concurrency - 1))  # the figures were not monotone
+        carried = ask.at(ceil(users / replicas))
+    return option(replicas, carried, carried.limit(request))
+
+
+def _check_ttft_target(request: PlanRequest, options: list[PlanOption]) -> None:
+    """A first-token target below any single request's first token is refused (422)."""
+    if request.max_ttft_ms is None:
+        return
+    singles = [
+        (option.single.ttft["low"], option)
+        for option in options
+        if option.single.limit(request) != MEMORY and option.single.ttft is not None
+    ]
+    if not singles:
+        return
+    least, fastest = min(singles, key=lambda pair: pair[0])
+    if request.max_ttft_ms < least:
+        said = TTFT_BELOW_ONE_REQUEST(
+            prompt=fastest.single.figures["request_shape"]["prompt_tokens"],
+            least=round(least),
+            hardware=fastest.candidate.name,
+        )
+        raise PlanRefused({"max_ttft_ms": say(said)})

@@ -1,0 +1,187 @@
+"""`POST /api/plan`: for the reference model, 32 users at 20 tok/s or more each with a first
+token within 3 s at a 2,048-token prompt, every option's figures are `/api/estimate`'s at
+that hardware and concurrency, its cost is the contract's formula, and bad input is a 422
+naming the field."""
+
+import pytest
+from fastapi.testclient import TestClient
+
+GLM = "glm-5.3-flash"
+REFERENCE = {
+    "model": GLM,
+    "users": 32,
+    "min_decode_tokens_per_s": 20,
+    "max_ttft_ms": 3000,
+    "prompt_tokens": 2048,
+    "output_tokens": 2048,
+}
+FIGURES = ("decode_tokens_per_s", "ttft_ms")
+
+
+def plan(client: TestClient, **asked: object) -> dict:
+    response = client.post("/api/plan", json={**REFERENCE, **asked})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_each_options_figures_are_the_estimates_at_that_hardware_and_concurrency(
+    client: TestClient,
+) -> None:
+    answer = plan(client, price_per_gpu_hour=2.5)
+    assert answer["options"] and answer["cheapest"] is not None
+    for option in answer["options"]:
+        estimate = client.post(
+            "/api/estimate",
+            json={
+                "model": GLM,
+                "hardware": option["hardware"],
+                "concurrency": option["concurrency_per_replica"],
+                "prompt_tokens": 2048,
+                "output_tokens": 2048,
+            },
+        ).json()
+        for figure in FIGURES:
+            asked = {k: estimate[figure][k] for k in ("low", "high", "basis")}
+            assert option[figure] == asked, (option["hardware"], figure)
+        for end in ("low", "high"):  # every replica's total, together
+            each = estimate["throughput_tokens_per_s"][end]
+            assert option["throughput_tokens_per_s"][end] == round(each * option["replicas"], 1)
+        assert option["profile"] == estimate["profile"] == "balanced"
+        applied = option["applied_values"]["max_concurrency"]
+        assert applied == estimate["applied_values"]["max_concurrency"]
+        assert applied == option["concurrency_per_replica"]
+        shells = [command["shell"] for command in estimate["commands"]]
+        assert option["command"] == (shells[0] if shells else None)
+        assert option["gpus"] == option["gpus_per_replica"] * option["replicas"]
+
+
+def test_the_cost_per_million_tokens_is_the_hours_cost_over_the_hours_tokens(
+    client: TestClient,
+) -> None:
+    answer = plan(client, price_per_gpu_hour=2.5)
+    for option in answer["options"]:
+        assert option["cost_per_hour"] == pytest.approx(2.5 * option["gpus"])
+        total = option["throughput_tokens_per_s"]
+        middle = (total["low"] + total["high"]) / 2
+        expected = option["cost_per_hour"] / (middle * 3600) * 1e6
+        assert option["cost_per_million_output_tokens"] == pytest.approx(expected, rel=1e-12)
+    costs = [option["cost_per_hour"] for option in answer["options"]]
+    assert costs == sorted(costs)
+    meeting = [o["cost_per_hour"] for o in answer["options"] if o["meets"]]
+    assert answer["options"][answer["cheapest"]]["cost_per_hour"] == min(meeting)
+
+
+def test_named_cards_and_prices_keyed_by_hardware(client: TestClient) -> None:
+    answer = plan(
+        client,
+        hardware=[{"gpu": "H100", "count": 8}, "8x-h200-141gb"],
+        price_per_gpu_hour={"H100": 2.0, "8x-h200-141gb": 3.0},
+    )
+    by_name = {option["hardware"]: option for option in answer["options"]}
+    assert set(by_name) == {"8x H100", "8x-h200-141gb"}
+    assert by_name["8x H100"]["cost_per_hour"] == pytest.approx(
+        16.0 * by_name["8x H100"]["replicas"]
+    )
+    named = by_name["8x H100"]
+    estimate = client.post(
+        "/api/estimate",
+        json={
+            "model": GLM,
+            "hardware": {"gpu": "H100", "count": 8},
+            "concurrency": named["concurrency_per_replica"],
+            "prompt_tokens": 2048,
+            "output_tokens": 2048,
+        },
+    ).json()
+    assert named["decode_tokens_per_s"]["low"] == estimate["decode_tokens_per_s"]["low"]
+
+
+def test_a_load_nothing_can_serve_is_answered_with_every_limit(client: TestClient) -> None:
+    answer = plan(client, min_decode_tokens_per_s=4000)
+    assert answer["options"]
+    assert all(o["meets"] is False and o["limited_by"] == "decode" for o in answer["options"])
+    assert answer["cheapest"] is None and answer["smallest"] is None
+    memory = plan(client, hardware=["rtx-4090-24gb"])
+    assert memory["options"][0]["limited_by"] == "memory"
+    assert memory["options"][0]["command"] is None
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"users": 0}, "users"),
+        ({"users": -3}, "users"),
+        ({"min_decode_tokens_per_s": 0}, "min_decode_tokens_per_s"),
+        ({"min_decode_tokens_per_s": -1}, "min_decode_tokens_per_s"),
+        ({"max_ttft_ms": 0}, "max_ttft_ms"),
+        ({"max_ttft_ms": 2}, "max_ttft_ms"),  # below any single request's first token
+        ({"price_per_gpu_hour": 0}, "price_per_gpu_hour"),
+        ({"price_per_gpu_hour": -2.5}, "price_per_gpu_hour"),
+        ({"price_per_gpu_hour": {"8x-h100-80gb": -1}}, "price_per_gpu_hour"),
+        ({"price_per_gpu_hour": {"no-such-box": 2}}, "price_per_gpu_hour.no-such-box"),
+        ({"hardware": ["no-such-box"]}, "hardware.0"),
+        ({"hardware": ["8x-h100-80gb", {"gpu": "RTX 9999"}]}, "hardware.1.gpu"),
+        ({"model": "no-such-model"}, "model"),
+        ({"surprise": 1}, "surprise"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_field(
+    client: TestClient, change: dict, field: str
+) -> None:
+    response = client.post("/api/plan", json={**REFERENCE, **change})
+    assert response.status_code == 422, response.text
+    assert set(response.json()["errors"]) == {field}
+
+
+def test_a_measured_speed_stands_for_one_request_per_replica(client: TestClient) -> None:
+    """An accepted record's single-request decode takes precedence over the estimate, marked
+    measured, exactly where `/api/estimate` uses it; beyond one request it is estimated."""
+    from tests.recipes.test_consistency import H200, submit_and_accept
+
+    before = plan(client, users=1, min_decode_tokens_per_s=10, hardware=[H200])["options"][0]
+    assert before["decode_tokens_per_s"]["basis"] != "measured"
+    submit_and_accept(client)  # measured at one request, balanced, on 8x H200
+    one = plan(client, users=1, min_decode_tokens_per_s=10, hardware=[H200])["options"][0]
+    estimate = client.post(
+        "/api/estimate",
+        json={
+            "model": GLM,
+            "hardware": H200,
+            "concurrency": 1,
+            "prompt_tokens": 2048,
+            "output_tokens": 2048,
+        },
+    ).json()
+    assert one["decode_tokens_per_s"]["basis"] == "measured"
+    assert one["decode_tokens_per_s"]["low"] == estimate["decode_tokens_per_s"]["low"]
+    many = plan(client, hardware=[H200])["options"][0]
+    assert many["concurrency_per_replica"] > 1
+    assert many["decode_tokens_per_s"]["basis"] == "estimated"
+
+
+def test_a_described_model_on_a_named_card_is_planned_as_it_is_estimated(
+    client: TestClient,
+) -> None:
+    model = {"params_b": 8, "quant": "Q4_K_M", "name": "my-8b"}
+    answer = plan(
+        client,
+        model=model,
+        users=6,
+        min_decode_tokens_per_s=30,
+        max_ttft_ms=None,
+        hardware=[{"gpu": "RTX 4090"}],
+    )
+    option = answer["options"][0]
+    estimate = client.post(
+        "/api/estimate",
+        json={
+            "model": model,
+            "hardware": {"gpu": "RTX 4090"},
+            "concurrency": option["concurrency_per_replica"],
+            "prompt_tokens": 2048,
+            "output_tokens": 2048,
+        },
+    ).json()
+    for figure in FIGURES:
+        assert option[figure]["low"] == estimate[figure]["low"], figure
+    assert option["command"] is None  # a described model has no verified pair
