@@ -43,10 +43,12 @@ class AtLoad:
         if self.figures.get("running", self.concurrency) < self.concurrency:
             return MEMORY
         decode = self.decode
-        if decode is None or decode["low"] < request.min_decode_tokens_per_s:
+        if decode is None or _middle(decode) < request.min_decode_tokens_per_s:
             return DECODE
         ttft = self.ttft
-        if request.max_ttft_ms is not None and (ttft is None or ttft["high"] > request.max_ttft_ms):
+        if request.max_ttft_ms is not None and (
+            ttft is None or _middle(ttft) > request.max_ttft_ms
+        ):
             return TTFT
         return None
 
@@ -143,3 +145,9 @@ class Plan:
             if option.meets
         ]
         return min(meeting)[2] if meeting else None
+
+
+def _middle(band: dict[str, Any]) -> float:
+    """The band's middle: the point the estimate's errors are measured from (see
+    docs/estimation.md); its ends are the class's 10th and 90th percentiles."""
+    return (band["low"] + band["high"]) / 2

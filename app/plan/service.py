@@ -6,9 +6,12 @@ path, `app.recipes.described_estimate` and the selector), and its figures are th
 answer's own (`asked_load_out`): a measured or reported speed stands for one request's
 decode where one exists, as everywhere else; beyond one request the figures are estimated.
 
-A replica meets the load when the low end of each request's decode band reaches the target
-and the high end of the first-token band is within it, with every request in a slot of its
-own (none queued for memory): every figure of the range meets it. Per-request decode falls
+A replica meets the load when the middle of each request's decode band reaches the target
+and the middle of the first-token band is within it, with every request in a slot of its
+own (none queued for memory). The middle, not an end: the bands are the 10th-90th
+percentiles of what published servers did against the estimate, and under load the
+first token's spread is wide (x0.8-9.5), so planning to its far end would buy hardware for
+the slowest publisher's server. Both ends are shown beside it. Per-request decode falls
 and the first token grows with the requests a replica carries, so the most a replica carries
 is a boundary (found in `app/plan/search.py`), and the replicas are the users over that.
 """

@@ -2,6 +2,7 @@
 shows the API's own options, and the fit table's load filter says which rows carry it,
 what limits the others and how many replicas would."""
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -21,9 +22,9 @@ LOAD = {
 }
 # The words each language shows: the replicas column, "meets", and "N replicas would".
 WORDS = {
-    "en": ("Replicas", "meets", "2 replicas would"),
-    "ko": ("복제본", "충족", "복제본 2개면 됩니다"),
-    "ja": ("レプリカ", "満たす", "レプリカ 2 台なら足ります"),
+    "en": ("Replicas", "meets", "{n} replicas would"),
+    "ko": ("복제본", "충족", "복제본 {n}개면 됩니다"),
+    "ja": ("レプリカ", "満たす", "レプリカ {n} 台なら足ります"),
 }
 
 
@@ -98,11 +99,20 @@ def test_the_fit_table_filter_for_a_load(
     assert "users=32" in page.url
     carried = page.locator('tr[data-hardware="8x-h200-141gb"] .load-fit')
     assert carried.get_attribute("data-carries") == "true"
-    short = page.locator('tr[data-hardware="8x-mi300x-192gb"] .load-fit')
+    # A Mac Studio runs the model but not 32 users at 20 tok/s each: the row says decode
+    # stops it and how many replicas would, as the fit JSON says.
+    fit = httpx.get(
+        f"{live_server.base_url}/api/models/{GLM}/fit",
+        params={"users": 32, "min_decode_tokens_per_s": 20},
+    ).json()
+    slug = "mac-studio-m5-ultra-256gb"
+    answer = next(row["load"] for row in fit["rows"] if _slug(row) == slug)
+    assert answer["carries"] is False and answer["limited_by"] == "decode"
+    short = page.locator(f'tr[data-hardware="{slug}"] .load-fit')
     assert short.get_attribute("data-carries") == "false"
     assert short.get_attribute("data-limit") == "decode"
-    assert short.get_attribute("data-replicas") == "2"
-    assert WORDS[language][2] in short.inner_text()
+    assert short.get_attribute("data-replicas") == str(answer["replicas"])
+    assert WORDS[language][2].format(n=answer["replicas"]) in short.inner_text()
     none = page.locator('tr[data-hardware="rtx-4090-24gb"] .load-fit')
     assert none.get_attribute("data-limit") == "memory"
     assert none.get_attribute("data-replicas") == ""
@@ -131,3 +141,8 @@ def test_the_plan_and_the_filtered_fit_table_fit_the_window(
         page.wait_for_load_state("load")
         assert page.evaluate("() => document.documentElement.lang") == language
         check_fits(page, name, width)
+
+
+def _slug(row: dict) -> str:
+    hardware = row["hardware"]
+    return hardware if isinstance(hardware, str) else hardware["slug"]
