@@ -13,7 +13,11 @@ from app.resolve import ResolvedRecipe
 from app.resolve.advice import Advice, recipe_advice
 from app.resolve.figures import Evidence, SpeedFigure
 
-COVERAGE_CODES = (Code.DECODE_RANGE_HELD, Code.DECODE_RANGE_BORROWED)
+COVERAGE_CODES = (
+    Code.DECODE_RANGE_HELD,
+    Code.DECODE_RANGE_BORROWED,
+    Code.DECODE_RANGE_CALIBRATED,
+)
 
 
 def band_out(band: Band, basis: str = Evidence.ESTIMATED.value) -> dict[str, Any]:
@@ -46,6 +50,7 @@ def coverage_out(load: LoadEstimate) -> dict[str, Any]:
         "measured": found.held,
         "checks": found.checks,
         "widened": found.borrowed,
+        "records": found.records,
         "note": english(said) if said else None,
         "note_messages": messages_json([said] if said else []),
     }
