@@ -3,6 +3,7 @@ token, where the step's time goes, and what the range held. Reads what the resol
 
 from typing import Any
 
+from app.accuracy.labels import class_anchor
 from app.estimate.load import Band, LoadEstimate
 from app.estimate.messages import Code, Message, message
 from app.estimate.speed_model import TERM_CODES, decode_notes
@@ -147,6 +148,7 @@ def speed_at_load(recipe: ResolvedRecipe) -> dict[str, Any] | None:
         "single": single,
         "load": line,
         "coverage": coverage_message(load),
+        "accuracy_anchor": class_anchor(load.range.key),
         "speculative": speculative_message(load),
         "step_ms": line["step_ms"],
         "terms": step_terms(load),
