@@ -71,8 +71,12 @@ SHIPPED = RangeBook(RANGE_CLASSES)
 
 def weighted_quantile(values: Sequence[tuple[float, float]], q: float) -> float:
     """The q-quantile of (value, weight) pairs; with equal weights, linear interpolation at
-    position q x (n - 1) of the sorted values (as the shipped ranges are set)."""
-    ordered = sorted(values)
+    position q x (n - 1) of the sorted values (as the shipped ranges are set). Equal values
+    are one value of their summed weight, so how a weight is split never moves the answer."""
+    merged: dict[float, float] = defaultdict(float)
+    for value, weight in values:
+        merged[value] += weight
+    ordered = sorted(merged.items())
     if len(ordered) == 1:
         return ordered[0][0]
     first, last = ordered[0][1], ordered[-1][1]
