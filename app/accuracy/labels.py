@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from app.i18n.catalogs import lazy_gettext as _l
 
 RUNTIMES = {"vllm": "vLLM", "sglang": "SGLang", "llama.cpp": "llama.cpp", "mlx": "MLX"}
@@ -33,5 +35,6 @@ def class_label(key: str) -> str:
 
 
 def class_anchor(key: str) -> str:
-    """The id of the class's row on the accuracy page: "class-sglang-cuda-multi-cN"."""
-    return "class-" + key.replace("/", "-").replace("+", "-").replace("*", "all")
+    """The id of the class's row on the accuracy page: "class-sglang-cuda-multi-cN",
+    "class-llama-cpp-all-all-all" (letters, digits and dashes: a CSS selector as it is)."""
+    return "class-" + re.sub(r"[^A-Za-z0-9]+", "-", key.replace("*", "all"))
