@@ -24,7 +24,11 @@ def words(language: str, english: str) -> str:
 @pytest.mark.browser
 @pytest.mark.parametrize("language", ["en", "ko", "ja"])
 def test_the_page_shows_each_class_in_the_readers_language(
-    page, live_server: LiveServer, session: Session, valid: dict, h200: str, language: str
+    page,
+    live_server: LiveServer,
+    session: Session,
+    valid: dict,  # noqa: F811
+    language: str,
 ) -> None:
     found = submit_record(session, valid, provenance="api", submitted_by="ana")
     review_record(session, found.record.id, {"action": "accept", "reason": "ok"}, "maintainer")
@@ -49,7 +53,11 @@ def test_the_page_shows_each_class_in_the_readers_language(
 
 
 @pytest.mark.browser
-def test_the_detail_page_links_to_its_class(page, live_server: LiveServer, h200: str) -> None:
+def test_the_detail_page_links_to_its_class(
+    page,
+    live_server: LiveServer,
+    h200: str,  # noqa: F811
+) -> None:
     page.goto(f"/models/{GLM}/hardware/{h200}/profiles/balanced")
     link = page.locator("#load-accuracy")
     link.click()
