@@ -62,6 +62,7 @@ def point_rows(record: Record, book: RangeBook, revision: int) -> list[dict[str,
                 "ttft_ms_low": found.ttft_ms_low,
                 "ttft_ms_high": found.ttft_ms_high,
                 "range_records": found.range_records,
+                "basis": found.basis,
             }
         )
     return rows

@@ -27,6 +27,7 @@ from app.estimate.kv import (
 from app.estimate.load import SpeedModel, with_ranges
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
+from app.estimate.ranges import class_key, family_key
 from app.estimate.record_ranges import RangeBook
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -151,6 +152,10 @@ def with_ranges_of(found: Estimate, book: RangeBook | None) -> Estimate:
     if book is None or not book.updated or speed is None:
         return found
     ranged = with_ranges(speed, book)
+    key = class_key(speed.family, speed.platform, speed.gpus, speed.concurrency)
+    if key not in book.updated and family_key(key) not in book.updated:
+        # The plan's own figure keeps its range; other loads read the book from the model.
+        return msgspec.structs.replace(found, speed_model=ranged)
     return msgspec.structs.replace(
         found, speed_model=ranged, decode_tokens_per_s=decode_at_plan(ranged)
     )

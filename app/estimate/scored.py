@@ -18,6 +18,7 @@ class PointEstimate(msgspec.Struct, frozen=True):
     ttft_ms_low: float
     ttft_ms_high: float
     range_records: int  # accepted records that had moved the class's range
+    basis: str = "estimated"  # what the figure rests on, as the pages name it
 
 
 def point_estimate(speed: SpeedModel, concurrency: int) -> PointEstimate:

@@ -35,6 +35,9 @@ class RecordEstimate(Base):
     decode_point: Mapped[float]
     ttft_ms_low: Mapped[float]
     ttft_ms_high: Mapped[float]
+    # What the figure rested on: "estimated" (the shipped coefficients and ranges); a figure
+    # from coefficients fitted on the hardware itself would say so here.
+    basis: Mapped[str] = mapped_column(String(20), default="estimated")
     # How many accepted records had moved the class's range when this figure was made.
     range_records: Mapped[int] = mapped_column(default=0)
     measured_decode: Mapped[float]

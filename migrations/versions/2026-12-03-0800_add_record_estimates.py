@@ -6,9 +6,9 @@ Create Date: 2026-12-03 08:00:00
 
 One row per measured point with a decode speed, written when the record is accepted: the
 decode range and point estimate at the point's context and concurrency, the first-token
-range, the range class, the estimator version and the catalog revision. Records accepted
-before this revision have no row; they keep counting as evidence on the pages, and are left
-out of the accuracy figures, which need the estimate they were compared with.
+range, the range class, the figure's basis, the estimator version and the catalog revision.
+Records accepted before this revision have no row: they keep counting as evidence on the
+pages and stay out of the accuracy figures, which need the estimate they were compared with.
 """
 
 from collections.abc import Sequence
@@ -39,6 +39,7 @@ def upgrade() -> None:
         sa.Column("decode_point", sa.Double(), nullable=False),
         sa.Column("ttft_ms_low", sa.Double(), nullable=False),
         sa.Column("ttft_ms_high", sa.Double(), nullable=False),
+        sa.Column("basis", sa.String(length=20), nullable=False),
         sa.Column("range_records", sa.Integer(), nullable=False),
         sa.Column("measured_decode", sa.Double(), nullable=False),
         sa.Column("flagged", sa.Boolean(), nullable=False),

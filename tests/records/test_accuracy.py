@@ -48,6 +48,7 @@ def test_accepting_keeps_the_estimate_it_was_compared_with(
         assert 0 < row.decode_low < row.decode_high and row.measured_decode == measured
         assert row.decode_low < row.decode_point < row.decode_high
         assert 0 < row.ttft_ms_low < row.ttft_ms_high and not row.flagged
+        assert row.basis == "estimated" and row.range_records == 0
 
 
 def test_the_kept_estimate_is_never_rewritten(
