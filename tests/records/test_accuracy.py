@@ -120,8 +120,8 @@ def _accepted(session: Session, body: dict[str, Any], submitter: str, decode: fl
     return record_id
 
 
-def _estimate(client: TestClient, h200: str) -> dict:
-    body = {"model": GLM, "hardware": h200, "runtime": "sglang", "evidence": "ignore"}
+def _estimate(client: TestClient, h200: str, model: str = GLM) -> dict:
+    body = {"model": model, "hardware": h200, "runtime": "sglang", "evidence": "ignore"}
     response = client.post("/api/estimate", json=body)
     assert response.status_code == 200, response.text
     return response.json()
@@ -132,6 +132,8 @@ def test_records_from_several_submitters_calibrate_the_class(
 ) -> None:
     shipped = _estimate(client, h200)["coverage"]
     assert shipped["records"] == 0 and shipped["widened"]
+    other = _estimate(client, h200, "deepseek-v3")  # no record names it: cached as it is
+    assert other["coverage"]["segment"] == CLASS and other["coverage"]["records"] == 0
     for submitter in ("ana", "bo", "chen"):
         for _ in range(2):
             _accepted(session, valid, submitter, 95.0)
@@ -141,6 +143,9 @@ def test_records_from_several_submitters_calibrate_the_class(
     found = _estimate(client, h200)["coverage"]
     assert found["records"] == 6 and not found["widened"]
     assert "calibrated by 6 records" in found["note"]
+    # Every model of the class moves with it, not only the one the records name.
+    other = _estimate(client, h200, "deepseek-v3")
+    assert other["coverage"]["records"] == 6
     page = client.get(f"/accuracy#{CLASS}")
     assert "calibrated by 6 records" in page.text
 
