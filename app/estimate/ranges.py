@@ -38,7 +38,7 @@ RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {
     "llama.cpp/*/*/*": (0.96, 1.2, 20, 0.8),
     "llama.cpp/cuda-unified/single/c1": (0.96, 1.18, 12, 0.75),
     "llama.cpp/cuda/single/c1": (1.11, 1.43, 3, 0.33),
-    "llama.cpp/metal/single/c1": (1.03, 1.16, 2, 0.0),
+    "llama.cpp/metal/single/c1": (1.04, 1.16, 2, 0.0),
     "llama.cpp/rocm+vulkan/single/c1": (0.87, 1.02, 3, 0.33),
     "mlx/*/*/*": (0.88, 1.06, 3, 0.33),
     "mlx/metal/single/c1": (0.88, 1.06, 3, 0.33),
