@@ -47,7 +47,7 @@ class RecordRatio(msgspec.Struct, frozen=True):
 
 class RangeBook:
     """The range classes in effect: the shipped ones, with the classes records updated.
-    Compared and hashed by identity: one book serves a whole catalog revision."""
+    Two books are equal when they put the same range around every estimate."""
 
     __slots__ = ("classes", "records", "updated")
 
@@ -64,6 +64,14 @@ class RangeBook:
     def same_ranges(self, other: RangeBook | None) -> bool:
         """Whether `other` puts the same range around every estimate."""
         return other is not None and self.classes == other.classes
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RangeBook):
+            return NotImplemented
+        return self is other or self.same_ranges(other)
+
+    def __hash__(self) -> int:
+        return hash(self.updated)
 
 
 SHIPPED = RangeBook(RANGE_CLASSES)

@@ -117,3 +117,10 @@ def test_a_calibrated_figure_says_so() -> None:
     shipped = load_estimate(speed, 1)
     assert shipped.range.records == 0
     assert Code.DECODE_RANGE_CALIBRATED not in [n.code for n in decode_notes(shipped)]
+
+
+def test_books_with_the_same_ranges_are_equal() -> None:
+    agreeing = records(1.0, 3, each=2)
+    assert updated_book(agreeing) == updated_book(list(reversed(agreeing)))
+    assert updated_book(agreeing) != updated_book([])
+    assert hash(updated_book(agreeing)) == hash(updated_book(agreeing))
