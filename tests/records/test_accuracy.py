@@ -17,6 +17,9 @@ from app.records.review import review_record
 from app.records.service import submit_record
 from tests.records.conftest import GLM, accept, post_record
 
+# Acceptance writes the kept estimate: the write path runs on both databases.
+pytestmark = pytest.mark.postgresql
+
 CLASS = "sglang/cuda/multi/c1"  # GLM on 8x H200 with SGLang, one request at a time
 
 
