@@ -12,6 +12,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.routing import Match
 from starlette.types import Scope
 
+from app.accuracy.routes import api_router as accuracy_api
+from app.accuracy.routes import router as accuracy_pages
 from app.api_docs import router as api_docs
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
@@ -144,6 +146,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(plan_pages)
     app.include_router(plan_api)
     app.include_router(records_pages)
+    app.include_router(accuracy_pages)
+    app.include_router(accuracy_api)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
     app.include_router(worker_api)

@@ -124,3 +124,18 @@ def test_prose_translations_step_down_and_up_keeping_the_catalog(empty: Settings
         assert all(m.translations["description"]["ja"] for m in session.scalars(select(LlmModel)))
     engine.dispose()
     assert catalog_prose(empty) == seeded
+
+
+def test_record_estimates_step_down_and_up(empty: Settings) -> None:
+    """The table of kept estimates comes and goes alone; the records stay."""
+    run(empty, "upgrade", "8c4d2f6a9e13")
+    before = table_names(empty)
+    assert "record_estimates" not in before
+    run(empty, "upgrade", "3e7a9c1d5b20")
+    assert table_names(empty) == before | {"record_estimates"}
+    kept = {"estimator_version", "catalog_revision", "class_key", "decode_low", "decode_high"}
+    assert kept | {"decode_point", "measured_decode", "flagged"} <= column_names(
+        empty, "record_estimates"
+    )
+    run(empty, "downgrade", "8c4d2f6a9e13")
+    assert table_names(empty) == before

@@ -23,9 +23,11 @@ from app.estimate.specs import (
     shared_plan,
 )
 from app.estimate.speed import SpeedRange
+from app.estimate.version import ESTIMATOR_VERSION
 from app.estimate.weights import weights_bytes
 
 __all__ = [
+    "ESTIMATOR_VERSION",
     "ArtifactSpec",
     "Assessment",
     "Basis",

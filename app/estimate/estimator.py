@@ -24,9 +24,11 @@ from app.estimate.kv import (
     kv_basis,
     kv_shape,
 )
-from app.estimate.load import SpeedModel
+from app.estimate.load import SpeedModel, with_ranges
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
+from app.estimate.ranges import class_key, family_key
+from app.estimate.record_ranges import RangeBook
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 from app.estimate.speed import SpeedRange, prefill_range
@@ -140,6 +142,22 @@ def _estimate(job: Job, largest: int | None) -> Estimate:
         warnings=setup_warnings(model, job.runtime, hardware, setup),
         basis=_input_basis(job),
         speed_model=speed,
+    )
+
+
+def with_ranges_of(found: Estimate, book: RangeBook | None) -> Estimate:
+    """The same estimate with its speed ranges from `book`: the classes accepted records
+    updated (`app/estimate/record_ranges.py`); None or an unchanged book keeps it as it is."""
+    speed = found.speed_model
+    if book is None or not book.updated or speed is None:
+        return found
+    ranged = with_ranges(speed, book)
+    key = class_key(speed.family, speed.platform, speed.gpus, speed.concurrency)
+    if key not in book.updated and family_key(key) not in book.updated:
+        # The plan's own figure keeps its range; other loads read the book from the model.
+        return msgspec.structs.replace(found, speed_model=ranged)
+    return msgspec.structs.replace(
+        found, speed_model=ranged, decode_tokens_per_s=decode_at_plan(ranged)
     )
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import msgspec
 
 from app.estimate.coefficients import Coefficients
-from app.estimate.ranges import RangeClass, range_class, ttft_range
+from app.estimate.ranges import RANGE_CLASSES, RangeClass, range_class, ttft_range
+from app.estimate.record_ranges import RangeBook
 from app.estimate.speculative import Method
 from app.estimate.step import StepInputs, StepTime, bytes_read, decode_step, prefill_seconds
 
@@ -47,6 +48,9 @@ class SpeedModel(msgspec.Struct, frozen=True):
     concurrency: int  # the plan's concurrency
     prefill_chunk: int
     speculative: Method | None  # the method the route's command would use
+    # The range classes in effect: the shipped ones unless accepted records updated them
+    # (`app/estimate/record_ranges.py`); the caller gathers the records and sets this.
+    ranges: RangeBook | None = None
 
     @property
     def coefficients(self) -> Coefficients:
@@ -78,6 +82,7 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     range: RangeClass
     speculative: str | None = None  # the method counted, when one is
     speculative_speedup: Band | None = None
+    pooled: RangeClass | None = None  # the family's class a borrowed range was widened from
 
     def shares(self) -> dict[str, float]:
         return self.step.shares()
@@ -115,7 +120,8 @@ def load_estimate(
     if speculative and model.speculative is not None:
         method = model.speculative
         speedup = _speculative_speedup(model, method, batch, depth)
-    found = range_class(model.family, model.platform, model.gpus, batch)
+    book = model.ranges.classes if model.ranges is not None else None
+    found = range_class(model.family, model.platform, model.gpus, batch, book)
     low, high = center * found.low, center * found.high
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
@@ -149,6 +155,7 @@ def load_estimate(
         range=found,
         speculative=method.name if method else None,
         speculative_speedup=speedup,
+        pooled=(book or RANGE_CLASSES).get(found.family or "") if found.borrowed else None,
     )
 
 
@@ -189,6 +196,13 @@ def _speculative_speedup(model: SpeedModel, method: Method, batch: int, depth: i
     cost = plain / (verify + method.draft_cost * plain)
     low, high = method.accepted
     return Band(round(low * cost, 2), round(high * cost, 2))
+
+
+def with_ranges(model: SpeedModel, book: RangeBook | None) -> SpeedModel:
+    """The same speed model with its ranges taken from `book` (None: the shipped ones)."""
+    if book is None or model.ranges is book:
+        return model
+    return msgspec.structs.replace(model, ranges=book)
 
 
 def single_request(model: SpeedModel) -> LoadEstimate:

@@ -29,6 +29,7 @@ class RangeClass(msgspec.Struct, frozen=True):
     stated: float = STATED
     borrowed: bool = False  # too few checks: the family's pooled range, widened
     family: str | None = None  # the pooled class it borrowed from
+    records: int = 0  # accepted records that moved the range (`app/estimate/record_ranges`)
 
 
 # Written by tests/accuracy/fit_server.py --write-ranges: do not edit by hand.
@@ -37,7 +38,7 @@ RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {
     "llama.cpp/*/*/*": (0.96, 1.2, 20, 0.8),
     "llama.cpp/cuda-unified/single/c1": (0.96, 1.18, 12, 0.75),
     "llama.cpp/cuda/single/c1": (1.11, 1.43, 3, 0.33),
-    "llama.cpp/metal/single/c1": (1.03, 1.16, 2, 0.0),
+    "llama.cpp/metal/single/c1": (1.04, 1.16, 2, 0.0),
     "llama.cpp/rocm+vulkan/single/c1": (0.87, 1.02, 3, 0.33),
     "mlx/*/*/*": (0.88, 1.06, 3, 0.33),
     "mlx/metal/single/c1": (0.88, 1.06, 3, 0.33),
@@ -78,18 +79,35 @@ def class_key(family: str, platform: str, gpus: int, concurrency: int) -> str:
     return f"{family}/{platform.replace('/', '+')}/{gpus_part}/{load}"
 
 
-def range_class(family: str, platform: str, gpus: int, concurrency: int) -> RangeClass:
-    """The class of an estimate, with the range its checks set. A class with too few checks
-    takes its family's pooled range, widened, and keeps its own count to say so."""
-    key = class_key(family, platform, gpus, concurrency)
-    found = RANGE_CLASSES.get(key)
-    if found is not None and found.checks >= MIN_CHECKS:
+def family_key(key: str) -> str:
+    """The pooled class of a class key's runtime family: "vllm/*/*/*"."""
+    return key.split("/", 1)[0] + "/*/*/*"
+
+
+def range_class(
+    family: str,
+    platform: str,
+    gpus: int,
+    concurrency: int,
+    classes: dict[str, RangeClass] | None = None,
+) -> RangeClass:
+    """The class of an estimate, with the range its checks set (the shipped ones, or
+    `classes` as accepted records updated them). A class with too few checks takes its
+    family's pooled range, widened, and keeps its own count to say so."""
+    return range_of_key(class_key(family, platform, gpus, concurrency), classes)
+
+
+def range_of_key(key: str, classes: dict[str, RangeClass] | None = None) -> RangeClass:
+    """`range_class` of a class key."""
+    classes = RANGE_CLASSES if classes is None else classes
+    found = classes.get(key)
+    if found is not None and (found.checks >= MIN_CHECKS or found.records):
         return found
-    pooled = RANGE_CLASSES.get(f"{family}/*/*/*") or RANGE_CLASSES["vllm/*/*/*"]
+    pooled = classes.get(family_key(key)) or RANGE_CLASSES["vllm/*/*/*"]
     checks = found.checks if found is not None else 0
     low, high = round(pooled.low / WIDEN, 2), round(pooled.high * WIDEN, 2)
     held = pooled.held
-    return RangeClass(key, low, high, checks, held, pooled.stated, True, pooled.key)
+    return RangeClass(key, low, high, checks, held, pooled.stated, True, pooled.key, pooled.records)
 
 
 def ttft_range(concurrency: int) -> RangeClass:

@@ -158,8 +158,18 @@ def decode_notes(found: LoadEstimate) -> Notes:
         )
         notes += (host,)
     held = found.range
-    if held.borrowed:
-        pooled = RANGE_CLASSES.get(held.family or "")
+    if held.records and not held.borrowed:
+        notes += (
+            message(
+                Code.DECODE_RANGE_CALIBRATED,
+                held=round(100 * (held.held or 0)),
+                checks=held.checks,
+                records=held.records,
+                segment=held.key,
+            ),
+        )
+    elif held.borrowed:
+        pooled = found.pooled or RANGE_CLASSES.get(held.family or "")
         notes += (
             message(
                 Code.DECODE_RANGE_BORROWED,

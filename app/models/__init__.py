@@ -10,6 +10,7 @@ from app.models.measurement import Measurement
 from app.models.official_pairing import OfficialPairing
 from app.models.profile import Profile
 from app.models.record import Record, RecordEvent
+from app.models.record_estimate import RecordEstimate
 from app.models.reported_figure import ReportedFigure
 from app.models.runtime import Runtime
 from app.models.task import Task, TaskPrompt
@@ -26,6 +27,7 @@ __all__ = [
     "OfficialPairing",
     "Profile",
     "Record",
+    "RecordEstimate",
     "RecordEvent",
     "ReportedFigure",
     "Runtime",

@@ -3,6 +3,7 @@ token, where the step's time goes, and what the range held. Reads what the resol
 
 from typing import Any
 
+from app.accuracy.labels import class_anchor
 from app.estimate.load import Band, LoadEstimate
 from app.estimate.messages import Code, Message, message
 from app.estimate.speed_model import TERM_CODES, decode_notes
@@ -13,7 +14,11 @@ from app.resolve import ResolvedRecipe
 from app.resolve.advice import Advice, recipe_advice
 from app.resolve.figures import Evidence, SpeedFigure
 
-COVERAGE_CODES = (Code.DECODE_RANGE_HELD, Code.DECODE_RANGE_BORROWED)
+COVERAGE_CODES = (
+    Code.DECODE_RANGE_HELD,
+    Code.DECODE_RANGE_BORROWED,
+    Code.DECODE_RANGE_CALIBRATED,
+)
 
 
 def band_out(band: Band, basis: str = Evidence.ESTIMATED.value) -> dict[str, Any]:
@@ -46,6 +51,7 @@ def coverage_out(load: LoadEstimate) -> dict[str, Any]:
         "measured": found.held,
         "checks": found.checks,
         "widened": found.borrowed,
+        "records": found.records,
         "note": english(said) if said else None,
         "note_messages": messages_json([said] if said else []),
     }
@@ -142,6 +148,7 @@ def speed_at_load(recipe: ResolvedRecipe) -> dict[str, Any] | None:
         "single": single,
         "load": line,
         "coverage": coverage_message(load),
+        "accuracy_anchor": class_anchor(load.range.key),
         "speculative": speculative_message(load),
         "step_ms": line["step_ms"],
         "terms": step_terms(load),

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.accuracy.snapshot import keep_estimate
 from app.catalog.revision import Touched, bump_revision
 from app.db import utcnow
 from app.errors import Conflict
@@ -142,6 +143,8 @@ def apply_review(session: Session, pending: PendingReview, actor: str) -> None:
         "created_at": utcnow(),
     }
     RecordStore(session).insert_event(event)
+    if pending.target == "accepted":
+        keep_estimate(session, record)  # before the bump: the revision it was compared at
     # Accepted evidence changes figures (accepting, retracting); any review changes the list.
     evidence = "accepted" in (pending.source, pending.target)
     bump_revision(

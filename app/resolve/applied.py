@@ -20,7 +20,9 @@ from app.estimate import (
     shared_plan,
     size,
 )
+from app.estimate.estimator import with_ranges_of
 from app.estimate.messages import Code, Message, message
+from app.estimate.record_ranges import RangeBook
 from app.estimate.setup import assumed_tensor_parallel
 from app.i18n.messages import english
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
@@ -106,6 +108,8 @@ class Specs:
     )
     # The estimator's work shared by every recipe of the model (see `SharedEstimates`).
     shared: SharedEstimates | None = field(default=None, repr=False, compare=False)
+    # The speed ranges accepted records updated (None: the shipped ones).
+    ranges: RangeBook | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def _specs(self) -> tuple[ModelSpec, ArtifactSpec, RuntimeSpec, HardwareSpec]:
@@ -118,6 +122,13 @@ class Specs:
 
     def estimate(self, plan: Plan) -> Estimate:
         work = estimate if self.shared is None else self.shared.estimate
+        book = self.ranges
+        if book is not None and book.updated:
+            unranged = work
+
+            def work(*specs: object) -> Estimate:
+                return with_ranges_of(unranged(*specs), book)
+
         return self._memoised("estimate", work, plan)
 
     def size(self, plan: Plan) -> Sizing:

@@ -14,8 +14,10 @@ import threading
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.accuracy.evidence import range_book
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import Touched, changes_since
+from app.estimate.record_ranges import SHIPPED, RangeBook
 from app.resolve.inputs import load_model_inputs
 from app.resolve.service import ResolvedModel
 
@@ -28,14 +30,19 @@ class RecipeCache:
         # Recipes to resolve again before a model is served: (hardware id, profile id) pairs
         # by model id, for the models in `models`.
         self.touched: dict[int, frozenset[tuple]] = {}
+        # The speed ranges the kept recipes were resolved with (`app/estimate/record_ranges`).
+        self.book: RangeBook | None = SHIPPED
         self.lock = threading.Lock()
 
     def model(self, session: Session, slug: str) -> tuple[int, ResolvedModel]:
         """The model's resolved recipes at the revision `session` sees."""
         revision, changes = changes_since(session, self.revision)
+        book = None
+        if revision != self.revision and (changes is None or any(c.evidence for c in changes)):
+            book = range_book(session)
         with self.lock:
             if revision != self.revision:
-                self._advance(revision, changes)
+                self._advance(revision, changes, book)
             found = self.models.get(slug)
             touched = self.touched.get(found.inputs.model.id) if found else None
         if found is None:
@@ -50,9 +57,17 @@ class RecipeCache:
                 self.touched.pop(found.inputs.model.id, None)
         return revision, found
 
-    def _advance(self, revision: int, changes: list[Touched] | None) -> None:
-        """Take in what the revisions since the cache's touched; called with the lock held."""
+    def _advance(
+        self, revision: int, changes: list[Touched] | None, book: RangeBook | None
+    ) -> None:
+        """Take in what the revisions since the cache's touched; called with the lock held.
+        Records that move a class's range move every model's figures in that class."""
         self.revision = revision
+        if book is not None:
+            moved = not book.same_ranges(self.book)
+            self.book = book
+            if moved:
+                changes = None
         if changes is None:
             self.models, self.touched = {}, {}
             return

@@ -12,10 +12,12 @@ from weakref import WeakKeyDictionary
 
 from sqlalchemy.orm import Session
 
+from app.accuracy.evidence import range_book
 from app.catalog.repository import CatalogRepository
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.errors import NotFound
 from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
+from app.estimate.record_ranges import RangeBook
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime
@@ -89,6 +91,8 @@ class ModelInputs:
     balanced_by_route: dict[tuple, AppliedValues] = field(
         init=False, default_factory=dict, repr=False
     )
+    # The speed ranges in effect, as accepted records updated them (None: the shipped ones).
+    ranges: RangeBook | None = field(default=None, repr=False)
     # Launch commands by route and the values they set: recipes on cards alike (the same
     # split, the same context fitted) ask for the same command.
     commands: dict[tuple, Command | None] = field(init=False, default_factory=dict, repr=False)
@@ -173,7 +177,16 @@ class ModelInputs:
         else:
             shared = self.shared
             memo = self.estimates.setdefault((*choice.key, hardware.id), {})
-        return Specs(self.model, choice.artifact, choice.runtime, hardware, prebuilt, memo, shared)
+        return Specs(
+            self.model,
+            choice.artifact,
+            choice.runtime,
+            hardware,
+            prebuilt,
+            memo,
+            shared,
+            self.ranges,
+        )
 
     def described(self, hardware: Hardware) -> "Described":
         """The estimator's view and shared work of hardware described by numbers (not a
@@ -285,6 +298,7 @@ def load_model_inputs(session: Session, model_slug: str) -> ModelInputs:
             MeasuredPoint(**row._asdict()) for row in repo.accepted_single_stream_points(model.id)
         ],
         reported=_reported(model),
+        ranges=range_book(session),
     )
 
 
@@ -305,6 +319,7 @@ def load_catalog_inputs(session: Session) -> list[ModelInputs]:
     for *point, model_id in repo.all_accepted_single_stream_points():
         measured[model_id].append(MeasuredPoint(*point))
     hardware_specs: dict[int, HardwareSpec] = {}
+    ranges = range_book(session)
     return [
         ModelInputs(
             model=model,
@@ -314,6 +329,7 @@ def load_catalog_inputs(session: Session) -> list[ModelInputs]:
             measured=measured[model.id],
             reported=_reported(model),
             hardware_specs=hardware_specs,
+            ranges=ranges,
         )
         for model in models
     ]

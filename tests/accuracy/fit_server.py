@@ -2,7 +2,8 @@
 publishers of `servers.yaml`, and set each class's range from the checking publishers.
 
     python -m tests.accuracy.fit_server                  # print the fitted coefficients
-    python -m tests.accuracy.fit_server --write-ranges   # and rewrite RANGE_CLASSES
+    python -m tests.accuracy.fit_server --write-ranges   # and rewrite RANGE_CLASSES, the
+                                                         # checks' ratios and accuracy history
 
 The fit minimises the mean absolute log error of per-request decode and total throughput
 over the fitting rows, one coefficient at a time over a multiplicative grid, a few passes
@@ -23,6 +24,7 @@ import msgspec
 from app.estimate.coefficients import SERVER, Coefficients, family_of
 from app.estimate.ranges import STATED, class_key, range_class, ttft_range
 from app.estimate.speed import platform_family
+from tests.accuracy.accuracy_history import write_accuracy
 from tests.accuracy.cases import cases, outcome
 from tests.accuracy.server_cases import ServerOutcome, server_cases, server_outcome
 
@@ -174,6 +176,7 @@ def main() -> None:
     if args.write_ranges:
         write_ranges(ranges, "RANGE_TABLE")
         write_ranges(ttft, "TTFT_TABLE")
+        write_accuracy(checking_ratios(), ranges)
 
 
 if __name__ == "__main__":

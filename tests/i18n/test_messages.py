@@ -131,6 +131,12 @@ SAMPLES: dict[Code, dict] = {
         "share": 60,
     },
     Code.DECODE_RANGE_HELD: {"held": 78, "checks": 41, "segment": "sglang/cuda/multi/c1"},
+    Code.DECODE_RANGE_CALIBRATED: {
+        "records": 12,
+        "held": 80,
+        "checks": 11,
+        "segment": "vllm/rocm+vulkan/multi/cN",
+    },
     Code.DECODE_RANGE_BORROWED: {
         "checks": 3,
         "segment": "vllm/rocm/multi/cN",

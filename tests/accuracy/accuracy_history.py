@@ -1,0 +1,83 @@
+"""Write `app/estimate/accuracy_table.py`: each class's checking ratios (measured / point
+estimate), which the records' update rule takes as its prior, and the per-class accuracy
+of this estimator version on the shipped checking measurements, appended to the rows of
+earlier versions so the accuracy page can show how the figures moved.
+
+Called by `python -m tests.accuracy.fit_server --write-ranges`; the app reads the module,
+never this directory.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from app.estimate import accuracy_table
+from app.estimate.ranges import RangeClass, range_of_key
+from app.estimate.version import ESTIMATOR_VERSION
+
+TABLE = Path(__file__).parents[2] / "app" / "estimate" / "accuracy_table.py"
+PER_LINE = 10
+
+HEAD = '''"""The shipped checking measurements at runtime: each class's ratios of measured to point
+estimate (the prior of `app/estimate/record_ranges.py`), and each estimator version's
+accuracy per class on them: (version, class key, measurements, median error, share within
+30%, share the stated range held). Rows of earlier versions are kept.
+
+Written by `python -m tests.accuracy.fit_server --write-ranges`: do not edit by hand.
+"""
+
+# fmt: off
+'''
+
+
+def class_accuracy(ratios: list[float], held_in: RangeClass) -> tuple[int, float, float, float]:
+    """Count, median error of the range's middle, share within 30%, share inside the range."""
+    middle = (held_in.low + held_in.high) / 2
+    errors = [abs(middle - r) / r for r in ratios]
+    covered = sum(held_in.low <= r <= held_in.high for r in ratios)
+    return (
+        len(ratios),
+        round(statistics.median(errors), 3),
+        round(sum(e <= 0.3 for e in errors) / len(errors), 3),
+        round(covered / len(ratios), 3),
+    )
+
+
+def history_rows(
+    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float]]
+) -> list[tuple]:
+    """The earlier versions' rows, then this version's (replacing any of its own)."""
+    classes = {
+        key: RangeClass(key, low, high, n, held) for key, (low, high, n, held) in ranges.items()
+    }
+    kept = [row for row in accuracy_table.ACCURACY_HISTORY if row[0] != ESTIMATOR_VERSION]
+    new = [
+        (ESTIMATOR_VERSION, key, *class_accuracy(values, range_of_key(key, classes)))
+        for key, values in sorted(ratios.items())
+    ]
+    return kept + new
+
+
+def _ratios_block(ratios: dict[str, list[float]]) -> str:
+    lines = ["CHECK_RATIOS: dict[str, tuple[float, ...]] = {"]
+    for key, values in sorted(ratios.items()):
+        rounded = [str(round(v, 4)) for v in sorted(values)]
+        lines.append(f'    "{key}": (')
+        for i in range(0, len(rounded), PER_LINE):
+            lines.append("        " + ", ".join(rounded[i : i + PER_LINE]) + ",")
+        lines.append("    ),")
+    return "\n".join([*lines, "}"])
+
+
+def _history_block(rows: list[tuple]) -> str:
+    lines = ["ACCURACY_HISTORY: tuple[tuple[str, str, int, float, float, float], ...] = ("]
+    lines += [f"    {row!r}," for row in rows]
+    return "\n".join([*lines, ")"])
+
+
+def write_accuracy(
+    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float]]
+) -> None:
+    text = HEAD + _ratios_block(ratios) + "\n" + _history_block(history_rows(ratios, ranges))
+    TABLE.write_text(text + "\n# fmt: on\n")

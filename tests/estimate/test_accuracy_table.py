@@ -1,0 +1,45 @@
+"""The shipped accuracy table: what the ranges generator writes, with earlier estimator
+versions' rows kept."""
+
+import pytest
+
+from app.estimate import accuracy_table
+from app.estimate.accuracy_table import ACCURACY_HISTORY, CHECK_RATIOS
+from app.estimate.ranges import RANGE_TABLE, RangeClass
+from app.estimate.version import ESTIMATOR_VERSION
+from tests.accuracy.accuracy_history import class_accuracy, history_rows
+from tests.accuracy.fit_server import _class_ranges, checking_ratios
+
+
+@pytest.fixture(scope="module")
+def generated() -> tuple[dict, dict]:
+    ratios = checking_ratios()
+    return ratios, _class_ranges(ratios)
+
+
+def test_the_shipped_tables_are_what_the_generator_writes(generated) -> None:
+    """An estimator change ships with its regenerated ranges, ratios and figures."""
+    ratios, ranges = generated
+    assert ranges == RANGE_TABLE
+    assert {k: tuple(sorted(round(v, 4) for v in vs)) for k, vs in ratios.items()} == CHECK_RATIOS
+    assert history_rows(ratios, ranges) == list(ACCURACY_HISTORY)
+
+
+def test_a_new_version_appends_its_rows_and_keeps_the_old_ones(
+    generated, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ratios, ranges = generated
+    older = ("2026.11.9", "vllm/*/*/*", 25, 0.3, 0.5, 0.7)
+    stale = (ESTIMATOR_VERSION, "vllm/*/*/*", 1, 0.9, 0.0, 0.0)
+    monkeypatch.setattr(accuracy_table, "ACCURACY_HISTORY", (older, stale))
+    rows = history_rows(ratios, ranges)
+    assert rows[0] == older and stale not in rows
+    assert {row[1] for row in rows if row[0] == ESTIMATOR_VERSION} == set(ratios)
+
+
+def test_class_accuracy_scores_the_range_middle() -> None:
+    held_in = RangeClass("k", 0.8, 1.2, 4, None)  # middle 1.0
+    count, median, within, held = class_accuracy([1.0, 1.1, 0.5, 2.0], held_in)
+    assert count == 4 and held == 0.5  # 1.0 and 1.1 inside
+    assert within == 0.5  # errors 0, 0.091, 1.0 and 0.5
+    assert median == pytest.approx((0.0909 + 0.5) / 2, abs=0.001)

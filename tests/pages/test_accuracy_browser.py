@@ -1,0 +1,67 @@
+"""The accuracy page in every language: the classes with their figures, a record's class
+moved by accepting it, and the detail page's link landing on its class."""
+
+import pytest
+from sqlalchemy.orm import Session
+
+from app.i18n.catalogs import gettext, reset_locale, set_locale
+from app.records.review import review_record
+from app.records.service import submit_record
+from tests.live_server import LiveServer
+from tests.records.conftest import GLM, h200, valid  # noqa: F401 (fixtures)
+
+CLASS_ROW = "#class-sglang-cuda-multi-c1"
+
+
+def words(language: str, english: str) -> str:
+    token = set_locale(language)
+    try:
+        return gettext(english)
+    finally:
+        reset_locale(token)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("language", ["en", "ko", "ja"])
+def test_the_page_shows_each_class_in_the_readers_language(
+    page,
+    live_server: LiveServer,
+    session: Session,
+    valid: dict,  # noqa: F811
+    language: str,
+) -> None:
+    found = submit_record(session, valid, provenance="api", submitted_by="ana")
+    review_record(session, found.record.id, {"action": "accept", "reason": "ok"}, "maintainer")
+    session.commit()
+    page.goto(f"/accuracy?lang={language}")
+    title = words(language, "Accuracy of the speed estimate")
+    assert page.locator("h1").inner_text() == title
+    assert page.locator("#accuracy-classes tbody tr").count() >= 10
+    row = page.locator(CLASS_ROW)
+    cells = row.locator("td.num")
+    assert cells.nth(0).inner_text() == words(language, "none yet")  # no shipped check
+    assert cells.nth(1).inner_text() == "2"  # the record's two timed points
+    assert (
+        words(language, "Apple M-series")
+        in page.locator("#class-llama-cpp-metal-single-c1").inner_text()
+    )
+    if language != "en":
+        body = page.locator("main").inner_text()
+        for english in ("Accepted records", "Shipped checks", "median error", "none yet"):
+            assert english not in body
+    assert page.js_errors == []
+
+
+@pytest.mark.browser
+def test_the_detail_page_links_to_its_class(
+    page,
+    live_server: LiveServer,
+    h200: str,  # noqa: F811
+) -> None:
+    page.goto(f"/models/{GLM}/hardware/{h200}/profiles/balanced")
+    link = page.locator("#load-accuracy")
+    link.click()
+    page.wait_for_url("**/accuracy#class-*")
+    anchor = page.url.split("#", 1)[1]
+    assert page.locator(f"#{anchor}").count() == 1
+    assert page.js_errors == []

@@ -1,0 +1,58 @@
+"""GET /api/accuracy and /accuracy: the shipped checks' figures as generated, labels in the
+reader's language, and every detail page's link landing on a class the page shows."""
+
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+
+from app.estimate import ESTIMATOR_VERSION
+from app.estimate.accuracy_table import ACCURACY_HISTORY
+from tests.records.conftest import GLM
+
+
+def test_the_shipped_figures_are_the_generated_ones(client: TestClient) -> None:
+    found = client.get("/api/accuracy").json()
+    assert found["estimator_version"] == ESTIMATOR_VERSION and found["stated"] == 0.8
+    by_key = {c["key"]: c for c in found["classes"]}
+    current = [row for row in ACCURACY_HISTORY if row[0] == ESTIMATOR_VERSION]
+    assert current, "the generator wrote this version's rows"
+    for _, key, count, median, within, held in current:
+        shipped = by_key[key]["shipped"]
+        assert (shipped["count"], shipped["median_error"]) == (count, median)
+        assert (shipped["within_30"], shipped["range_held"]) == (within, held)
+        assert by_key[key]["records"] is None
+        assert [v["version"] for v in by_key[key]["history"]][-1] == ESTIMATOR_VERSION
+    assert by_key["sglang/cuda/multi/cN"]["label"] == (
+        "SGLang, NVIDIA datacenter and desktop GPUs, several GPUs, concurrent requests"
+    )
+    assert by_key["llama.cpp/metal/single/c1"]["label"] == (
+        "llama.cpp, Apple M-series, one request at a time"
+    )
+
+
+def test_the_page_speaks_the_readers_language_and_the_json_does_not_vary(
+    client: TestClient,
+) -> None:
+    korean = client.get("/api/accuracy?lang=ko").json()
+    assert korean == client.get("/api/accuracy").json()
+    page = BeautifulSoup(client.get("/accuracy?lang=ko").text, "html.parser")
+    row = page.select_one("#class-llama-cpp-metal-single-c1 th").get_text()
+    assert "llama.cpp, Apple M 시리즈, 한 번에 요청 하나" in row
+    page = BeautifulSoup(client.get("/accuracy?lang=ja").text, "html.parser")
+    assert page.select_one("h1").get_text() == "速度推定の精度"
+
+
+def test_each_class_row_has_its_anchor(client: TestClient) -> None:
+    found = client.get("/api/accuracy").json()["classes"]
+    page = BeautifulSoup(client.get("/accuracy").text, "html.parser")
+    for c in found:
+        row = page.select_one(f"#{c['anchor']}")
+        assert row is not None and row["data-class"] == c["key"]
+
+
+def test_the_detail_page_links_to_its_class(client: TestClient, h200: str) -> None:
+    detail = client.get(f"/models/{GLM}/hardware/{h200}/profiles/balanced")
+    link = BeautifulSoup(detail.text, "html.parser").select_one("#load-accuracy")
+    url, anchor = link["href"].split("#")
+    assert url.endswith("/accuracy") and anchor == "class-sglang-cuda-multi-cN"
+    page = BeautifulSoup(client.get("/accuracy").text, "html.parser")
+    assert page.select_one(f"#{anchor}")["data-class"] == "sglang/cuda/multi/cN"
