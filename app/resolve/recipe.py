@@ -6,7 +6,7 @@ them computes a figure of its own.
 """
 
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
-from app.estimate.load import LoadEstimate, RequestShape, load_estimate
+from app.estimate.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
 from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
@@ -125,6 +125,7 @@ def resolve_recipe(
         single=single,
         load=load,
         other_routes=others,
+        shape=shape,
     )
 
 
@@ -137,12 +138,34 @@ def _loads(
     model = at_load.speed_model
     if model is None:
         return None, None
-    spec, slots = applied.speculative_decoding, applied.max_concurrency
-    single = load_estimate(model, 1, shape, spec)
-    concurrency = asked or slots
+    single = _load(model, applied, shape, 1)
+    concurrency = asked or applied.max_concurrency
     if concurrency == 1:
         return single, single
-    return single, load_estimate(model, concurrency, shape, spec, slots=slots)
+    return single, _load(model, applied, shape, concurrency)
+
+
+def _load(
+    model: SpeedModel, applied: AppliedValues, shape: RequestShape, concurrency: int
+) -> LoadEstimate:
+    """The step model's figures at one concurrency, as every line of a recipe shows them."""
+    spec, slots = applied.speculative_decoding, applied.max_concurrency
+    if concurrency == 1:
+        return load_estimate(model, 1, shape, spec)
+    return load_estimate(model, concurrency, shape, spec, slots=slots)
+
+
+def load_at(recipe: ResolvedRecipe, concurrency: int) -> LoadEstimate | None:
+    """The recipe's figures at another concurrency, computed as its own one-request and
+    profile lines are (same speed model, request shape and speculative decoding), so a
+    curve through them meets those lines exactly. None where the recipe shows no speed at
+    load (no speed model, or part of the weights in system memory)."""
+    if recipe.load is None or recipe.estimate is None or recipe.applied is None:
+        return None
+    model = recipe.estimate.speed_model
+    if model is None:
+        return None
+    return _load(model, recipe.applied, recipe.shape, concurrency)
 
 
 def _assess(
