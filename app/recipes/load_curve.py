@@ -33,6 +33,12 @@ def curve_levels(largest: int, profile: int, measured: list[int]) -> list[int]:
     return sorted(levels)
 
 
+def figure(band: dict[str, Any]) -> dict[str, Any]:
+    """A line's figure as the curve draws it: its ends and its basis (the notes stay with
+    the line)."""
+    return {"low": band["low"], "high": band["high"], "basis": band["basis"]}
+
+
 def middle(band: dict[str, Any]) -> float | None:
     low, high = band.get("low"), band.get("high")
     if low is None or high is None:
@@ -59,9 +65,9 @@ def estimated_point(recipe: ResolvedRecipe, concurrency: int, price: float | Non
     return {
         "concurrency": line["concurrency"],
         "running": line["running"],
-        "decode_tokens_per_s": line["decode_tokens_per_s"],
-        "throughput_tokens_per_s": throughput,
-        "ttft_ms": line["ttft_ms"],
+        "decode_tokens_per_s": figure(line["decode_tokens_per_s"]),
+        "throughput_tokens_per_s": figure(throughput),
+        "ttft_ms": figure(line["ttft_ms"]),
         **priced(load.gpus, middle(throughput), price),
     }
 

@@ -40,7 +40,10 @@ def wilson_interval(passed: int, total: int, confidence: float = CONFIDENCE) -> 
     spread = z * math.sqrt(share * (1 - share) / total + z**2 / (4 * total**2))
     centre = share + z**2 / (2 * total)
     scale = 1 + z**2 / total
-    return Interval(max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale))
+    # At none or all passed the end is exactly 0 or 1; the arithmetic leaves a rounding crumb.
+    low = 0.0 if passed == 0 else max(0.0, (centre - spread) / scale)
+    high = 1.0 if passed == total else min(1.0, (centre + spread) / scale)
+    return Interval(low, high)
 
 
 def fisher_exact(passed_a: int, total_a: int, passed_b: int, total_b: int) -> float:

@@ -50,7 +50,7 @@ SIGNIFICANT = register(
     "task.compare.significant",
     _l(
         "%(a)s passed %(a_passed)s/%(a_total)s, %(b)s %(b_passed)s/%(b_total)s: the "
-        "difference is significant at 95%% (Fisher's exact test, p = %(p)s)"
+        "difference is significant at 95%% (Fisher's exact test, p %(p)s)."
     ),
 )
 NOT_SIGNIFICANT = register(
@@ -58,14 +58,14 @@ NOT_SIGNIFICANT = register(
     _l(
         "%(a)s passed %(a_passed)s/%(a_total)s, %(b)s %(b_passed)s/%(b_total)s: the "
         "difference is not significant at %(prompts)s prompts (Fisher's exact test, "
-        "p = %(p)s); run %(needed)s to tell %(rate_a)s%% from %(rate_b)s%%"
+        "p %(p)s); run %(needed)s to tell %(rate_a)s%% from %(rate_b)s%%."
     ),
 )
 SAME_RATE = register(
     "task.compare.same_rate",
     _l(
         "%(a)s passed %(a_passed)s/%(a_total)s, %(b)s %(b_passed)s/%(b_total)s: the same "
-        "pass rate, which no number of prompts tells apart"
+        "pass rate, which no number of prompts tells apart."
     ),
 )
 COSTS = register(
@@ -233,7 +233,7 @@ def comparison(a: TaskResult, b: TaskResult, price: float | None) -> dict[str, A
         "b_passed": b.passed,
         "b_total": b.total,
     }
-    shown_p = float(f"{p_value:.2g}") if p_value < 0.01 else round(p_value, 3)
+    shown_p = "< 0.001" if p_value < 0.001 else f"= {p_value:.2g}"
     verdict: Sentence
     if significant:
         verdict = SIGNIFICANT(**counts, p=shown_p)
@@ -259,8 +259,8 @@ def comparison(a: TaskResult, b: TaskResult, price: float | None) -> dict[str, A
                 price=price,
                 a=name_a,
                 b=name_b,
-                a_cost=nothing if cost_a is None else cost_a,
-                b_cost=nothing if cost_b is None else cost_b,
+                a_cost=nothing if cost_a is None else f"{cost_a:.4g}",
+                b_cost=nothing if cost_b is None else f"{cost_b:.4g}",
             )
         )
     return {
