@@ -18,8 +18,6 @@ from app.resolve import ResolvedRecipe
 from app.resolve.figures import Evidence
 from app.resolve.recipe import load_at
 
-HOURS_DIGITS = 6
-
 
 def curve_levels(largest: int, profile: int, measured: list[int]) -> list[int]:
     """1, 2, 4, ... up to the largest, the profile's own and every measured concurrency
@@ -51,7 +49,7 @@ def priced(gpus: int, throughput: float | None, price: float | None) -> dict[str
     hours = gpu_hours_per_million_tokens(gpus, throughput) if throughput else None
     cost = cost_per_million_tokens(price, gpus, throughput) if price and throughput else None
     return {
-        "gpu_hours_per_million_output_tokens": round(hours, HOURS_DIGITS) if hours else None,
+        "gpu_hours_per_million_output_tokens": hours,
         "cost_per_million_output_tokens": cost,
     }
 

@@ -15,7 +15,8 @@ document.addEventListener("DOMContentLoaded", () => {
   const price = () => (window.servebookGpuPrice ? window.servebookGpuPrice() : null);
   const cost = (hours) => {
     const found = price();
-    return found !== null && hours ? found * hours : null;
+    // As the JSON rounds it: the price times the GPU-hours, to four decimals.
+    return found !== null && hours ? Math.round(found * hours * 1e4) / 1e4 : null;
   };
   const costWords = (hours) => {
     const value = cost(hours);
