@@ -78,6 +78,14 @@ COSTS = register(
 NOTHING_SOLVED = register("task.cost.nothing_solved", _l("nothing solved"))
 
 
+class CompareRefused(RecordInvalid):
+    """422 naming `compare`; a page says why in the reader's language."""
+
+    def __init__(self, said: Sentence) -> None:
+        super().__init__([FieldError.of("compare", said)])
+        self.said = said
+
+
 @dataclass(frozen=True)
 class TaskResult:
     """One record's run of the task."""
@@ -182,10 +190,10 @@ def parse_compare(raw: Sequence[str] | None) -> tuple[int, int] | None:
     if not parts:
         return None
     if len(parts) != 2 or not all(part.isascii() and part.isdigit() for part in parts):
-        raise RecordInvalid([FieldError.of("compare", COMPARE_FORMAT())])
+        raise CompareRefused(COMPARE_FORMAT())
     first, second = int(parts[0]), int(parts[1])
     if first == second:
-        raise RecordInvalid([FieldError.of("compare", COMPARE_SAME())])
+        raise CompareRefused(COMPARE_SAME())
     return first, second
 
 
@@ -197,8 +205,7 @@ def pick(session: Session, task: Task, results: list[TaskResult], record_id: int
         return found
     if session.get(Record, record_id) is None:
         raise NotFound(NO_RECORD(record=str(record_id)))
-    said = COMPARE_NOT_RUN(record=str(record_id), task=str(task.id))
-    raise RecordInvalid([FieldError.of("compare", said)])
+    raise CompareRefused(COMPARE_NOT_RUN(record=str(record_id), task=str(task.id)))
 
 
 def labels(a: TaskResult, b: TaskResult) -> tuple[str, str]:
@@ -289,9 +296,11 @@ def task_results(
     task: Task,
     price: float | None = None,
     compare: tuple[int, int] | None = None,
+    higher_first: bool = False,
 ) -> dict[str, Any]:
-    """The rows and, for two records, their comparison. `said` (the comparison's
-    sentences) is for the page; JSON drops it."""
+    """The rows and, for two records, their comparison: in the order asked, or with
+    `higher_first` the higher pass rate first (a page's picks come in the table's order).
+    `said` (the comparison's sentences) is for the page; JSON drops it."""
     results = ran_task(session, task)
     out: dict[str, Any] = {
         "task": {"id": task.id, "name": task.name, "version": task.version},
@@ -301,6 +310,8 @@ def task_results(
     }
     if compare is not None:
         a, b = (pick(session, task, results, record_id) for record_id in compare)
+        if higher_first and b.passed * a.total > a.passed * b.total:
+            a, b = b, a
         out["comparison"] = comparison(a, b, price)
     return out
 

@@ -123,7 +123,7 @@ def results_page(
     price = cookie_price(request)
     context = {
         "task": task,
-        "results": task_results(session, task, price, pair),
+        "results": task_results(session, task, price, pair, higher_first=True),
         "compare": pair,
         "price": price,
     }
