@@ -186,3 +186,13 @@ def test_bad_ids_and_prices_are_refused_naming_the_field(client: TestClient) -> 
         assert [e["field"] for e in errors] == ["price_per_gpu_hour"]
     assert client.get("/api/tasks/4242/results").json()["detail"] == "No task 4242."
     assert client.get("/api/tasks/4242/results").status_code == 404
+
+
+def test_a_records_page_links_to_its_tasks_results(client: TestClient) -> None:
+    task, glm, _ = setup(client)
+    page = client.get(f"/records/{glm}")
+    assert page.status_code == 200
+    assert f'href="http://testserver/tasks/{task["id"]}"' in page.text
+    results = client.get(f"/tasks/{task['id']}")
+    assert results.status_code == 200 and 'id="task-results"' in results.text
+    assert client.get("/tasks/4242").status_code == 404
