@@ -2,9 +2,11 @@
 concurrency 1 up to the profile's largest, as fleet benchmarks draw it.
 
 The estimate is a band at each concurrency, computed as the page's "Speed at load" lines
-are (`load_at`, then `load_out`), so the curve passes through those lines' very figures.
-Measured points are the medians of accepted records at each concurrency, the same rows the
-page's "Several requests at once" table shows. Each point carries the GPU-hours a million
+are (`load_at`, then `load_out`), so the curve passes through those lines' very figures
+(where a record measured one request, that line shows the measurement, and the curve shows
+it as a measured point beside the estimate). Measured points are the medians of accepted
+records at each concurrency, the same rows the page's "Several requests at once" table
+shows; at one request the total throughput is that request's own speed. Each point carries the GPU-hours a million
 output tokens take at it; times a price per GPU-hour (which the reader keeps in a cookie,
 or the JSON is asked with) that is the cost per million output tokens.
 """
@@ -58,7 +60,7 @@ def estimated_point(recipe: ResolvedRecipe, concurrency: int, price: float | Non
     load = load_at(recipe, concurrency)
     if load is None:
         return None
-    line = load_out(load, recipe.token_generation)
+    line = load_out(load)  # the estimate alone: a measured speed is a point of its own
     throughput = line["throughput_tokens_per_s"]
     return {
         "concurrency": line["concurrency"],
@@ -80,6 +82,8 @@ def measured_points(summary: EvidenceSummary | None, gpus: int, price: float | N
     points = []
     for row in summary.by_concurrency:
         throughput, decode = row.throughput_tokens_per_s, row.decode_tokens_per_s
+        if row.concurrency == 1 and throughput.median is None:
+            throughput = decode  # one request at a time: the total is its own speed
         if throughput.median is None or decode.median is None:
             continue
         points.append(

@@ -31,15 +31,35 @@ document.addEventListener("DOMContentLoaded", () => {
     c: p.concurrency, h: p.gpu_hours_per_million_output_tokens,
   }));
   const band = "rgba(59, 111, 196, 0.18)";
+  // The band between the two ends: along the low end, back along the high end. (Chart.js's
+  // own fill between datasets pairs points by x, and the two ends share none.)
+  const bandFill = {
+    id: "bandFill",
+    beforeDatasetsDraw(chart) {
+      const low = chart.getDatasetMeta(0).data;
+      const high = chart.getDatasetMeta(1).data;
+      if (!low.length || !chart.isDatasetVisible(0) || !chart.isDatasetVisible(1)) return;
+      const { ctx } = chart;
+      ctx.save();
+      ctx.beginPath();
+      low.forEach((point, index) => (index ? ctx.lineTo(point.x, point.y) : ctx.moveTo(point.x, point.y)));
+      [...high].reverse().forEach((point) => ctx.lineTo(point.x, point.y));
+      ctx.closePath();
+      ctx.fillStyle = band;
+      ctx.fill();
+      ctx.restore();
+    },
+  };
   const chart = new Chart(canvas, {
     type: "scatter",
     data: {
       datasets: [
         { label: words.estimate_low, data: end("low"), showLine: true, borderColor: "#3b6fc4", pointRadius: 2 },
-        { label: words.estimate_high, data: end("high"), showLine: true, borderColor: "#3b6fc4", backgroundColor: band, fill: "-1", pointRadius: 2 },
+        { label: words.estimate_high, data: end("high"), showLine: true, borderColor: "#3b6fc4", backgroundColor: band, pointRadius: 2 },
         { label: words.measured, data: measured, borderColor: "#1a7f37", backgroundColor: "#1a7f37", pointRadius: 5, pointStyle: "rectRot" },
       ],
     },
+    plugins: [bandFill],
     options: {
       animation: false,
       parsing: false,

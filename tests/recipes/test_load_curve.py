@@ -75,7 +75,14 @@ def test_measured_points_are_the_accepted_records_medians(client: TestClient) ->
     accept(client, response.json()["id"])
     curve = client.get("/api" + DETAIL, params={"price_per_gpu_hour": 2}).json()["load_curve"]
     measured = {p["concurrency"]: p for p in curve["measured"]}
-    assert list(measured) == [4, 8]
+    assert list(measured) == [1, 4, 8]
+    # One request at a time (4,096 and 16,384 tokens, 95 and 88 tok/s): its total is its speed.
+    assert measured[1]["decode_tokens_per_s"]["median"] == 91.5
+    assert measured[1]["throughput_tokens_per_s"] == measured[1]["decode_tokens_per_s"]
+    # The band stays the estimate where the one-request line now shows the measurement.
+    detail = client.get("/api" + DETAIL).json()
+    assert detail["single_request"]["decode_tokens_per_s"]["basis"] == "measured"
+    assert curve["estimated"][0]["decode_tokens_per_s"]["basis"] == "estimated"
     assert measured[8]["decode_tokens_per_s"]["median"] == 70.0
     assert measured[8]["throughput_tokens_per_s"]["median"] == 540.0
     assert measured[8]["basis"] == "measured" and measured[8]["records"] == 1
@@ -85,6 +92,7 @@ def test_measured_points_are_the_accepted_records_medians(client: TestClient) ->
     rows = page.select("#load-curve-points tr.curve-point")
     kinds = [(row["data-kind"], int(row["data-concurrency"])) for row in rows]
     assert kinds == [("estimated", c) for c in (1, 2, 4, 8, 16)] + [
+        ("measured", 1),
         ("measured", 4),
         ("measured", 8),
     ]
