@@ -6,9 +6,10 @@ are (`load_at`, then `load_out`), so the curve passes through those lines' very 
 (where a record measured one request, that line shows the measurement, and the curve shows
 it as a measured point beside the estimate). Measured points are the medians of accepted
 records at each concurrency, the same rows the page's "Several requests at once" table
-shows; at one request the total throughput is that request's own speed. Each point carries the GPU-hours a million
-output tokens take at it; times a price per GPU-hour (which the reader keeps in a cookie,
-or the JSON is asked with) that is the cost per million output tokens.
+shows; at one request the total throughput is that request's own speed. Each point carries
+the GPU-hours a million output tokens take at it; times a price per GPU-hour (which the
+reader keeps in a cookie, or the JSON is asked with) that is the cost per million output
+tokens.
 """
 
 from typing import Any
