@@ -19,7 +19,7 @@ from app.recipes.load_out import load_out
 from app.records.evidence import EvidenceSummary, Spread
 from app.resolve import ResolvedRecipe
 from app.resolve.figures import Evidence
-from app.resolve.recipe import load_at
+from app.resolve.loads import load_at
 
 
 def curve_levels(largest: int, profile: int, measured: list[int]) -> list[int]:
