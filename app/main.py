@@ -66,6 +66,7 @@ from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
 from app.static_files import CachedStaticFiles
 from app.tasks.routes import api_router as tasks_api
+from app.tasks.routes import router as task_pages
 from app.warm_up import start_warm_up
 from app.web import error_page, templates
 
@@ -152,6 +153,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(benchmark_api)
     app.include_router(worker_api)
     app.include_router(tasks_api)
+    app.include_router(task_pages)
     app.include_router(auth_router)
     app.include_router(health_router)
     app.include_router(metrics_router)

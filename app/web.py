@@ -12,6 +12,10 @@ from app.templating import register_filters
 
 templates = Jinja2Blocks(directory=str(TEMPLATES_DIR))
 register_filters(templates.env)
+# A price per GPU-hour the reader types lives in this cookie, in their browser only: pages
+# that cost something read it, and nothing stores it on the server.
+PRICE_COOKIE = "servebook_gpu_price"
+templates.env.globals["price_cookie"] = PRICE_COOKIE
 
 # Row ids are INTEGER columns, 32 bits on PostgreSQL (64 on SQLite): an id outside
 # 1..2^31-1 can name nothing on either, so it is a 422 from validation rather than an

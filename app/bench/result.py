@@ -329,6 +329,9 @@ class TaskRunResult(BaseModel):
     failures: list[TaskFailure] = Field(default_factory=list, description="the first 50")
     failures_dropped: int = 0
     memory: MemoryReading | None = None
+    duration_s: float | None = Field(
+        default=None, description="wall time of the task's requests, one after another"
+    )
 
 
 class BenchResult(BaseModel):

@@ -120,6 +120,7 @@ def task_details(task: TaskRunResult) -> dict[str, Any]:
             "passed": task.passed,
             "total": task.total,
             "errors": task.errors,
+            "duration_s": task.duration_s,
             "failures": [
                 {
                     "prompt_index": failure.prompt_index,

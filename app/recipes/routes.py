@@ -29,6 +29,7 @@ from app.recipes.estimate_page import (
     share_query,
 )
 from app.recipes.knobs import knob_rows
+from app.recipes.load_curve import load_curve
 from app.recipes.load_out import profile_line, speed_at_load
 from app.recipes.presenters import (
     benchmark_prefill,
@@ -160,15 +161,17 @@ def detail_page(
     recipe = resolved.recipe(hardware, profile)
 
     def build() -> Response:
+        records = load_detail_evidence(session, recipe, Revisions(revision, records_at))
         context = {
             "recipe": recipe,
             "profiles": resolved.inputs.profiles,
             "knobs": knob_rows(recipe),
             "speed_at_load": speed_at_load(recipe),
+            "load_curve": load_curve(recipe, records.summary),
             "smoke_test": smoke_test(recipe),
             "memory_check": memory_check(recipe),
             "exposure_note": exposure_note(recipe),
-            "records": load_detail_evidence(session, recipe, Revisions(revision, records_at)),
+            "records": records,
             "record_prefill": record_prefill(recipe),
             "benchmark_prefill": benchmark_prefill(recipe),
             "known_good": find_known_good(
@@ -193,9 +196,14 @@ def detail_api(
     profile: str,
     session: SessionDep,
     recipes: RecipesDep,
+    price_per_gpu_hour: Annotated[
+        float | None,
+        Query(gt=0, le=1e6, description="a price per GPU-hour, to cost the curve's points"),
+    ] = None,
 ) -> Response:
-    """The detail page's content: verdict, memory, applied values, commands, records and
-    the known-good configuration (the working record accepted last, or null)."""
+    """The detail page's content: verdict, memory, applied values, commands, records, the
+    known-good configuration (the working record accepted last, or null) and the load
+    curve (each request's decode against the total throughput, estimated and measured)."""
     records_at = current_records_revision(session)  # first: the answer lists records
     revision, resolved = recipes.resolved(model)
     recipe = resolved.recipe(hardware, profile)
@@ -204,7 +212,10 @@ def detail_api(
         records = load_detail_evidence(session, recipe, Revisions(revision, records_at))
         good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile, revision)
         out = detail_out(request, recipe, evidence_out(request, recipe, records))
-        return JSONResponse({**out, "known_good": known_good_out(request, good)})
+        curve = load_curve(recipe, records.summary, price_per_gpu_hour)
+        return JSONResponse(
+            {**out, "known_good": known_good_out(request, good), "load_curve": curve}
+        )
 
     return serve_at_revision(request, revision, build, records=records_at)
 

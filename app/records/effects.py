@@ -9,13 +9,13 @@ The task pass rate's band is the 95 % Wilson score interval over the answers the
 checked (passed of total): the repeats of a pass/fail check are its samples.
 """
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.models import Measurement, Record
+from app.records.statistics import wilson_interval
 
 # metric -> (label, unit, True when higher is better)
 TRACKED: dict[str, tuple[Sentence, str, bool]] = {
@@ -52,7 +52,6 @@ DIRECTIONS = {
     "worse": register("compare.direction.worse", _l("worse")),
 }
 VERDICT_DIRECTION = register("compare.verdict_direction", _l("%(verdict)s (%(direction)s)"))
-Z_95 = 1.959964  # two-sided 95 % normal quantile
 
 
 @dataclass(frozen=True)
@@ -151,17 +150,8 @@ def sample_band(values: list[float]) -> Band | None:
 
 
 def wilson_band(passed: int, total: int) -> Band | None:
-    if total < 1 or not 0 <= passed <= total:
-        return None
-    share = passed / total
-    spread = Z_95 * math.sqrt(share * (1 - share) / total + Z_95**2 / (4 * total**2))
-    centre = share + Z_95**2 / (2 * total)
-    scale = 1 + Z_95**2 / total
-    return Band(
-        max(0.0, (centre - spread) / scale),
-        min(1.0, (centre + spread) / scale),
-        WILSON(num=total),
-    )
+    found = wilson_interval(passed, total)
+    return Band(found.low, found.high, WILSON(num=total)) if found else None
 
 
 def kind_of(m: Measurement) -> str:

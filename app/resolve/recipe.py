@@ -6,7 +6,7 @@ them computes a figure of its own.
 """
 
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
-from app.estimate.load import LoadEstimate, RequestShape, load_estimate
+from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
 from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
@@ -24,6 +24,7 @@ from app.resolve.figures import (
     speed_figure,
 )
 from app.resolve.inputs import ModelInputs, RouteChoice
+from app.resolve.loads import recipe_loads
 from app.resolve.offloaded import offloaded_recipe
 from app.resolve.other_routes import measured_on_other_routes
 from app.resolve.profiles import (
@@ -87,7 +88,7 @@ def resolve_recipe(
     applied, command = served
     one_request = specs.estimate(applied.plan(concurrency=1))
     at_load = specs.estimate(applied.plan())
-    single, load = _loads(at_load, applied, shape, concurrency)
+    single, load = recipe_loads(at_load, applied, shape, concurrency)
     points = inputs.points(hardware, profile, choice) if evidence else ()
     medians = tuple(medians_by_context(points))
     memory = memory_figure(at_load, medians)
@@ -125,24 +126,8 @@ def resolve_recipe(
         single=single,
         load=load,
         other_routes=others,
+        shape=shape,
     )
-
-
-def _loads(
-    at_load: Estimate, applied: AppliedValues, shape: RequestShape, asked: int | None
-) -> tuple[LoadEstimate | None, LoadEstimate | None]:
-    """The step model's figures for one request and at the concurrency asked (the
-    profile's by default), with the speculative decoding the profile's command sets; a
-    concurrency beyond what memory holds runs that many and queues the rest."""
-    model = at_load.speed_model
-    if model is None:
-        return None, None
-    spec, slots = applied.speculative_decoding, applied.max_concurrency
-    single = load_estimate(model, 1, shape, spec)
-    concurrency = asked or slots
-    if concurrency == 1:
-        return single, single
-    return single, load_estimate(model, concurrency, shape, spec, slots=slots)
 
 
 def _assess(

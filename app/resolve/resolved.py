@@ -4,7 +4,7 @@ import msgspec
 
 from app.estimate import Estimate, Verdict
 from app.estimate.cautions import speculative_caution
-from app.estimate.load import LoadEstimate
+from app.estimate.load import LoadEstimate, RequestShape
 from app.estimate.messages import Message
 from app.models import Hardware, LlmModel, Profile
 from app.resolve.applied import AppliedValues
@@ -67,6 +67,8 @@ class ResolvedRecipe(msgspec.Struct, frozen=True):
     load: LoadEstimate | None = None
     # Accepted figures of this profile here through other routes (app/resolve/other_routes).
     other_routes: tuple[RouteMeasured, ...] = ()
+    # The requests the speed figures are for (the plan's context by default).
+    shape: RequestShape = RequestShape()
 
     @property
     def verdict_label(self) -> str:

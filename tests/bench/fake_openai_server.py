@@ -3,7 +3,9 @@
 Each request's behaviour comes from the ``model`` name, written like a URL query:
 ``fake?ttft_ms=50&itl_ms=10&tokens=20&per_chunk=3&usage=finish&done=0``. See
 :class:`Scenario` for every knob. ``answer=scripted`` answers the text a prompt holds
-between ``[[reply:`` and ``]]``, so a test decides whether a task's check passes or fails.
+between ``[[reply:`` and ``]]``, so a test decides whether a task's check passes or fails;
+with ``alternate=1`` it answers what ``[[alt:`` ... ``]]`` holds instead, where a prompt
+has one, as a second model answering the same task differently would.
 ``/v1/models`` reports ``max_model_len`` (as vLLM does) when the server is given one, or
 when the base URL holds ``/ctx/N/``, e.g. ``http://127.0.0.1:P/ctx/32768/v1``.
 
@@ -34,6 +36,7 @@ import msgspec
 PER_MESSAGE_TOKENS = 3
 _PASSKEY = re.compile(r"passkey is (\d+)")
 _SCRIPTED = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
+_ALTERNATE = re.compile(r"\[\[alt:(.*?)\]\]", re.DOTALL)
 _CONTEXT_IN_PATH = re.compile(r"/ctx/(\d+)/")
 # Compact UTF-8 JSON, as vLLM writes its chunks (and what multiline=1 splits on); msgspec
 # writes it in a third of json.dumps's time, and a flat-out stream's server is the limit.
@@ -65,6 +68,7 @@ class Scenario:
     max_context: int = 0  # > 0: a context limit in prompt tokens
     overflow: str = "reject"  # reject (HTTP 400) | truncate (silently keep the last tokens)
     answer: str = "filler"  # filler | needle (find "passkey is N") | scripted ([[reply: X]])
+    alternate: bool = False  # scripted: answer [[alt: X]] where a prompt holds one (another model)
     ttft_per_inflight_ms: float = 0.0  # added to ttft per other request in flight
     max_inflight: int = 0  # > 0: more concurrent requests than this get HTTP 503
     reject_stream_options: bool = False
@@ -362,7 +366,10 @@ class _Reply:
             tokens = [word if i == 0 else f" {word}" for i, word in enumerate(words)]
         elif scenario.answer == "scripted":
             # Without a script (a needle prompt) it finds the passkey, as answer=needle does.
-            scripted = _SCRIPTED.search(self.visible_text) or _PASSKEY.search(self.visible_text)
+            other = _ALTERNATE.search(self.visible_text) if scenario.alternate else None
+            scripted = (
+                other or _SCRIPTED.search(self.visible_text) or _PASSKEY.search(self.visible_text)
+            )
             words = (scripted.group(1).strip() if scripted else "no script").split(" ")
             tokens = [word if i == 0 else f" {word}" for i, word in enumerate(words)]
         else:

@@ -59,7 +59,9 @@ async def run_task(run: RunContext) -> TaskRunResult | None:
         await run.progress(name, total, total)
     error = first_error(every_sample)
     run.record(name, started, error, failed=error is not None)
-    return _task_result(task, prompts, failures, dropped, every_sample, window.reading)
+    result = _task_result(task, prompts, failures, dropped, every_sample, window.reading)
+    result.duration_s = round(time.perf_counter() - started, 4)
+    return result
 
 
 def _failure(index: int, round_: int, reason: str, sample: RequestSample) -> TaskFailure:
