@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import msgspec
 
+from app.estimate.calibration import calibrated_range
 from app.estimate.coefficients import Coefficients
 from app.estimate.ranges import RangeClass, range_class
 from app.estimate.speculative import Method
@@ -78,6 +79,9 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     range: RangeClass
     speculative: str | None = None  # the method counted, when one is
     speculative_speedup: Band | None = None
+    # The fit's error on its own probe, where the coefficients were fitted on this hardware
+    # (`servebook calibrate`): the figures are then "calibrated", not "estimated".
+    calibrated_error: float | None = None
 
     def shares(self) -> dict[str, float]:
         return self.step.shares()
@@ -115,7 +119,7 @@ def load_estimate(
     if speculative and model.speculative is not None:
         method = model.speculative
         speedup = _speculative_speedup(model, method, batch, depth)
-    found = range_class(model.family, model.platform, model.gpus, batch)
+    found = _range(model, batch)
     low, high = center * found.low, center * found.high
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
@@ -143,7 +147,17 @@ def load_estimate(
         range=found,
         speculative=method.name if method else None,
         speculative_speedup=speedup,
+        calibrated_error=c.calibrated_error,
     )
+
+
+def _range(model: SpeedModel, batch: int) -> RangeClass:
+    """The range class's spread, or, for coefficients fitted on this hardware, the spread
+    their fit's own error sets."""
+    error = model.coefficients.calibrated_error
+    if error is not None:
+        return calibrated_range(model.family, model.platform, model.gpus, batch, error)
+    return range_class(model.family, model.platform, model.gpus, batch)
 
 
 def _queue_wait(asked: int, running: int, output: int, low: float, high: float) -> Band:

@@ -111,6 +111,7 @@ class Code(StrEnum):
     DECODE_STEP = "decode_step"
     DECODE_RANGE_HELD = "decode_range_held"
     DECODE_RANGE_BORROWED = "decode_range_borrowed"
+    DECODE_CALIBRATED = "decode_calibrated"
     SPECULATIVE_SPEEDUP = "speculative_speedup"
     # The terms of a step (the "where the time goes" breakdown).
     TERM_WEIGHTS = "term_weights"

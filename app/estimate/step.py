@@ -104,7 +104,7 @@ def decode_step(inputs: StepInputs, batch: int, depth: int, verify_tokens: int =
     tokens = batch * verify_tokens
     touched = experts_touched(inputs.experts, inputs.active_experts, tokens)
     weights = (inputs.dense_bytes + inputs.expert_bytes * touched) / bandwidth
-    kv = batch * inputs.kv.bytes_at(depth) / bandwidth
+    kv = batch * inputs.kv.bytes_at(depth) / bandwidth * c.kv_read_factor
     compute = _compute_excess(inputs, tokens, depth, weights + kv)
     fixed = (
         inputs.layers * (c.layer_s if inputs.cuda_graphs else c.layer_eager_s)
@@ -142,7 +142,7 @@ def _communication(inputs: StepInputs, tokens: int) -> float:
     if ep > 1:
         sent = message * inputs.active_experts * (ep - 1) / ep
         seconds += inputs.moe_layers * 2 * (link.latency_s + sent / link.bandwidth_b_s)
-    return seconds
+    return seconds * inputs.coefficients.communication_scale
 
 
 def prefill_seconds(inputs: StepInputs, prompt: int, chunk: int, utilisation: float) -> float:

@@ -171,6 +171,10 @@ TEMPLATES: Mapping[Code, Any] = {
         "only %(checks)s checking measurements for %(segment)s: the range is that of "
         "%(family)s (it held %(held)s%% of %(family_checks)s), widened"
     ),
+    Code.DECODE_CALIBRATED: _l(
+        "coefficients fitted on this hardware by a calibration probe (off by %(error)s%% on "
+        "its own points); the range is twice that each side"
+    ),
     Code.SPECULATIVE_SPEEDUP: _l("speculative decoding (%(method)s) x%(low)s-%(high)s"),
     Code.TERM_WEIGHTS: _l("reading weights"),
     Code.TERM_KV_CACHE: _l("reading the KV cache"),
