@@ -299,6 +299,9 @@ def register_benchmark_commands() -> None:
     from app.tasks.cli import task
 
     main.add_command(task)
+    from app.calibrate.cli import calibrate
+
+    main.add_command(calibrate)
 
 
 register_benchmark_commands()

@@ -33,7 +33,7 @@ from app.estimate.coefficients import Coefficients
 from app.estimate.ranges import RangeClass, class_key
 from app.estimate.step import (
     StepInputs,
-    _communication,
+    communication_s,
     decode_step,
     experts_touched,
     prefill_seconds,
@@ -186,7 +186,7 @@ def _terms(inputs: StepInputs, batch: int, depth: int) -> tuple[float, float, fl
     fixed = inputs.layers * layer + inputs.moe_layers * c.moe_layer_s + c.step_s
     if fixed <= 0:  # a family with no fixed terms shipped: the per-layer time alone
         fixed = inputs.layers * 1e-6
-    return weights, kv, fixed + _communication(inputs, batch)
+    return weights, kv, fixed + communication_s(inputs, batch)
 
 
 def _coefficients(

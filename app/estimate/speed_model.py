@@ -166,7 +166,8 @@ def decode_notes(found: LoadEstimate) -> Notes:
         notes += (host,)
     held = found.range
     if found.calibrated_error is not None:
-        notes += (message(Code.DECODE_CALIBRATED, error=round(100 * found.calibrated_error, 1)),)
+        error, spread = round(100 * found.calibrated_error, 1), round(100 * (held.high - 1))
+        notes += (message(Code.DECODE_CALIBRATED, error=error, spread=spread),)
     elif held.borrowed:
         pooled = RANGE_CLASSES.get(held.family or "")
         notes += (

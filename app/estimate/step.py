@@ -130,6 +130,11 @@ def _compute_excess(inputs: StepInputs, tokens: int, depth: int, reads: float) -
     return max(0.0, seconds - reads)
 
 
+def communication_s(inputs: StepInputs, tokens: int) -> float:
+    """A step's communication time for `tokens` tokens (0 on one GPU)."""
+    return _communication(inputs, tokens)
+
+
 def _communication(inputs: StepInputs, tokens: int) -> float:
     """Two all-reduces per layer across TP ranks; an all-to-all each way per MoE layer
     across EP ranks. Each: the link's latency plus the bytes a rank sends over it."""

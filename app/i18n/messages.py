@@ -173,7 +173,7 @@ TEMPLATES: Mapping[Code, Any] = {
     ),
     Code.DECODE_CALIBRATED: _l(
         "coefficients fitted on this hardware by a calibration probe (off by %(error)s%% on "
-        "its own points); the range is twice that each side"
+        "its own points); range ±%(spread)s%%"
     ),
     Code.SPECULATIVE_SPEEDUP: _l("speculative decoding (%(method)s) x%(low)s-%(high)s"),
     Code.TERM_WEIGHTS: _l("reading weights"),
