@@ -85,6 +85,37 @@ class ProbeResult:
         """The runtime's catalog slug, as the server names its owner."""
         return OWNERS.get((self.owned_by or "").lower().replace(".", "").replace("-", ""))
 
+    def to_json(self) -> dict[str, Any]:
+        """What a worker sends back: the points and what the server said of itself."""
+        return {
+            "served_model": self.served_model,
+            "owned_by": self.owned_by,
+            "runtime_version": self.runtime_version,
+            "context": self.context,
+            **self.points_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProbeResult:
+        """The inverse of `to_json` (raises ValueError, KeyError or TypeError on bad data)."""
+        decode = [DecodePoint(int(b), int(d), float(s)) for b, d, s in data["decode"]]
+        prefill = [PrefillPoint(int(p), float(t)) for p, t in data["prefill"]]
+        times = [p.step_s for p in decode] + [p.ttft_s for p in prefill]
+        counts = [p.batch for p in decode] + [p.prompt for p in prefill]
+        if not all(0 < t < 3600 for t in times) or not all(0 < c < 10**8 for c in counts):
+            raise ValueError("probe points must be positive times and counts")
+        return cls(
+            served_model=str(data["served_model"]),
+            owned_by=data.get("owned_by"),
+            runtime_version=data.get("runtime_version"),
+            context=data.get("context"),
+            decode=decode,
+            prefill=prefill,
+            requests=int(data.get("requests", 0)),
+            failed=int(data.get("failed", 0)),
+            seconds=float(data.get("seconds", 0.0)),
+        )
+
     def points_json(self) -> dict[str, Any]:
         return {
             "decode": [[p.batch, p.depth, round(p.step_s, 6)] for p in self.decode],

@@ -42,6 +42,8 @@ from app.estimate.step import (
 MAX_ERROR = 0.25  # mean relative error above which a probe's points do not fit the model
 NOISE = 0.25  # how much slower a smaller batch's step may be before it contradicts a larger
 MIN_DECODE_POINTS = 3
+# The pull towards the shipped coefficients, against one point's squared relative error.
+PRIOR_WEIGHT = 1e-3
 # Long-context lengths tried (tokens): the shipped one, and none (the KV term alone).
 NO_SLOWDOWN_TOKENS = 1e12
 # The calibrated range: twice the fit's error each side, within these bounds.
@@ -145,7 +147,12 @@ def _contradiction(points: list[DecodePoint]) -> Refusal | None:
 
 def _fit_decode(inputs: StepInputs, points: list[DecodePoint], tokens: float) -> Coefficients:
     """Least squares on the relative error, u >= 1 and k, v, w >= 0, at one long-context
-    length: every choice of bound variables is tried, and the best feasible kept."""
+    length: every choice of bound variables is tried, and the best feasible kept.
+
+    One model's probe cannot always tell terms apart (the weights' reads and the fixed
+    time are both the same at every batch of a dense model): a light pull towards the
+    shipped values (PRIOR_WEIGHT) settles what the points leave open in their shipped
+    proportion, and moves nothing the points decide."""
     prior = inputs.coefficients
     at_prior = _with(inputs, msgspec.structs.replace(prior, long_context_tokens=tokens))
     rows = []
@@ -154,7 +161,11 @@ def _fit_decode(inputs: StepInputs, points: list[DecodePoint], tokens: float) ->
         weights, kv, fixed = _terms(at_prior, p.batch, p.depth)
         rows.append([slow * weights / p.step_s, slow * kv / p.step_s, slow * fixed / p.step_s])
         rows[-1].append(slow * p.batch / p.step_s)
-    design, target = np.array(rows), np.ones(len(points))
+    share = prior.bandwidth_share_moe if inputs.experts > 1 else prior.bandwidth_share_dense
+    shipped = np.array([1 / share, 1 / share, 1.0, max(prior.step_per_request_s, 1e-5)])
+    pull = math.sqrt(PRIOR_WEIGHT * len(points))
+    design = np.vstack([np.array(rows), np.diag(pull / shipped)])
+    target = np.concatenate([np.ones(len(points)), np.full(4, pull)])
     lower = np.array([1.0, 0.0, 0.0, 0.0])
     best: tuple[float, np.ndarray] | None = None
     for pinned in itertools.product((False, True), repeat=4):
