@@ -38,6 +38,7 @@ def account(profile: CalibrationProfile, hardware: str) -> list[Sentence]:
                     shipped=figures["shipped_communication_ms"],
                 )
             )
+    if figures.get("prefill_fitted"):
         low, high = figures["shipped_prefill_utilisation"]
         said.append(
             PREFILL(

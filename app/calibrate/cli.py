@@ -15,7 +15,7 @@ import click
 
 from app.bench.hosts import HostNotAllowedError
 from app.calibrate.account import account_lines
-from app.calibrate.probe import BATCHES, BUDGET_S, ProbeError, ProbePlan, run_probe_sync
+from app.calibrate.probe import BATCHES, BUDGET_S, DEPTHS, ProbeError, ProbePlan, run_probe_sync
 from app.config import get_settings
 from app.resolve.custom import INTERCONNECTS, PLATFORMS, HardwareDescription
 
@@ -28,16 +28,27 @@ class Unreachable(click.ClickException):
     exit_code = EXIT_UNREACHABLE
 
 
-def _batches(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
-    if not value:
-        return BATCHES
+def _numbers(value: str) -> tuple[int, ...]:
     try:
         found = tuple(int(part) for part in value.split(",") if part.strip())
     except ValueError as error:
         raise click.BadParameter("give comma-separated whole numbers, e.g. 1,2,4,8") from error
-    if len(set(found)) < 2 or min(found) < 1:
-        raise click.BadParameter("give at least two batch sizes of 1 or more")
+    if not found or min(found) < 1:
+        raise click.BadParameter("give whole numbers of 1 or more")
     return found
+
+
+def _batches(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
+    if not value:
+        return BATCHES
+    found = _numbers(value)
+    if len(set(found)) < 2:
+        raise click.BadParameter("give at least two batch sizes")
+    return found
+
+
+def _depths(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[int, ...]:
+    return _numbers(value) if value else DEPTHS
 
 
 @click.command("calibrate")
@@ -48,6 +59,12 @@ def _batches(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
 @click.option("--served-model", default=None, help="default: the only model the server lists")
 @click.option("--budget-s", type=click.FloatRange(30, 3600), default=BUDGET_S, show_default=True)
 @click.option("--batches", callback=_batches, default=None, help="default 1,2,4,8,16")
+@click.option(
+    "--depths",
+    callback=_depths,
+    default=None,
+    help="KV tokens per request, default 128,1024,4096 (cut to the server's context)",
+)
 @click.option("--output-tokens", type=click.IntRange(8, 1024), default=48, show_default=True)
 @click.option("--by", "run_by", default=None, help="who ran it (default: this user)")
 @click.option("--memory-gb", type=click.FloatRange(min=0.1), default=None, help="new hardware")
@@ -80,6 +97,7 @@ def calibrate(**options: object) -> None:
         api_key=os.environ.get(API_KEY_ENV),
         allowed_hosts=list(settings.bench_allowed_hosts),
         batches=options["batches"],  # type: ignore[arg-type]
+        depths=options["depths"],  # type: ignore[arg-type]
         output_tokens=int(options["output_tokens"]),  # type: ignore[arg-type]
         budget_s=float(options["budget_s"]),  # type: ignore[arg-type]
     )

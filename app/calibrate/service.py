@@ -203,6 +203,8 @@ def fit_figures(speed: SpeedModel, fit: CalibrationFit) -> dict[str, Any]:
         "layer_us": round(1e6 * _layer(fitted, step.cuda_graphs), 1),
         "shipped_layer_us": round(1e6 * _layer(shipped, step.cuda_graphs), 1),
         "prefill_utilisation": round(sum(fitted.prefill_utilisation) / 2, 3),
+        # Fitted only where first tokens were timed on hardware with a FLOPs figure.
+        "prefill_fitted": fit.prefill_error is not None and step.flops is not None,
         "shipped_prefill_utilisation": list(shipped.prefill_utilisation),
         "gpus": step.tensor_parallel,
         "single_step_ms": round(1e3 * decode_step(fitted_step, 1, PROBE_CONTEXT).total, 3),

@@ -114,3 +114,22 @@ def test_unknown_names_are_refused_before_any_probe(
     assert result.exit_code == 1, result.output
     assert words in result.output
     assert profiles(db_path) == []
+
+
+def test_hardware_not_in_the_catalog_is_added_by_its_figures_and_calibrated(
+    fake_server: str, db_path: Path
+) -> None:
+    served = "fake?itl_ms=25&ttft_ms=40&tokens=24"
+    new = ["--hardware", "arc-b580-12gb", "--platform", "vulkan", "--runtime", "llama-cpp"]
+    new += ["--memory-gb", "12", "--bandwidth-gb-s", "456"]
+    result = calibrate(fake_server, served, *new)
+    assert result.exit_code == 0, result.output
+    assert " of 0.456 TB/s" in result.output
+    body = {"model": MODEL, "hardware": "arc-b580-12gb", "runtime": "llama-cpp"}
+    with TestClient(create_app(sqlite_settings(db_path))) as client:
+        answer = client.post("/api/estimate", json={**body, "evidence": "ignore"}).json()
+        assert answer["hardware"] == "arc-b580-12gb"
+        decode = answer["decode_tokens_per_s"]
+        assert decode["basis"] == "calibrated"
+        assert abs((decode["low"] + decode["high"]) / 2 / (1000 / 25) - 1) < 0.15
+        assert client.get("/calibrate", params={"hardware": "arc-b580-12gb"}).status_code == 200
