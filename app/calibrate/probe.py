@@ -301,23 +301,24 @@ def _prompt_tokens(samples: list[RequestSample], expected: int) -> int:
 
 
 def decode_step_s(samples: list[RequestSample]) -> float | None:
-    """Seconds per decode step while every request of a round decodes: the median gap
-    between token chunks inside the window where all have their first token and none has
-    its last, over the tokens a chunk carries. None when no such gaps were timed."""
+    """Seconds per decode step while every request of a round decodes: each request's time
+    per token across its chunks inside the window where all have their first token and
+    none has its last (its whole stream after the first token where the window holds too
+    few), the median over the requests. Spans, not single gaps: a reader that falls
+    behind receives chunks in bursts, which moves single gaps but not a span's length.
+    None when no request's tokens were spread over time."""
     timed = [s for s in samples if s.ok and len(s.chunk_offsets_ms) >= 3 and s.output_tokens]
     if not timed or len(timed) < len(samples):
         return None
     arrivals = [[s.send_offset_ms + t for t in s.chunk_offsets_ms] for s in timed]
     start = max(times[0] for times in arrivals)
     end = min(times[-1] for times in arrivals)
-    gaps: list[float] = []
+    steps: list[float] = []
     for sample, times in zip(timed, arrivals, strict=True):
         per_chunk = (sample.output_tokens or 1) / max(1, sample.token_chunks)
-        gaps += [
-            (later - earlier) / per_chunk
-            for earlier, later in zip(times, times[1:], strict=False)
-            if earlier >= start and later <= end
-        ]
-    if len(gaps) < 2:  # the requests did not overlap long enough: the steady-state gaps
-        gaps = [g for s in timed for g in s.itl_ms[1:]]
-    return median(gaps) / 1e3 if gaps else None
+        inside = [t for t in times if start <= t <= end]
+        if len(inside) < 3:
+            inside = times[1:]
+        if len(inside) >= 2 and inside[-1] > inside[0]:
+            steps.append((inside[-1] - inside[0]) / ((len(inside) - 1) * per_chunk))
+    return median(steps) / 1e3 if steps else None

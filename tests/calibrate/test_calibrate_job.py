@@ -54,6 +54,12 @@ def test_a_queued_calibration_runs_on_a_worker_and_calibrates_the_estimate(
     assert "effective bandwidth" in page.text and "calibration stored" in page.text
     korean = client.get(response.headers["location"], params={"lang": "ko"})
     assert "effective bandwidth" not in korean.text
+    listed = client.get("/benchmarks")
+    assert listed.status_code == 200 and f"/benchmarks/{job.id}" in listed.text
+    moved = client.get(f"/benchmarks/{job.id}", follow_redirects=False)
+    assert moved.headers["location"].endswith(f"/calibrate/jobs/{job.id}")
+    api = client.get(f"/api/benchmarks/{job.id}").json()
+    assert api["status"] == "succeeded" and api["record_id"] is None
     body = {**TARGET, "evidence": "ignore"}
     decode = client.post("/api/estimate", json=body).json()["decode_tokens_per_s"]
     assert decode["basis"] == "calibrated"
