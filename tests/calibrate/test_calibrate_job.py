@@ -13,7 +13,7 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.models import BenchJob, CalibrationProfile
 
-STEADY = "fake?itl_ms=12&ttft_ms=30&tokens=16"
+STEADY = "fake?itl_ms=40&ttft_ms=30&tokens=12"
 TARGET = {"model": "llama-3.1-8b-instruct", "hardware": "h100-80gb", "runtime": "vllm"}
 DETAIL = "/models/llama-3.1-8b-instruct/hardware/h100-80gb/profiles/balanced"
 
@@ -63,7 +63,7 @@ def test_a_queued_calibration_runs_on_a_worker_and_calibrates_the_estimate(
     body = {**TARGET, "evidence": "ignore"}
     decode = client.post("/api/estimate", json=body).json()["decode_tokens_per_s"]
     assert decode["basis"] == "calibrated"
-    assert abs((decode["low"] + decode["high"]) / 2 / (1000 / 12) - 1) < 0.15
+    assert abs((decode["low"] + decode["high"]) / 2 / (1000 / 40) - 1) < 0.15
 
 
 def test_a_target_outside_the_allowed_hosts_is_refused_by_its_field(
