@@ -74,6 +74,13 @@ def test_a_steady_server_is_calibrated_and_the_estimate_follows_it(
     # Every model on that hardware and runtime is calibrated, not only the one probed.
     other = estimate_decode(db_path, "qwen3-32b")["decode_tokens_per_s"]
     assert other["basis"] == "calibrated"
+    # The pages show it too: the fit table and the detail page, with its words.
+    with TestClient(create_app(sqlite_settings(db_path))) as client:
+        assert client.get(f"/models/{MODEL}").status_code == 200
+        detail = client.get(f"/models/{MODEL}/hardware/{HARDWARE}/profiles/balanced")
+        assert detail.status_code == 200
+        assert "calibrated on this hardware" in detail.text
+        assert "fitted on this hardware by a calibration probe" in detail.text
     # Other hardware keeps the shipped coefficients.
     assert estimate_decode(db_path, hardware="h200-141gb")["decode_tokens_per_s"]["basis"] == (
         "estimated"
