@@ -301,6 +301,9 @@ def register_benchmark_commands() -> None:
 
     main.add_command(plan)
     main.add_command(task)
+    from app.calibrate.cli import calibrate
+
+    main.add_command(calibrate)
 
 
 register_benchmark_commands()

@@ -19,6 +19,8 @@ from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
 from app.benchmarks.worker_routes import api_router as worker_api
+from app.calibrate.routes import router as calibrate_pages
+from app.calibrate.routes import worker_api as calibrate_worker_api
 from app.catalog.revision import Revisions, current_revisions_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
@@ -152,6 +154,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
     app.include_router(worker_api)
+    app.include_router(calibrate_pages)
+    app.include_router(calibrate_worker_api)
     app.include_router(tasks_api)
     app.include_router(task_pages)
     app.include_router(auth_router)

@@ -40,6 +40,10 @@ class JobSource(Protocol):
         """Mark the job failed with the reason (nothing happens if it was taken over)."""
         ...
 
+    def finish_calibration(self, claim: Claim, probe: Any) -> None:
+        """Store a calibration probe's profile; raises LeaseLost if the job was taken over."""
+        ...
+
 
 class DatabaseJobSource:
     """Jobs straight from the dashboard's database, one transaction per step."""
@@ -76,3 +80,9 @@ class DatabaseJobSource:
     def fail(self, claim: Claim, message: str) -> None:
         with self.sessions.begin() as session:
             fail_job(session, claim.job_id, claim.lease_token, message)
+
+    def finish_calibration(self, claim: Claim, probe: Any) -> None:
+        from app.calibrate.jobs import finish_calibration_job
+
+        with self.sessions.begin() as session:
+            finish_calibration_job(session, claim.job_id, claim.lease_token, probe)

@@ -113,6 +113,16 @@ class HttpJobSource:
             raise ServebookError(f"the dashboard refused the result: {reason(response)}")
         log.info("job %s: stored as record %s", claim.job_id, response.json().get("record_id"))
 
+    def finish_calibration(self, claim: Claim, probe: Any) -> None:
+        body = {"lease_token": claim.lease_token, "probe": probe.to_json()}
+        path = f"/api/worker/jobs/{claim.job_id}/calibration"
+        response = self.post_until_answered(path, body)
+        if response.status_code in (404, 409):
+            raise LeaseLost(claim.job_id)
+        if response.status_code not in (200, 201):
+            raise ServebookError(f"the dashboard refused the probe: {reason(response)}")
+        log.info("job %s: calibration %s", claim.job_id, response.json().get("status"))
+
     def fail(self, claim: Claim, message: str) -> None:
         body = {"lease_token": claim.lease_token, "error": message[:5000]}
         response = self.post_until_answered(f"/api/worker/jobs/{claim.job_id}/fail", body)

@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.benchmarks.schemas import JobIn, JobListOut, JobOut
 from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
+from app.calibrate.jobs import is_calibration
 from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
@@ -115,6 +116,8 @@ async def create(request: Request, session: SessionDep, principal: SubmitterDep)
 def detail(request: Request, job_id: RowIdPath, session: SessionDep) -> Response:
     """A job's live progress; htmx polls the status block until the job is done."""
     job = get_job(session, job_id)
+    if is_calibration(job.plan):  # a calibration's page gives its account
+        return redirect(request, str(request.url_for("calibrate:job", job_id=job.id)))
     return render(request, "benchmarks/detail.html", {"job": job}, block="job_status")
 
 

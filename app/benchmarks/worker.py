@@ -30,6 +30,8 @@ from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult
 from app.benchmarks.job_source import DatabaseJobSource, JobSource, SourceRefused
 from app.benchmarks.leases import Claim, LeaseLost
+from app.calibrate.jobs import is_calibration, probe_plan
+from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
 from app.errors import ServebookError
 
 log = logging.getLogger("servebook.worker")
@@ -40,6 +42,12 @@ def run_on_own_thread(plan: BenchPlan, **options: Any) -> BenchResult:
     """Run the benchmark's event loop on a fresh thread, whatever loop the caller runs."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-bench") as pool:
         return pool.submit(run_benchmark_sync, plan, **options).result()
+
+
+def calibrate_on_own_thread(plan: ProbePlan, progress: Callable[[str, int, int], None]) -> Any:
+    """Run the calibration probe's event loop on a fresh thread, as a benchmark's."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-calibrate") as pool:
+        return pool.submit(run_probe_sync, plan, progress).result()
 
 
 def worker_name() -> str:
@@ -101,6 +109,12 @@ class JobRunner:
         heartbeat = Heartbeat(self, claim)
         heartbeat.start()
         try:
+            if is_calibration(claim.plan):  # a calibration probe, not a benchmark
+                probe = calibrate_on_own_thread(self.probe_plan_for(claim), heartbeat.progress)
+                heartbeat.stop()
+                heartbeat.thread.join()
+                self.source.finish_calibration(claim, probe)
+                return
             result = self.run(self.plan_for(claim), on_progress=heartbeat.progress)
             heartbeat.stop()
             heartbeat.thread.join()
@@ -115,13 +129,20 @@ class JobRunner:
             heartbeat.stop()
             self.api_keys.pop(claim.job_id, None)  # a key lives only as long as its job
 
-    def plan_for(self, claim: Claim) -> BenchPlan:
+    def api_key_for(self, claim: Claim) -> str | None:
         key = self.api_keys.get(claim.job_id) or os.environ.get(API_KEY_ENV)
         if claim.needs_api_key and not key:
             raise ServebookError(
                 f"the target needs an API key, but this worker has none: set {API_KEY_ENV} "
                 "for workers in other processes"
             )
+        return key
+
+    def probe_plan_for(self, claim: Claim) -> ProbePlan:
+        return probe_plan(claim.plan, self.api_key_for(claim), self.allowed_hosts)
+
+    def plan_for(self, claim: Claim) -> BenchPlan:
+        key = self.api_key_for(claim)
         plan = {**claim.plan, "api_key": key}
         if self.allowed_hosts is not None:
             plan["allowed_hosts"] = self.allowed_hosts
@@ -149,7 +170,7 @@ class Worker(JobRunner):
 def describe(error: Exception) -> str:
     if isinstance(error, ServebookError):
         return error.message
-    if isinstance(error, TargetUnreachable):
+    if isinstance(error, TargetUnreachable | ProbeError):
         return str(error)  # "could not connect to URL: reason", as users should read it
     if isinstance(error, ValidationError):
         return f"invalid plan: {error}"

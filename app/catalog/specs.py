@@ -2,6 +2,8 @@
 
 from typing import Any
 
+import msgspec
+
 from app.estimate import (
     ArtifactSpec,
     Basis,
@@ -10,6 +12,7 @@ from app.estimate import (
     ModelSpec,
     RuntimeSpec,
 )
+from app.estimate.coefficients import Coefficients
 from app.estimate.messages import Code, Notes, message
 from app.models import Artifact, Hardware, LlmModel, Runtime
 
@@ -101,4 +104,16 @@ def hardware_spec(hardware: Hardware) -> HardwareSpec:
         bf16_tflops_per_gpu=hardware.bf16_tflops_per_gpu,
         interconnect=hardware.interconnect,
         basis=basis_map(hardware.basis),
+        calibrated=calibrated_coefficients(hardware),
     )
+
+
+def calibrated_coefficients(hardware: Hardware) -> dict[str, Coefficients]:
+    """The newest coefficients fitted on this hardware, by runtime slug (none for
+    hardware described by numbers, which has no stored profiles)."""
+    if hardware.id is None:
+        return {}
+    return {
+        profile.runtime: msgspec.convert(profile.coefficients, Coefficients)
+        for profile in hardware.calibrations
+    }

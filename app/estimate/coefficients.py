@@ -48,6 +48,13 @@ class Coefficients(msgspec.Struct, frozen=True):
     prefill_utilisation: tuple[float, float]  # share of peak FLOPs in prefill (low, high)
     speed_factor: float = 1.0  # a runtime against llama.cpp on the same card (MLX)
     long_context_tokens: float = LONG_CONTEXT_TOKENS
+    # Fitted on the user's own server (`servebook calibrate`, app/estimate/calibration.py):
+    # the KV reads' time against the weights' at the same bandwidth (attention kernels
+    # reach a share of their own), the communication time against the link's figures, and
+    # the fit's error on its probe's points (None: not calibrated, the shipped figures).
+    kv_read_factor: float = 1.0
+    communication_scale: float = 1.0
+    calibrated_error: float | None = None
 
     def long_context(self, depth: int) -> float:
         """Slowdown of the reads at long context beyond the KV bytes (attention kernels)."""

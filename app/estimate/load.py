@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import msgspec
 
+from app.estimate.calibration import calibrated_range
 from app.estimate.coefficients import Coefficients
 from app.estimate.ranges import RANGE_CLASSES, RangeClass, range_class, ttft_range
 from app.estimate.record_ranges import RangeBook
@@ -83,6 +84,9 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     speculative: str | None = None  # the method counted, when one is
     speculative_speedup: Band | None = None
     pooled: RangeClass | None = None  # the family's class a borrowed range was widened from
+    # The fit's error on its own probe, where the coefficients were fitted on this hardware
+    # (`servebook calibrate`): the figures are then "calibrated", not "estimated".
+    calibrated_error: float | None = None
 
     def shares(self) -> dict[str, float]:
         return self.step.shares()
@@ -121,7 +125,7 @@ def load_estimate(
         method = model.speculative
         speedup = _speculative_speedup(model, method, batch, depth)
     book = model.ranges.classes if model.ranges is not None else None
-    found = range_class(model.family, model.platform, model.gpus, batch, book)
+    found = _range(model, batch, book)
     low, high = center * found.low, center * found.high
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
@@ -156,6 +160,7 @@ def load_estimate(
         speculative=method.name if method else None,
         speculative_speedup=speedup,
         pooled=(book or RANGE_CLASSES).get(found.family or "") if found.borrowed else None,
+        calibrated_error=c.calibrated_error,
     )
 
 
@@ -169,6 +174,15 @@ def _throughput(batch: int, output: int | None, first_s: float, low: float, high
         round(batch * output / (first_s + output / low), 1),
         round(batch * output / (first_s + output / high), 1),
     )
+
+
+def _range(model: SpeedModel, batch: int, book: dict[str, RangeClass] | None) -> RangeClass:
+    """The range class's spread (as accepted records updated it, given their `book`), or,
+    for coefficients fitted on this hardware, the spread their fit's own error sets."""
+    error = model.coefficients.calibrated_error
+    if error is not None:
+        return calibrated_range(model.family, model.platform, model.gpus, batch, error)
+    return range_class(model.family, model.platform, model.gpus, batch, book)
 
 
 def _queue_wait(asked: int, running: int, output: int, low: float, high: float) -> Band:

@@ -112,6 +112,7 @@ class Code(StrEnum):
     DECODE_RANGE_HELD = "decode_range_held"
     DECODE_RANGE_BORROWED = "decode_range_borrowed"
     DECODE_RANGE_CALIBRATED = "decode_range_calibrated"
+    DECODE_CALIBRATED = "decode_calibrated"
     SPECULATIVE_SPEEDUP = "speculative_speedup"
     # The terms of a step (the "where the time goes" breakdown).
     TERM_WEIGHTS = "term_weights"

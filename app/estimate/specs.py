@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from app.estimate.basis import Basis
 from app.estimate.messages import Code, Notes, message
+
+if TYPE_CHECKING:
+    from app.estimate.coefficients import Coefficients
 
 # The catalog seed names some hardware figures differently from the fields below.
 _HARDWARE_BASIS_ALIASES: dict[str, str] = {
@@ -112,6 +116,9 @@ class HardwareSpec:
     bf16_tflops_per_gpu: float | None = None
     interconnect: str = "none"  # "nvlink" | "nvswitch" | "xgmi" | "pcie" | "none"
     basis: Mapping[str, Basis] = field(default_factory=dict, hash=False)
+    # Coefficients fitted on this hardware by runtime slug (`servebook calibrate`): they
+    # stand for the shipped ones of that runtime, for every model.
+    calibrated: Mapping[str, Coefficients] = field(default_factory=dict, hash=False)
 
     def basis_of(self, field_name: str) -> Basis:
         """Basis of one figure, by field name or the seed's name for it; published by default."""

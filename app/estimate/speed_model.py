@@ -8,7 +8,7 @@ import math
 import msgspec
 
 from app.estimate.basis import Basis
-from app.estimate.coefficients import coefficients, family_of, link_of
+from app.estimate.coefficients import Coefficients, coefficients, family_of, link_of
 from app.estimate.job import Job
 from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
 from app.estimate.messages import Code, Notes, message
@@ -65,7 +65,7 @@ def speed_model(job: Job) -> SpeedModel | None:
         host_bytes=0.0,
         host_bandwidth_b_s=HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9,
         cuda_graphs=setup.cuda_graphs or hardware.platform != "cuda",
-        coefficients=coefficients(job.runtime.slug, hardware),
+        coefficients=runtime_coefficients(job),
         link=link_of(hardware),
     )
     platform = platform_family(hardware)
@@ -80,6 +80,13 @@ def speed_model(job: Job) -> SpeedModel | None:
         prefill_chunk=setup.prefill_tokens,
         speculative=speculative,
     )
+
+
+def runtime_coefficients(job: Job) -> Coefficients:
+    """The runtime's coefficients on the job's hardware: those fitted on that hardware
+    (`servebook calibrate`) where there are, else the shipped ones of its family."""
+    found = job.hardware.calibrated.get(job.runtime.slug)
+    return found if found is not None else coefficients(job.runtime.slug, job.hardware)
 
 
 def offloaded(speed: SpeedModel, gpu_read_bytes: float, host_read_bytes: float) -> SpeedModel:
@@ -158,7 +165,10 @@ def decode_notes(found: LoadEstimate) -> Notes:
         )
         notes += (host,)
     held = found.range
-    if held.records and not held.borrowed:
+    if found.calibrated_error is not None:
+        error, spread = round(100 * found.calibrated_error, 1), round(100 * (held.high - 1))
+        notes += (message(Code.DECODE_CALIBRATED, error=error, spread=spread),)
+    elif held.records and not held.borrowed:
         notes += (
             message(
                 Code.DECODE_RANGE_CALIBRATED,

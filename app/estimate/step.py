@@ -106,7 +106,7 @@ def decode_step(inputs: StepInputs, batch: int, depth: int, verify_tokens: int =
     tokens = batch * verify_tokens
     touched = experts_touched(inputs.experts, inputs.active_experts, tokens)
     weights = (inputs.dense_bytes + inputs.expert_bytes * touched) / bandwidth
-    kv = batch * inputs.kv.bytes_at(depth) / bandwidth
+    kv = batch * inputs.kv.bytes_at(depth) / bandwidth * c.kv_read_factor
     compute = _compute_excess(inputs, tokens, depth, weights + kv)
     fixed = (
         inputs.layers * (c.layer_s if inputs.cuda_graphs else c.layer_eager_s)
@@ -132,6 +132,11 @@ def _compute_excess(inputs: StepInputs, tokens: int, depth: int, reads: float) -
     return max(0.0, seconds - reads)
 
 
+def communication_s(inputs: StepInputs, tokens: int) -> float:
+    """A step's communication time for `tokens` tokens (0 on one GPU)."""
+    return _communication(inputs, tokens)
+
+
 def _communication(inputs: StepInputs, tokens: int) -> float:
     """Two all-reduces per layer across TP ranks; an all-to-all each way per MoE layer
     across EP ranks. Each: the link's latency plus the bytes a rank sends over it."""
@@ -144,7 +149,7 @@ def _communication(inputs: StepInputs, tokens: int) -> float:
     if ep > 1:
         sent = message * inputs.active_experts * (ep - 1) / ep
         seconds += inputs.moe_layers * 2 * (link.latency_s + sent / link.bandwidth_b_s)
-    return seconds
+    return seconds * inputs.coefficients.communication_scale
 
 
 def prefill_seconds(

@@ -29,6 +29,7 @@ BASES: Mapping[str, Any] = {
     "measured": _l("measured"),
     "reported": _l("reported"),
     "estimated": _l("estimated"),
+    "calibrated": _l("calibrated on this hardware"),
     "exact": _l("exact"),
     "published": _l("published"),
     "derived": _l("derived"),

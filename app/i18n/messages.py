@@ -175,6 +175,10 @@ TEMPLATES: Mapping[Code, Any] = {
         "estimated, calibrated by %(records)s records: this range held %(held)s%% of "
         "%(checks)s checking measurements and the accepted records for %(segment)s"
     ),
+    Code.DECODE_CALIBRATED: _l(
+        "coefficients fitted on this hardware by a calibration probe (off by %(error)s%% on "
+        "its own points); range ±%(spread)s%%"
+    ),
     Code.SPECULATIVE_SPEEDUP: _l("speculative decoding (%(method)s) x%(low)s-%(high)s"),
     Code.TERM_WEIGHTS: _l("reading weights"),
     Code.TERM_KV_CACHE: _l("reading the KV cache"),

@@ -3,6 +3,7 @@
 from app.models.api_token import ApiToken, SignInSession
 from app.models.artifact import Artifact
 from app.models.bench_job import BenchJob
+from app.models.calibration import CalibrationProfile
 from app.models.catalog_state import CatalogChange, CatalogState
 from app.models.hardware import Hardware
 from app.models.llm_model import LlmModel
@@ -19,6 +20,7 @@ __all__ = [
     "ApiToken",
     "Artifact",
     "BenchJob",
+    "CalibrationProfile",
     "CatalogChange",
     "CatalogState",
     "Hardware",

@@ -1,9 +1,12 @@
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import String, Text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base, TimestampMixin
+
+if TYPE_CHECKING:
+    from app.models.calibration import CalibrationProfile
 
 
 class Hardware(TimestampMixin, Base):
@@ -33,6 +36,15 @@ class Hardware(TimestampMixin, Base):
     # {field: {"ko": text, "ja": text}} beside the English column; a list field (profiles'
     # steps) keeps a whole list per language. Missing languages fall back to English.
     translations: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    # Coefficients fitted here by `servebook calibrate`, oldest first (the newest of each
+    # runtime stands): loaded with the row, since every estimate on it reads them.
+    calibrations: Mapped[list["CalibrationProfile"]] = relationship(
+        primaryjoin="and_(Hardware.id == CalibrationProfile.hardware_id, "
+        "CalibrationProfile.status == 'ok')",
+        order_by="CalibrationProfile.id",
+        lazy="selectin",
+        viewonly=True,
+    )
 
     @property
     def usable_gb_per_gpu(self) -> float:

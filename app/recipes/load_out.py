@@ -12,7 +12,7 @@ from app.i18n.messages import english, messages_json
 from app.recipes.schemas import LoadLineOut
 from app.resolve import ResolvedRecipe
 from app.resolve.advice import Advice, recipe_advice
-from app.resolve.figures import Evidence, SpeedFigure
+from app.resolve.figures import Evidence, SpeedFigure, estimated_evidence
 
 COVERAGE_CODES = (
     Code.DECODE_RANGE_HELD,
@@ -60,8 +60,9 @@ def coverage_out(load: LoadEstimate) -> dict[str, Any]:
 def load_out(load: LoadEstimate, single_speed: SpeedFigure | None = None) -> dict[str, Any]:
     """One concurrency's figures. At one request a measured or reported speed (the table's
     figure) stands for the estimate's decode, with its basis."""
-    decode = band_out(load.decode)
-    throughput = band_out(load.throughput)
+    basis = estimated_evidence(load).value
+    decode = band_out(load.decode, basis)
+    throughput = band_out(load.throughput, basis)
     if single_speed is not None and load.concurrency == 1:
         decode = single_speed.as_json()
         throughput = {"low": single_speed.low, "high": single_speed.high}
@@ -75,7 +76,7 @@ def load_out(load: LoadEstimate, single_speed: SpeedFigure | None = None) -> dic
         "depth_tokens": load.depth,
         "decode_tokens_per_s": decode,
         "throughput_tokens_per_s": throughput,
-        "ttft_ms": band_out(load.ttft_ms),
+        "ttft_ms": band_out(load.ttft_ms, basis),
         "step_ms": round(load.step.total * 1e3, 3),
         "breakdown": load.shares(),
         "speculative": (

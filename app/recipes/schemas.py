@@ -26,7 +26,7 @@ Status = Literal["verified", "verification_pending"]
 class RangeOut(BaseModel):
     low: float
     high: float
-    basis: Literal["measured", "reported", "estimated"]
+    basis: Literal["measured", "reported", "calibrated", "estimated"]
     note: str  # English; note_messages carries the same as codes
     note_messages: list["MessageOut"]
     source: str | None = None
@@ -47,7 +47,7 @@ class MemoryOut(BaseModel):
 class BandOut(BaseModel):
     low: float
     high: float
-    basis: Literal["measured", "reported", "estimated"]
+    basis: Literal["measured", "reported", "calibrated", "estimated"]
 
 
 class LoadLineOut(BaseModel):

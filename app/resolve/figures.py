@@ -30,6 +30,7 @@ class Evidence(StrEnum):
 
     MEASURED = "measured"  # accepted reproduction records
     REPORTED = "reported"  # published by someone else, unverified
+    CALIBRATED = "calibrated"  # the estimator, on coefficients fitted on this hardware
     ESTIMATED = "estimated"  # the estimator
 
 
@@ -223,7 +224,13 @@ def speed_figure(
     if single is None:
         return None
     low, high = round(single.decode.low, 1), round(single.decode.high, 1)
-    return SpeedFigure(low, high, Evidence.ESTIMATED, decode_notes(single))
+    return SpeedFigure(low, high, estimated_evidence(single), decode_notes(single))
+
+
+def estimated_evidence(load: LoadEstimate) -> Evidence:
+    """An estimated speed's evidence: calibrated where its coefficients were fitted on
+    this hardware."""
+    return Evidence.ESTIMATED if load.calibrated_error is None else Evidence.CALIBRATED
 
 
 def estimated_note(basis: Basis) -> Message:

@@ -39,6 +39,8 @@ SEMANTIC_422 = {
     # A worker's result becomes a record (its catalog rows must exist) and must measure the
     # server and model its job asked for.
     "POST /api/worker/jobs/{job_id}/result",
+    # A calibration's points must be a probe's: positive times for each batch and prompt.
+    "POST /api/worker/jobs/{job_id}/calibration",
     # Progress may not count more steps done than its total, which JSON Schema cannot say.
     "POST /api/worker/jobs/{job_id}/lease",
     # A list cursor is opaque text: any is schema-valid, but only one the list gave out is

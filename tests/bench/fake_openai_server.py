@@ -25,6 +25,8 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
+import random
 import re
 import time
 from dataclasses import dataclass, field, fields
@@ -74,6 +76,9 @@ class Scenario:
     reject_stream_options: bool = False
     finish_reason: str = "length"
     rid: str = ""  # a request id; the server records when it wrote that request's first token
+    # > 1: each request's gaps and first-token time are scaled by a factor drawn
+    # log-uniformly in [1/noise, noise] (seeded per server): timing that is noise
+    noise: float = 0.0
 
     @classmethod
     def from_model(cls, model: str) -> Scenario:
@@ -151,6 +156,7 @@ class FakeOpenAIServer:
         self.metrics_scrapes = 0
         self.inflight = 0
         self.stats = ServerStats()
+        self.rng = random.Random(0)
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -321,6 +327,11 @@ class _Reply:
         ttft_s = (
             scenario.ttft_ms + scenario.ttft_per_inflight_ms * (self.server.inflight - 1)
         ) / 1000
+        itl_s = scenario.itl_ms / 1000
+        if scenario.noise > 1:
+            spread = math.log(scenario.noise)
+            itl_s *= math.exp(self.server.rng.uniform(-spread, spread))
+            ttft_s *= math.exp(self.server.rng.uniform(-spread, spread))
         if scenario.comments:
             await self._write_raw(f": keep-alive{self.newline}{self.newline}")
         if scenario.role == "first":
@@ -337,7 +348,7 @@ class _Reply:
                 return True
             if scenario.comments and index > 0:
                 await self._write_raw(f": ping{self.newline}{self.newline}")
-            due = self.received + ttft_s + index * scenario.itl_ms / 1000
+            due = self.received + ttft_s + index * itl_s
             await self._sleep_until(due)
             chunk = self._token_chunk(index, piece, len(pieces))
             if index == 0:

@@ -174,6 +174,7 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "compare": f"/records/compare?a={a}&b={b}",
         "new record": "/records/new",
         "benchmarks": "/benchmarks",
+        "calibrate": "/calibrate?hardware=h100-80gb&model=llama-3.1-8b-instruct&runtime=vllm",
         "sign in": "/signin",
         "404, no record": "/records/999999",
         "404, no page": "/no/such/page",

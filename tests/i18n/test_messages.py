@@ -144,6 +144,7 @@ SAMPLES: dict[Code, dict] = {
         "held": 78,
         "family_checks": 27,
     },
+    Code.DECODE_CALIBRATED: {"error": 4.2, "spread": 10},
     Code.SPECULATIVE_SPEEDUP: {"method": "mtp", "low": 1.11, "high": 1.51},
     Code.TERM_WEIGHTS: {},
     Code.TERM_KV_CACHE: {},

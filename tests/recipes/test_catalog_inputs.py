@@ -65,7 +65,9 @@ def test_catalog_inputs_are_each_models_inputs_with_accepted_records(
         catalog = load_catalog_inputs(session)
         loaded = len(statements)
         assert [inputs.model.slug for inputs in catalog] == slugs
-        assert loaded <= 10, f"{loaded} queries for {len(slugs)} models"
+        # A fixed count (the catalog, its routes, evidence, calibrations, the record-updated
+        # ranges...), never one per model.
+        assert loaded <= 12, f"{loaded} queries for {len(slugs)} models"
         for inputs in catalog:
             own = load_model_inputs(session, inputs.model.slug)
             assert described(inputs) == described(own)

@@ -1,0 +1,324 @@
+"""The calibration probe: a short run against a server that times its decode steps at a few
+batch sizes and KV depths, and its first token over a sweep of prompt lengths.
+
+Every request goes through the benchmark client's transport (`app/bench`): the same host
+allow-list, the same bounded streams and timeouts, the same arrival stamps. A decode step
+at batch B is the median gap between tokens while all B requests of a round decode
+together (after the last one's first token, before the first one's last); a prompt's
+first-token time is the median of a few requests sent alone. The probe keeps to a time
+budget (ten minutes by default) and fits on what it measured within it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Any
+
+import httpx
+
+from app.bench.endpoint import ChatEndpoint, StreamClients, chat_completions_url, make_http_client
+from app.bench.hosts import check_url_allowed
+from app.bench.prompts import PromptSizer, compose, filler_sentences, user_messages
+from app.bench.result import RequestSample
+from app.bench.stages.long_length import models_url
+from app.bench.stream import stream_chat
+from app.estimate.calibration import DecodePoint, PrefillPoint
+
+BATCHES = (1, 2, 4, 8, 16)
+DEPTHS = (128, 1024, 4096)  # KV tokens per request, cut to what the server's context allows
+PROMPTS = (128, 512, 1024, 2048, 4096)
+OUTPUT_TOKENS = 48  # tokens each decode request is asked for
+PREFILL_REPEATS = 2
+BUDGET_S = 600.0
+CONTEXT_MARGIN = 64  # tokens left between a request's prompt and output and the context
+SIZING_WORDS = 200
+# Runtimes by the `owned_by` a server gives its models in /v1/models.
+OWNERS = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama-cpp", "ollama": "ollama"}
+# Where runtimes report their version: vLLM /version, SGLang /get_server_info.
+VERSION_PATHS = ("/version", "/get_server_info")
+
+Progress = Callable[[str, int, int], None]
+
+
+class ProbeError(Exception):
+    """The probe could not run: the reason, in English, and its kind for the caller."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # unreachable | models | failed_requests
+
+
+@dataclass
+class ProbePlan:
+    base_url: str
+    served_model: str | None = None
+    api_key: str | None = None
+    allowed_hosts: list[str] = field(default_factory=list)
+    batches: tuple[int, ...] = BATCHES
+    depths: tuple[int, ...] = DEPTHS
+    prompts: tuple[int, ...] = PROMPTS
+    output_tokens: int = OUTPUT_TOKENS
+    budget_s: float = BUDGET_S
+    connect_timeout_s: float = 10.0
+    request_timeout_s: float = 120.0
+
+
+@dataclass
+class ProbeResult:
+    served_model: str
+    owned_by: str | None
+    runtime_version: str | None
+    context: int | None
+    decode: list[DecodePoint]
+    prefill: list[PrefillPoint]
+    requests: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def runtime_hint(self) -> str | None:
+        """The runtime's catalog slug, as the server names its owner."""
+        return OWNERS.get((self.owned_by or "").lower().replace(".", "").replace("-", ""))
+
+    def to_json(self) -> dict[str, Any]:
+        """What a worker sends back: the points and what the server said of itself."""
+        return {
+            "served_model": self.served_model,
+            "owned_by": self.owned_by,
+            "runtime_version": self.runtime_version,
+            "context": self.context,
+            **self.points_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProbeResult:
+        """The inverse of `to_json` (raises ValueError, KeyError or TypeError on bad data)."""
+        decode = [DecodePoint(int(b), int(d), float(s)) for b, d, s in data["decode"]]
+        prefill = [PrefillPoint(int(p), float(t)) for p, t in data["prefill"]]
+        times = [p.step_s for p in decode] + [p.ttft_s for p in prefill]
+        counts = [p.batch for p in decode] + [p.prompt for p in prefill]
+        if not all(0 < t < 3600 for t in times) or not all(0 < c < 10**8 for c in counts):
+            raise ValueError("probe points must be positive times and counts")
+        return cls(
+            served_model=str(data["served_model"]),
+            owned_by=data.get("owned_by"),
+            runtime_version=data.get("runtime_version"),
+            context=data.get("context"),
+            decode=decode,
+            prefill=prefill,
+            requests=int(data.get("requests", 0)),
+            failed=int(data.get("failed", 0)),
+            seconds=float(data.get("seconds", 0.0)),
+        )
+
+    def points_json(self) -> dict[str, Any]:
+        return {
+            "decode": [[p.batch, p.depth, round(p.step_s, 6)] for p in self.decode],
+            "prefill": [[p.prompt, round(p.ttft_s, 6)] for p in self.prefill],
+            "requests": self.requests,
+            "failed": self.failed,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+def run_probe_sync(plan: ProbePlan, progress: Progress | None = None) -> ProbeResult:
+    return asyncio.run(run_probe(plan, progress))
+
+
+async def run_probe(plan: ProbePlan, progress: Progress | None = None) -> ProbeResult:
+    """Raises HostNotAllowedError before any request, ProbeError when nothing can be timed."""
+    check_url_allowed(plan.base_url, plan.allowed_hosts)
+    probe = _Probe(plan, progress or (lambda *_: None))
+    try:
+        return await probe.run()
+    finally:
+        await probe.close()
+
+
+class _Probe:
+    def __init__(self, plan: ProbePlan, progress: Progress) -> None:
+        self.plan = plan
+        self.progress = progress
+        self.started = time.monotonic()
+        self.http = self._client()
+        self.streams = StreamClients(self._client)
+        self.sizer = PromptSizer()
+        self.requests = self.failed = 0
+        self.errors: list[str] = []
+        self.seed = 0
+
+    def _client(self) -> httpx.AsyncClient:
+        return make_http_client(
+            api_key=self.plan.api_key,
+            connect_timeout_s=self.plan.connect_timeout_s,
+            request_timeout_s=self.plan.request_timeout_s,
+        )
+
+    async def close(self) -> None:
+        await self.streams.aclose()
+        await self.http.aclose()
+
+    def left_s(self) -> float:
+        return self.plan.budget_s - (time.monotonic() - self.started)
+
+    async def run(self) -> ProbeResult:
+        served, owned_by, context = await self._served_model()
+        version = await self._version()
+        extra = {"ignore_eos": True} if owned_by in ("vllm", "sglang") else {}
+        self.endpoint = ChatEndpoint(
+            http=self.http,
+            url=chat_completions_url(self.plan.base_url),
+            model=served,
+            request_timeout_s=self.plan.request_timeout_s,
+            extra_body=extra,
+            secret=self.plan.api_key,
+        )
+        await self._size_prompts()
+        room = (context or 8192) - self.plan.output_tokens - CONTEXT_MARGIN
+        depths = sorted({min(d, room) for d in self.plan.depths if room > 0})
+        prompts = sorted({min(p, room) for p in self.plan.prompts if room > 0})
+        total = len(depths) * len(self.plan.batches) + len(prompts)
+        decode = await self._decode(depths, total)
+        prefill = await self._prefill(prompts, len(decode), total)
+        if not decode and self.failed:
+            raise ProbeError("failed_requests", "; ".join(self.errors[:3]))
+        return ProbeResult(
+            served_model=served,
+            owned_by=owned_by,
+            runtime_version=version,
+            context=context,
+            decode=decode,
+            prefill=prefill,
+            requests=self.requests,
+            failed=self.failed,
+            errors=self.errors[:5],
+            seconds=time.monotonic() - self.started,
+        )
+
+    async def _served_model(self) -> tuple[str, str | None, int | None]:
+        """The model to probe, who the server says owns it, and its context length."""
+        url = models_url(self.plan.base_url)
+        try:
+            response = await self.http.get(url, timeout=self.plan.connect_timeout_s + 10)
+        except httpx.HTTPError as error:
+            raise ProbeError("unreachable", f"could not reach {url}: {error}") from error
+        try:
+            entries = response.json().get("data", []) if response.status_code == 200 else []
+        except (ValueError, AttributeError):
+            entries = []
+        entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
+        names = [e["id"] for e in entries]
+        wanted = self.plan.served_model
+        if wanted is None and len(entries) != 1:
+            listed = ", ".join(names) or "none"
+            raise ProbeError(
+                "models", f"the server lists {len(entries)} models ({listed}): name one"
+            )
+        chosen = next((e for e in entries if e["id"] == (wanted or names[0])), {"id": wanted})
+        context = chosen.get("max_model_len")
+        context = context if isinstance(context, int) and context > 0 else None
+        owner = chosen.get("owned_by")
+        return str(chosen["id"]), owner if isinstance(owner, str) else None, context
+
+    async def _version(self) -> str | None:
+        root = self.plan.base_url.rstrip("/").removesuffix("/v1")
+        for path in VERSION_PATHS:
+            try:
+                response = await self.http.get(root + path, timeout=10.0)
+                found = response.json().get("version") if response.status_code == 200 else None
+            except (httpx.HTTPError, ValueError, AttributeError):
+                continue
+            if isinstance(found, str) and found:
+                return found[:100]
+        return None
+
+    async def _ask(self, index: int, words: int, max_tokens: int) -> RequestSample:
+        self.seed += 1
+        text = compose(filler_sentences(self.seed, words))
+        endpoint = self.endpoint.using(self.streams.get(index))
+        timeout = max(5.0, min(self.plan.request_timeout_s, self.left_s()))
+        endpoint.request_timeout_s = timeout
+        sample = await stream_chat(endpoint, user_messages(text), max_tokens)
+        self.requests += 1
+        if not sample.ok:
+            self.failed += 1
+            if sample.error is not None:
+                self.errors.append(sample.error.message)
+        return sample
+
+    async def _size_prompts(self) -> None:
+        """Two requests that tell how many tokens a word of filler is (one also warms up)."""
+        for words in (0, SIZING_WORDS):
+            sample = await self._ask(0, words, 4)
+            if sample.ok:
+                self.sizer.observe(words, sample.prompt_tokens)
+
+    async def _decode(self, depths: list[int], total: int) -> list[DecodePoint]:
+        points: list[DecodePoint] = []
+        done = 0
+        for depth in depths:
+            for batch in self.plan.batches:
+                self.progress("decode", done, total)
+                done += 1
+                if self.left_s() < 5:
+                    return points
+                words = self.sizer.words_for(depth)
+                samples = await asyncio.gather(
+                    *(self._ask(i, words, self.plan.output_tokens) for i in range(batch))
+                )
+                step = decode_step_s(samples)
+                if step is not None:
+                    prompt = _prompt_tokens(samples, self.sizer.expected_tokens(words))
+                    kv_depth = prompt + self.plan.output_tokens // 2
+                    points.append(DecodePoint(batch, kv_depth, step))
+        return points
+
+    async def _prefill(self, prompts: list[int], done: int, total: int) -> list[PrefillPoint]:
+        points: list[PrefillPoint] = []
+        for target in prompts:
+            self.progress("prefill", done, total)
+            done += 1
+            if self.left_s() < 5:
+                break
+            words = self.sizer.words_for(target)
+            samples = [await self._ask(0, words, 2) for _ in range(PREFILL_REPEATS)]
+            ttfts = [s.ttft_ms for s in samples if s.ok and s.ttft_ms]
+            if ttfts:
+                prompt = _prompt_tokens(samples, self.sizer.expected_tokens(words))
+                points.append(PrefillPoint(prompt, median(ttfts) / 1e3))
+        self.progress("prefill", total, total)
+        return points
+
+
+def _prompt_tokens(samples: list[RequestSample], expected: int) -> int:
+    reported = [s.prompt_tokens for s in samples if s.prompt_tokens]
+    return round(median(reported)) if reported else expected
+
+
+def decode_step_s(samples: list[RequestSample]) -> float | None:
+    """Seconds per decode step while every request of a round decodes: each request's time
+    per token across its chunks inside the window where all have their first token and
+    none has its last (its whole stream after the first token where the window holds too
+    few), the median over the requests. Spans, not single gaps: a reader that falls
+    behind receives chunks in bursts, which moves single gaps but not a span's length.
+    None when no request's tokens were spread over time."""
+    timed = [s for s in samples if s.ok and len(s.chunk_offsets_ms) >= 3 and s.output_tokens]
+    if not timed or len(timed) < len(samples):
+        return None
+    arrivals = [[s.send_offset_ms + t for t in s.chunk_offsets_ms] for s in timed]
+    start = max(times[0] for times in arrivals)
+    end = min(times[-1] for times in arrivals)
+    steps: list[float] = []
+    for sample, times in zip(timed, arrivals, strict=True):
+        per_chunk = (sample.output_tokens or 1) / max(1, sample.token_chunks)
+        inside = [t for t in times if start <= t <= end]
+        if len(inside) < 3:
+            inside = times[1:]
+        if len(inside) >= 2 and inside[-1] > inside[0]:
+            steps.append((inside[-1] - inside[0]) / ((len(inside) - 1) * per_chunk))
+    return median(steps) / 1e3 if steps else None

