@@ -6,6 +6,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 
@@ -50,6 +51,12 @@ class RunContext:
         self.notes: list[str] = []
         # The lengths this run measures: the plan's, plus a long one found for the needle.
         self.lengths: list[int] = list(plan.lengths)
+        # The context the quality checks fill (the plan's or the server's), and the one
+        # the needle grid runs up to; None when unknown or not asked for.
+        self.served_context: int | None = None
+        self.context_asked = False
+        self.quality_context: int | None = None
+        self.grid_context: int | None = None
         self.started_at = datetime.now(UTC)
         self.started = time.perf_counter()
 
@@ -62,9 +69,13 @@ class RunContext:
         messages: list[dict[str, str]],
         max_tokens: int,
         prompt: SizedPrompt | None = None,
+        *,
+        tools: list[dict[str, Any]] | None = None,
     ) -> RequestSample:
         target = prompt.target_tokens if prompt is not None else None
-        return await stream_chat(self.endpoint, messages, max_tokens, prompt_tokens_target=target)
+        return await stream_chat(
+            self.endpoint, messages, max_tokens, prompt_tokens_target=target, tools=tools
+        )
 
     async def progress(self, step: str, done: int, total: int) -> None:
         if self.on_progress is None:
