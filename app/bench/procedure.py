@@ -12,6 +12,7 @@ gives a ``load_failure`` result, which is evidence worth keeping.
 from __future__ import annotations
 
 import asyncio
+
 import httpx
 
 from app.bench.endpoint import StreamClients, make_http_client

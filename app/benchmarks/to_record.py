@@ -121,6 +121,11 @@ def task_details(task: TaskRunResult) -> dict[str, Any]:
             "passed": task.passed,
             "total": task.total,
             "errors": task.errors,
+            # Prompt by prompt, so two records of the same task can be compared in pairs.
+            "prompts": [
+                {"index": prompt.index, "passed": prompt.passed, "total": prompt.total}
+                for prompt in task.prompts
+            ],
             "failures": [
                 {
                     "prompt_index": failure.prompt_index,
