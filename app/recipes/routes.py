@@ -41,6 +41,7 @@ from app.recipes.schemas import EstimateOut, EstimateRequest, FitTableOut, Model
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.records.known_good import find_known_good, known_good_out
+from app.records.safe_ceiling import load_safe_ceiling
 from app.resolve import ModelInputs, RecipeService
 from app.resolve.hub import is_cached
 from app.security.exposure import request_is_exposed
@@ -140,6 +141,9 @@ def detail_page(
             "known_good": find_known_good(
                 session, recipe.model, recipe.hardware, recipe.profile, revision
             ),
+            "safe_ceiling": load_safe_ceiling(
+                session, recipe.model.id, recipe.hardware.id, recipe.profile.id
+            ),
         }
         return render(request, "recipes/detail.html", context)
 
@@ -170,7 +174,11 @@ def detail_api(
         records = load_detail_evidence(session, recipe, Revisions(revision, records_at))
         good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile, revision)
         out = detail_out(request, recipe, evidence_out(request, recipe, records))
-        return JSONResponse({**out, "known_good": known_good_out(request, good)})
+        ceiling = load_safe_ceiling(session, recipe.model.id, recipe.hardware.id, recipe.profile.id)
+        safe = ceiling.as_json(recipe.max_context) if ceiling else None
+        return JSONResponse(
+            {**out, "known_good": known_good_out(request, good), "safe_context": safe}
+        )
 
     return serve_at_revision(request, revision, build, records=records_at)
 
