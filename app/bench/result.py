@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from app.bench.metrics import Distribution
-from app.bench.needle_grid import GRID_DEPTHS
+from app.bench.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
 from app.bench.quality_result import NeedleGrid, ToolCallCheck
 from app.bench.task_spec import TaskSpec
 
@@ -100,6 +100,9 @@ class BenchPlan(BaseModel):
         "'auto' when the context is known and past needle_min_length",
     )
     grid_depths: list[float] = Field(default_factory=lambda: list(GRID_DEPTHS))
+    grid_first_length: int = Field(
+        default=GRID_FIRST_LENGTH, ge=256, description="the grid's shortest length; it doubles"
+    )
     grid_threshold: float = Field(
         default=0.95, gt=0, le=1, description="a length is safe when every depth reaches this"
     )

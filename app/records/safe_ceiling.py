@@ -79,7 +79,7 @@ class SafeCeiling:
         return UNTESTED_BEYOND(safe=safe, memory=memory)
 
     def limited_by(self, memory_tokens: int | None) -> str | None:
-        """"quality", "memory" or "unknown" (safe as far as measured), for pages and JSON."""
+        """ "quality", "memory" or "unknown" (safe as far as measured), for pages and JSON."""
         if memory_tokens is None:
             return None
         if self.safe_tokens is not None and self.safe_tokens >= memory_tokens:

@@ -140,9 +140,8 @@ def test_the_ceiling_in_three_languages(
     page.goto(live_server.url("catalog:model", slug=GLM) + f"?lang={language}")
     link = page.locator(f'tr[data-hardware="{hardware}"] a.safe-ceiling-link')
     link.click()
-    expect(page).to_have_url(
-        f"{live_server.url('recipes:detail', model=GLM, hardware=hardware, profile=PROFILE)}#safe-ceiling"
-    )
+    detail = live_server.url("recipes:detail", model=GLM, hardware=hardware, profile=PROFILE)
+    expect(page).to_have_url(f"{detail}#safe-ceiling")
     block = page.locator("#safe-ceiling")
     expect(block).to_be_visible()
     expect(block.locator("h3")).to_have_text(HEADINGS[language])

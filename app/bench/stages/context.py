@@ -15,6 +15,7 @@ from app.bench.probes import MemoryProbe
 from app.bench.prompts import PromptSizer, SizedPrompt
 from app.bench.result import BenchPlan, RequestSample, StepRecord
 from app.bench.stream import stream_chat
+from app.bench.tokenize import ServerTokenizer
 
 ProgressCallback = Callable[[str, int, int], Awaitable[None] | None]
 
@@ -47,6 +48,8 @@ class RunContext:
             secret=plan.api_key.get_secret_value() if plan.api_key else None,
         )
         self.sizer = PromptSizer()
+        # The server's own tokenizer, when it offers one: asked once, then not again.
+        self.tokenizer = ServerTokenizer(http, plan.base_url, plan.model)
         self.steps: list[StepRecord] = []
         self.notes: list[str] = []
         # The lengths this run measures: the plan's, plus a long one found for the needle.

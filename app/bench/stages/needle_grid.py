@@ -15,21 +15,17 @@ import time
 
 from app.bench.needle_grid import (
     ANSWER_KEPT,
-    GridPrompt,
     grid_lengths,
     grid_prompt,
     judge_answer,
     trial_seed,
 )
-from app.bench.prompts import SIZING_MARGIN
 from app.bench.quality_result import CeilingConfidence, GridCell, GridTrial, NeedleGrid
 from app.bench.stages.context import RunContext
+from app.bench.stages.sizing import sized_to
 from app.bench.stats import one_sided_lower_bound
-from app.bench.tokenize import ServerTokenizer
 
 STEP = "needle_grid"
-# At most this many re-sizings of one prompt against the server's count.
-SIZING_ROUNDS = 3
 
 
 async def run_needle_grid(run: RunContext) -> NeedleGrid | None:
@@ -38,9 +34,12 @@ async def run_needle_grid(run: RunContext) -> NeedleGrid | None:
         return None
     plan = run.plan
     started = time.perf_counter()
-    lengths = [length for length in grid_lengths(context) if length > plan.max_tokens]
+    lengths = [
+        length
+        for length in grid_lengths(context, plan.grid_first_length)
+        if length > plan.max_tokens
+    ]
     depths = list(plan.grid_depths)
-    tokenizer = ServerTokenizer(run.http, plan.base_url, plan.model)
     cells: list[GridCell] = []
     total = len(lengths) * len(depths) * plan.repeat
     done = 0
@@ -50,7 +49,7 @@ async def run_needle_grid(run: RunContext) -> NeedleGrid | None:
             trials: list[GridTrial] = []
             for repeat in range(plan.repeat):
                 await run.progress(STEP, done, total)
-                trial, error = await _one_trial(run, tokenizer, length, depth, repeat)
+                trial, error = await _one_trial(run, length, depth, repeat)
                 trials.append(trial)
                 first_error = first_error or error
                 done += 1
@@ -67,8 +66,8 @@ async def run_needle_grid(run: RunContext) -> NeedleGrid | None:
             )
     await run.progress(STEP, total, total)
     grid = summarise_grid(cells, lengths, depths, plan.grid_threshold)
-    grid.token_counting = "server_tokenizer" if tokenizer.available else "estimated"
-    if not tokenizer.available:
+    grid.token_counting = "server_tokenizer" if run.tokenizer.available else "estimated"
+    if not run.tokenizer.available:
         run.notes.append(
             "needle grid lengths are estimated: the server offers no /tokenize to count them"
         )
@@ -77,11 +76,16 @@ async def run_needle_grid(run: RunContext) -> NeedleGrid | None:
 
 
 async def _one_trial(
-    run: RunContext, tokenizer: ServerTokenizer, length: int, depth: float, repeat: int
+    run: RunContext, length: int, depth: float, repeat: int
 ) -> tuple[GridTrial, str | None]:
     plan = run.plan
     seed = trial_seed(plan.seed, length, depth, repeat)
-    prompt, counted = await _sized(run, tokenizer, run.prompt_target(length), seed, depth)
+    prompt, counted = await sized_to(
+        run,
+        run.prompt_target(length),
+        lambda words: grid_prompt(seed, words, depth),
+        lambda prompt: prompt.messages,
+    )
     sample = await run.ask(prompt.messages, plan.max_tokens)
     reason = None
     if sample.ok:
@@ -99,24 +103,6 @@ async def _one_trial(
         answer=sample.answer.strip()[:ANSWER_KEPT],
     )
     return trial, sample.error.message if sample.error else None
-
-
-async def _sized(
-    run: RunContext, tokenizer: ServerTokenizer, target: int, seed: int, depth: float
-) -> tuple[GridPrompt, int | None]:
-    """The prompt for ``target`` tokens, resized to the server's own count when it has one."""
-    words = run.sizer.words_for(target)
-    prompt = grid_prompt(seed, words, depth)
-    aim = target * (1.0 - SIZING_MARGIN)
-    counted = None
-    for round_ in range(SIZING_ROUNDS):
-        counted = await tokenizer.count(prompt.messages)
-        fits = counted is not None and aim * 0.99 <= counted <= target
-        if counted is None or fits or round_ == SIZING_ROUNDS - 1:
-            break
-        words = max(int(words * aim / counted), 1)
-        prompt = grid_prompt(seed, words, depth)
-    return prompt, counted
 
 
 def summarise_grid(

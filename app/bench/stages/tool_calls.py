@@ -15,6 +15,7 @@ from typing import Literal
 from app.bench.prompts import filler_sentences, stable_seed, user_messages
 from app.bench.quality_result import Band, ToolCallCheck, ToolCallTrial
 from app.bench.stages.context import RunContext
+from app.bench.stages.sizing import sized_to
 from app.bench.stats import wilson_interval
 from app.bench.tool_schemas import SCHEMA_NAMES, check_call, tool_case
 
@@ -55,11 +56,15 @@ async def run_tool_calls(run: RunContext) -> ToolCallCheck | None:
         await run.progress(STEP, done, len(plan_of))
         seed = stable_seed(plan.seed, "tools", name, context, repeat)
         case = tool_case(name, seed)
-        text = case.request
+        messages = user_messages(case.request)
         if context == "long" and long_tokens:
-            filler = " ".join(filler_sentences(seed, run.sizer.words_for(long_tokens)))
-            text = f"{filler}\n\n{case.request}"
-        sample = await run.ask(user_messages(text), TOOL_MAX_TOKENS, tools=case.tools)
+            messages, _ = await sized_to(
+                run,
+                long_tokens,
+                lambda words, request=case.request, seed=seed: long_messages(seed, words, request),
+                lambda built: built,
+            )
+        sample = await run.ask(messages, TOOL_MAX_TOKENS, tools=case.tools)
         valid, reason = check_call(sample, case)
         trials.append(
             ToolCallTrial(
@@ -77,6 +82,11 @@ async def run_tool_calls(run: RunContext) -> ToolCallCheck | None:
     errors = [trial.reason for trial in trials if trial.reason and trial.reason.startswith("error")]
     run.record(STEP, started, check.failing_reason or (errors[0] if errors else None))
     return check
+
+
+def long_messages(seed: int, words: int, request: str) -> list[dict[str, str]]:
+    """The request after about ``words`` words of seeded filler."""
+    return user_messages(" ".join(filler_sentences(seed, words)) + "\n\n" + request)
 
 
 def summarise_tool_calls(trials: list[ToolCallTrial], long_tokens: int | None) -> ToolCallCheck:
