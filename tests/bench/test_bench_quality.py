@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from bench_support import fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench import BenchResult, run_benchmark
+from app.bench.endpoint import StreamClients
 from app.bench.needle_grid import GRID_DEPTHS, grid_lengths, grid_prompt, judge_answer
+from app.bench.probes import NotMeasuredProbe
+from app.bench.stages.context import RunContext
+from app.bench.stages.quality_context import AUTO_GRID_MAX, decide_quality_context
 from app.bench.stats import wilson_interval
 from app.bench.stream_state import MAX_KEPT_TEXT, MAX_TOOL_CALLS, StreamState
 
@@ -156,3 +161,26 @@ def test_tool_calls_kept_from_a_stream_stay_bounded() -> None:
     calls = state.tool_calls.calls()
     assert len(calls) == MAX_TOOL_CALLS
     assert all(len(name) <= 200 and len(arguments) == MAX_KEPT_TEXT for name, arguments in calls)
+
+
+def test_the_default_plan_runs_the_grid_only_past_the_needle_threshold() -> None:
+    short = quality_run("fake?answer=needle", needle_grid="auto", context_length=16384)
+    assert short.needle_grid is None
+    long = quality_run("fake?answer=needle", needle_grid="auto", context_length=20000, repeat=1)
+    assert long.needle_grid is not None
+    assert long.needle_grid.lengths == [4096, 8192, 16384, 20000]
+    assert [step.name for step in long.steps] == ["smoke", "needle_grid"]
+
+
+def test_the_default_plan_stops_the_grid_at_64k_and_says_so() -> None:
+    async def body(server: FakeOpenAIServer) -> list[str]:
+        plan = fake_plan(server, "fake", needle_grid="auto", context_length=1_000_000)
+        async with httpx.AsyncClient() as http:
+            probe = NotMeasuredProbe("not asked")
+            run = RunContext(plan, http, StreamClients.sharing(http), probe, None)
+            await decide_quality_context(run)
+        assert run.grid_context == AUTO_GRID_MAX
+        return run.notes
+
+    notes = run_with_server(body)
+    assert any("stopped at 65,536 tokens" in note for note in notes)

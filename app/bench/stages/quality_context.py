@@ -23,6 +23,8 @@ async def decide_quality_context(run: RunContext) -> None:
     if plan.needle_grid is False:
         return
     if context is None:
+        if plan.needle_grid == "auto":
+            return  # the default plan: the long length's note already says the context is unknown
         run.notes.append(
             "no needle grid ran: the context length is unknown (the server reported no "
             "max_model_len); give it to run one"
