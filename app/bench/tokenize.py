@@ -8,6 +8,7 @@ result says so.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from urllib.parse import urlsplit, urlunsplit
 
@@ -15,6 +16,8 @@ import httpx
 
 # The answer lists every token id; a few bytes each, so this bounds a count of ~1M tokens.
 MAX_TOKENIZE_BODY = 16 * 1024 * 1024
+# The whole exchange, however the server drips its answer.
+TOKENIZE_TIMEOUT_S = 60.0
 
 
 def tokenize_url(base_url: str) -> str:
@@ -29,8 +32,15 @@ class ServerTokenizer:
     """Counts chat prompts through ``/tokenize``; ``available`` turns False at the first
     answer that is not a count, and no further request is sent."""
 
-    def __init__(self, http: httpx.AsyncClient, base_url: str, model: str) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        base_url: str,
+        model: str,
+        timeout_s: float = TOKENIZE_TIMEOUT_S,
+    ) -> None:
         self.http = http
+        self.timeout_s = timeout_s
         self.url = tokenize_url(base_url)
         self.model = model
         self.available: bool | None = None  # None until asked once
@@ -44,16 +54,19 @@ class ServerTokenizer:
 
     async def _ask(self, messages: list[dict[str, str]]) -> int | None:
         body = {"model": self.model, "messages": messages}
+        raw = bytearray()
         try:
-            async with self.http.stream("POST", self.url, json=body, timeout=60.0) as response:
+            async with (
+                asyncio.timeout(self.timeout_s),
+                self.http.stream("POST", self.url, json=body) as response,
+            ):
                 if response.status_code != 200:
                     return None
-                raw = bytearray()
                 async for piece in response.aiter_bytes():
                     raw += piece
                     if len(raw) > MAX_TOKENIZE_BODY:
                         return None
-        except httpx.HTTPError:
+        except (httpx.HTTPError, TimeoutError):
             return None
         try:
             count = json.loads(raw).get("count")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 from typing import Any
 
 import httpx
@@ -17,6 +20,7 @@ from app.bench.stages.context import RunContext
 from app.bench.stages.quality_context import AUTO_GRID_MAX, decide_quality_context
 from app.bench.stats import wilson_interval
 from app.bench.stream_state import MAX_KEPT_TEXT, MAX_TOOL_CALLS, StreamState
+from app.bench.tokenize import ServerTokenizer
 
 
 def quality_run(model: str, *, tokenize: bool = True, **overrides: Any) -> BenchResult:
@@ -184,3 +188,33 @@ def test_the_default_plan_stops_the_grid_at_64k_and_says_so() -> None:
 
     notes = run_with_server(body)
     assert any("stopped at 65,536 tokens" in note for note in notes)
+
+
+def test_a_tokenize_endpoint_that_drips_or_floods_is_given_up_on() -> None:
+    async def drip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        flood = b"flood" in (await reader.read(200))
+        with contextlib.suppress(ConnectionError):
+            while True:
+                data = b"9" * 65536 if flood else b"9"
+                writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                await writer.drain()
+                await asyncio.sleep(0 if flood else 0.2)
+
+    async def main() -> tuple[int | None, int | None, bool | None, float]:
+        server = await asyncio.start_server(drip, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with httpx.AsyncClient() as http:
+            started = time.monotonic()
+            slow = ServerTokenizer(http, f"http://127.0.0.1:{port}/v1", "m", timeout_s=1.0)
+            dripped = await slow.count([{"role": "user", "content": "drip"}])
+            big = ServerTokenizer(http, f"http://127.0.0.1:{port}/v1", "flood", timeout_s=30.0)
+            flooded = await big.count([{"role": "user", "content": "flood"}])
+            took = time.monotonic() - started
+        server.close()
+        return dripped, flooded, slow.available, took
+
+    dripped, flooded, available, took = asyncio.run(main())
+    assert dripped is None and flooded is None and available is False
+    assert took < 20
