@@ -29,8 +29,25 @@ os.environ.setdefault("SERVEBOOK_WARM_UP", "false")
 
 # Browser fixtures live in one place: a session-scoped browser imported into several test
 # modules would be started once per module, and Playwright allows one at a time.
-from tests.live_server import browser, live_server, page  # noqa: E402, F401
+from tests.live_server import (  # noqa: E402, F401
+    browser,
+    live_server,
+    outside_browser_loop,
+    page,
+)
 from tests.pg_server import PostgresServer
+
+
+@pytest.fixture(autouse=True)
+def no_browser_loop_outside_browser_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests that do not drive the browser run outside its event loop (see
+    `outside_browser_loop`); module fixtures that run a coroutine use it themselves."""
+    if "browser" in request.fixturenames:
+        yield
+        return
+    with outside_browser_loop():
+        yield
+
 
 # Beside a SQLite file the app keeps its own signing key; a server database has no folder.
 TEST_SECRET_KEY = "test-secret-key-not-for-serving"

@@ -10,11 +10,13 @@ Mark such tests `@pytest.mark.browser`.
 Set SERVEBOOK_CHROMIUM to use another chromium binary.
 """
 
+import asyncio
 import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,20 @@ def live_server(settings: Settings) -> Iterator[LiveServer]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def outside_browser_loop() -> Iterator[None]:
+    """Playwright's sync API keeps its event loop marked as running on the test thread for
+    as long as the (session-scoped) browser lives, so code that runs a coroutine itself (a
+    CLI command, a benchmark) would be refused by asyncio.run in any later test of the same
+    worker. Within this block the loop is unmarked; it is marked again after."""
+    loop = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(loop)
 
 
 @pytest.fixture(scope="session")

@@ -137,7 +137,13 @@ class ChatEndpoint:
     extra_body: dict[str, Any] = field(default_factory=dict)
     secret: str | None = None
 
-    def body(self, messages: list[dict[str, str]], max_tokens: int) -> bytes:
+    def body(
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        *,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> bytes:
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -145,6 +151,9 @@ class ChatEndpoint:
             "temperature": 0,
             "stream": True,
         }
+        if tools:
+            payload["tools"] = tools
+            payload["tool_choice"] = "auto"
         if self.include_usage:
             payload["stream_options"] = {"include_usage": True}
         payload.update(self.extra_body)

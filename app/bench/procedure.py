@@ -12,11 +12,11 @@ gives a ``load_failure`` result, which is evidence worth keeping.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import httpx
 
 from app.bench.endpoint import StreamClients, make_http_client
+from app.bench.event_loops import fastest_event_loop_factory
 from app.bench.hosts import check_url_allowed, is_loopback
 from app.bench.probes import MemoryProbe, default_probe
 from app.bench.result import BenchPlan, BenchResult
@@ -24,10 +24,13 @@ from app.bench.stages.context import ProgressCallback, RunContext, truncation_me
 from app.bench.stages.lengths import run_lengths
 from app.bench.stages.long_length import add_long_length
 from app.bench.stages.needle import needle_lengths, run_needles
+from app.bench.stages.needle_grid import run_needle_grid
+from app.bench.stages.quality_context import decide_quality_context
 from app.bench.stages.ramp import level_summary, run_ramp
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, run_smoke
 from app.bench.stages.task import run_task
-from app.bench.stages.verdict import assemble, classify, token_count_source
+from app.bench.stages.tool_calls import run_tool_calls
+from app.bench.stages.verdict import assemble, classify, quality_failure, token_count_source
 from app.bench.stages.warmup import WARMUP_TARGET_TOKENS, run_warmup
 
 __all__ = [
@@ -123,13 +126,19 @@ async def execute(run: RunContext) -> BenchResult:
         _skip_all_after_smoke(run)
         error = failure.message if failure else "smoke request failed"
         return assemble(run, "load_failure", error, smoke=smoke)
-    await add_long_length(run)
-    warmup = await run_warmup(run)
-    lengths = await run_lengths(run)
-    ramp = await run_ramp(run, lengths)
-    needles = await run_needles(run, lengths)
+    warmup, lengths, ramp, needles = None, [], None, []
+    if run.plan.measure_speed:
+        await add_long_length(run)
+        warmup = await run_warmup(run)
+        lengths = await run_lengths(run)
+        ramp = await run_ramp(run, lengths)
+        needles = await run_needles(run, lengths)
+    await decide_quality_context(run)
+    grid = await run_needle_grid(run)
+    tool_calls = await run_tool_calls(run)
     task = await run_task(run)
     outcome, error = classify(smoke, lengths, needles, task, run.plan.task_min_pass_rate, ramp)
+    outcome, error = quality_failure(outcome, error, grid, tool_calls)
     return assemble(
         run,
         outcome,
@@ -140,6 +149,8 @@ async def execute(run: RunContext) -> BenchResult:
         ramp=ramp,
         needles=needles,
         task=task,
+        grid=grid,
+        tool_calls=tool_calls,
     )
 
 
@@ -148,6 +159,8 @@ def _skip_all_after_smoke(run: RunContext) -> None:
     names = ["warmup", *(f"length:{length}" for length in run.lengths)]
     names += [f"concurrency:{level}" for level in plan.concurrency_levels]
     names += [f"needle:{length}" for length in needle_lengths(run)]
+    names += ["needle_grid"] if plan.needle_grid is True else []
+    names += ["tool_calls"] if plan.tool_calls else []
     names += [f"task:{plan.task.name}"] if plan.task else []
     run.skip(names, "skipped: the smoke request failed")
 
@@ -165,12 +178,3 @@ def run_benchmark_sync(
     """
     with asyncio.Runner(loop_factory=fastest_event_loop_factory()) as runner:
         return runner.run(run_benchmark(plan, probe=probe, on_progress=on_progress))
-
-
-def fastest_event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's loop factory when importable, else None (asyncio's default loop)."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop

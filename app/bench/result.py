@@ -14,6 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from app.bench.metrics import Distribution
+from app.bench.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
+from app.bench.quality_result import NeedleGrid, ToolCallCheck
 from app.bench.task_spec import TaskSpec
 
 TokenCountSource = Literal["usage", "chunks"]
@@ -92,6 +94,24 @@ class BenchPlan(BaseModel):
     context_length: int | None = Field(
         default=None, ge=1, description="the configuration's context; else the server's own"
     )
+    needle_grid: bool | Literal["auto"] = Field(
+        default=False,
+        description="the needle at 5 depths of every length from 4,096 up to the context; "
+        "'auto' when the context is known and past needle_min_length",
+    )
+    grid_depths: list[float] = Field(default_factory=lambda: list(GRID_DEPTHS))
+    grid_first_length: int = Field(
+        default=GRID_FIRST_LENGTH, ge=256, description="the grid's shortest length; it doubles"
+    )
+    grid_threshold: float = Field(
+        default=0.95, gt=0, le=1, description="a length is safe when every depth reaches this"
+    )
+    tool_calls: bool = Field(default=False, description="check OpenAI tool calls")
+    tool_call_repeat: int = Field(default=5, ge=1, le=50)
+    measure_speed: bool = Field(
+        default=True,
+        description="false runs the quality checks alone: no warm-up, lengths, ramp or needle",
+    )
     task: TaskSpec | None = Field(default=None, description="prompts with checks, run after")
     task_min_pass_rate: float | None = Field(
         default=None, ge=0, le=1, description="below this pass rate the outcome is wrong_answer"
@@ -111,7 +131,7 @@ class BenchPlan(BaseModel):
             raise ValueError(f"at most {MAX_CONCURRENCY:,} requests in flight")
         return values
 
-    @field_validator("needle_depths")
+    @field_validator("needle_depths", "grid_depths")
     @classmethod
     def _fractions(cls, values: list[float]) -> list[float]:
         if not values or any(not 0.0 <= value <= 1.0 for value in values):
@@ -141,6 +161,13 @@ class RequestError(BaseModel):
     kind: ErrorKind
     message: str
     http_status: int | None = None
+
+
+class ToolCallSeen(BaseModel):
+    """One function call a stream built: its name and argument text, as received."""
+
+    name: str
+    arguments: str = Field(description="the first 4,000 characters")
 
 
 class RequestSample(BaseModel):
@@ -182,6 +209,7 @@ class RequestSample(BaseModel):
     )
     answer: str = ""
     reasoning: str = ""
+    tool_calls: list[ToolCallSeen] = Field(default_factory=list)
 
     @property
     def streamed(self) -> bool:
@@ -350,4 +378,6 @@ class BenchResult(BaseModel):
     concurrency: ConcurrencyRamp | None = None
     needle: list[NeedleLength] = Field(default_factory=list)
     task: TaskRunResult | None = None
+    needle_grid: NeedleGrid | None = None
+    tool_calls: ToolCallCheck | None = None
     notes: list[str] = Field(default_factory=list)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.bench.endpoint import ChatEndpoint, StreamClients, make_http_client
+from app.bench.event_loops import fastest_event_loop_factory
 from app.bench.result import RequestSample
 from app.bench.stream import stream_chat
 
@@ -201,8 +202,6 @@ def _collect(
 
 
 def _worker(k: int, job: _ShardJob, barrier: Any, results: Any) -> None:
-    from app.bench.procedure import fastest_event_loop_factory
-
     clients = StreamClients(
         lambda: make_http_client(
             api_key=job.api_key,

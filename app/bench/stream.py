@@ -27,7 +27,7 @@ import httpx
 
 from app.bench.endpoint import ChatEndpoint, StampingClient
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
-from app.bench.result import ErrorKind, RequestError, RequestSample
+from app.bench.result import ErrorKind, RequestError, RequestSample, ToolCallSeen
 from app.bench.sse import SSEOverflow, SSEParser
 from app.bench.stamped_stream import StampedStream
 from app.bench.stream_state import OutputOverrun, StreamState, error_message
@@ -61,6 +61,7 @@ async def stream_chat(
     max_tokens: int,
     *,
     prompt_tokens_target: int | None = None,
+    tools: list[dict[str, Any]] | None = None,
 ) -> RequestSample:
     """Send one streaming request and measure it; never raises for server misbehaviour.
 
@@ -78,7 +79,7 @@ async def stream_chat(
         if event.endswith("send_request_body.started"):
             sent_at.append(perf_counter_ns())
 
-    body = endpoint.body(messages, max_tokens)
+    body = endpoint.body(messages, max_tokens, tools=tools)
     state = StreamState(max_tokens=max_tokens)
     headers_ns: int | None = None
     parser = SSEParser()
@@ -377,6 +378,10 @@ def _to_sample(
         sse_comments=parser.comments,
         answer=state.content.text(),
         reasoning=state.reasoning.text(),
+        tool_calls=[
+            ToolCallSeen(name=name, arguments=arguments)
+            for name, arguments in state.tool_calls.calls()
+        ],
         usage_ignored=state.usage_ignored,
     )
 

@@ -66,6 +66,46 @@ class _KeptText:
         return "".join(self.parts)
 
 
+MAX_TOOL_CALLS = 8
+
+
+@dataclass
+class _ToolCalls:
+    """The function calls the deltas build, by their index: a name and argument text, at
+    most ``MAX_TOOL_CALLS`` calls and ``MAX_KEPT_TEXT`` characters of arguments each."""
+
+    names: dict[int, str] = field(default_factory=dict)
+    arguments: dict[int, _KeptText] = field(default_factory=dict)
+
+    def add(self, calls: object) -> None:
+        if not isinstance(calls, list):
+            return
+        for position, call in enumerate(calls):
+            if not isinstance(call, dict):
+                continue
+            index = call.get("index", position)
+            if not isinstance(index, int) or isinstance(index, bool):
+                continue
+            if index not in self.names and len(self.names) >= MAX_TOOL_CALLS:
+                continue
+            function = call.get("function")
+            function = function if isinstance(function, dict) else _NO_DELTA
+            name = function.get("name")
+            self.names.setdefault(index, "")
+            if isinstance(name, str) and name:
+                self.names[index] = (self.names[index] + name)[:200]
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and arguments:
+                self.arguments.setdefault(index, _KeptText()).add(arguments)
+
+    def calls(self) -> list[tuple[str, str]]:
+        """(name, arguments) of each call, in index order."""
+        return [
+            (self.names[index], self.arguments[index].text() if index in self.arguments else "")
+            for index in sorted(self.names)
+        ]
+
+
 @dataclass
 class StreamState:
     """What the events of one stream said, with the arrival stamp of each."""
@@ -77,6 +117,7 @@ class StreamState:
     first_content_ns: int | None = None
     content: _KeptText = field(default_factory=_KeptText)
     reasoning: _KeptText = field(default_factory=_KeptText)
+    tool_calls: _ToolCalls = field(default_factory=_ToolCalls)
     completion_tokens: int | None = None
     prompt_tokens: int | None = None
     usage_ignored: str | None = None
@@ -165,7 +206,9 @@ class StreamState:
             if isinstance(reasoning, str) and reasoning:
                 self.reasoning.add(reasoning)
                 carries_token = True
-            if delta.get("tool_calls"):
+            calls = delta.get("tool_calls")
+            if calls:
+                self.tool_calls.add(calls)
                 carries_token = True
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])[:64]

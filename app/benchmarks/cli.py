@@ -12,6 +12,7 @@ from app.bench.hosts import HostNotAllowedError
 from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult, TaskRunResult
 from app.bench.task_spec import TaskFileError, TaskSpec
+from app.benchmarks.quality_tables import grid_table, tool_call_table
 from app.benchmarks.to_record import record_from_result
 from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
@@ -92,6 +93,10 @@ def summary(result: BenchResult) -> list[Table]:
                 fmt(row.accuracy * 100 if row.accuracy is not None else None, 0) + " %",
             )
         tables.append(needle)
+    if result.needle_grid is not None:
+        tables.append(grid_table(result.needle_grid))
+    if result.tool_calls is not None:
+        tables.append(tool_call_table(result.tool_calls))
     if result.task is not None:
         tables.append(task_table(result.task))
     return tables
@@ -134,6 +139,21 @@ def task_table(task: TaskRunResult) -> Table:
     default=None,
     help="the configuration's context, tokens; default: what the server reports",
 )
+@click.option(
+    "--needle-grid/--no-needle-grid",
+    default=None,
+    help="the needle at 5 depths of 4096, 8192 ... up to --context-length: the safe context "
+    "ceiling. Given alone it runs only the quality checks; default: part of the default run "
+    "when the context is known and past 16K",
+)
+@click.option(
+    "--grid-threshold",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.95,
+    show_default=True,
+    help="a length is safe when the needle is found this often at every depth",
+)
+@click.option("--tool-calls", is_flag=True, help="check OpenAI tool calls, short and long context")
 @click.option("--task", "task_id", type=click.IntRange(1), default=None, help="a stored task's id")
 @click.option(
     "--task-file",
@@ -216,6 +236,9 @@ DEFAULT_LENGTHS = [1024, 4096]
 def build_plan(served_model: str, options: dict) -> BenchPlan:
     needle = options.pop("needle")
     lengths = options["lengths"]
+    grid = options["needle_grid"]
+    if grid is True and options["context_length"] is None:
+        raise click.UsageError("--needle-grid needs --context-length: the grid runs up to it")
     values = {
         "base_url": options["base_url"],
         "model": served_model,
@@ -223,6 +246,11 @@ def build_plan(served_model: str, options: dict) -> BenchPlan:
         # Asked-for lengths are kept as given; the default adds one for the needle.
         "add_long_length": lengths is None,
         "context_length": options["context_length"],
+        "needle_grid": ("auto" if lengths is None else False) if grid is None else grid,
+        "grid_threshold": options["grid_threshold"],
+        "tool_calls": options["tool_calls"],
+        # The grid asked for alone is a quality run; with --lengths the speed runs too.
+        "measure_speed": not (grid is True and lengths is None),
         "task": load_task(options["task_id"], options["task_file"]),
         "task_min_pass_rate": options["task_min_pass_rate"],
         "concurrency_levels": options["concurrency"],

@@ -136,6 +136,8 @@ class JobIn(BaseModel):
             "allowed_hosts": allowed_hosts,
             # Lengths left at their default gain one for the needle when the context allows.
             "add_long_length": "lengths" not in self.model_fields_set,
+            # ... and the needle grid, up to the context (at most 64K) when it is known.
+            "needle_grid": "auto" if "lengths" not in self.model_fields_set else False,
         }
 
     def target(self) -> dict[str, Any]:

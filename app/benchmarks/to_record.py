@@ -11,6 +11,7 @@ from app.bench.result import (
     NeedleLength,
     TaskRunResult,
 )
+from app.benchmarks.quality_record import grid_point, tool_call_details
 
 # Failures kept on the record (the full list stays with the job's result), and their size.
 RECORD_TASK_FAILURES = 10
@@ -121,6 +122,11 @@ def task_details(task: TaskRunResult) -> dict[str, Any]:
             "total": task.total,
             "errors": task.errors,
             "duration_s": task.duration_s,
+            # Prompt by prompt, so two records of the same task can be compared in pairs.
+            "prompts": [
+                {"index": prompt.index, "passed": prompt.passed, "total": prompt.total}
+                for prompt in task.prompts
+            ],
             "failures": [
                 {
                     "prompt_index": failure.prompt_index,
@@ -164,6 +170,13 @@ def measurements(result: BenchResult) -> list[dict[str, Any]]:
             kept.append(point)
         elif kept:  # nothing answered to time: the score still goes on the record
             kept[0]["details"].update(task_details(result.task))
+    if result.needle_grid is not None:
+        point = grid_point(result.needle_grid)
+        if point is not None:
+            kept.append(point)
+    if result.tool_calls is not None and kept:
+        quality = next((p for p in kept if "needle_grid" in p["details"]), kept[0])
+        quality["details"].update(tool_call_details(result.tool_calls))
     return kept
 
 

@@ -50,6 +50,7 @@ from app.recipes.schemas import (
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.records.known_good import find_known_good, known_good_out
+from app.records.safe_ceiling import load_safe_ceiling
 from app.resolve import FitRow, ModelInputs, RecipeService
 from app.resolve.hub import is_cached
 from app.security.exposure import request_is_exposed
@@ -177,6 +178,9 @@ def detail_page(
             "known_good": find_known_good(
                 session, recipe.model, recipe.hardware, recipe.profile, revision
             ),
+            "safe_ceiling": load_safe_ceiling(
+                session, recipe.model.id, recipe.hardware.id, recipe.profile.id
+            ),
         }
         return render(request, "recipes/detail.html", context)
 
@@ -213,8 +217,15 @@ def detail_api(
         good = find_known_good(session, recipe.model, recipe.hardware, recipe.profile, revision)
         out = detail_out(request, recipe, evidence_out(request, recipe, records))
         curve = load_curve(recipe, records.summary, price_per_gpu_hour)
+        ceiling = load_safe_ceiling(session, recipe.model.id, recipe.hardware.id, recipe.profile.id)
+        safe = ceiling.as_json(recipe.max_context) if ceiling else None
         return JSONResponse(
-            {**out, "known_good": known_good_out(request, good), "load_curve": curve}
+            {
+                **out,
+                "known_good": known_good_out(request, good),
+                "load_curve": curve,
+                "safe_context": safe,
+            }
         )
 
     return serve_at_revision(request, revision, build, records=records_at)

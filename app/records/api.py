@@ -17,6 +17,7 @@ from app.records.filters import FiltersDep
 from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs, parse_json_body
 from app.records.pages import RecordPages
+from app.records.quality_gate import quality_drop_for
 from app.records.review import needs_confirmation
 from app.records.schemas import (
     AcceptanceOut,
@@ -201,11 +202,15 @@ def acceptance_api(request: Request, record_id: RowIdPath, session: SessionDep) 
     """What accepting the record would change on the recipe pages, before anyone accepts it;
     no changes once the record is no longer pending."""
     record = get_record(session, record_id)
+    drop = quality_drop_for(session, record)
     return {
         "record": record.id,
         "review_state": record.review_state,
         "flags": record.flags,
-        "needs_confirmation": needs_confirmation(record),
+        "needs_confirmation": needs_confirmation(record, drop),
+        "quality_drop": (
+            {"baseline": drop.baseline.id, **drop.verdict.as_json()} if drop else None
+        ),
         "changes": [
             change_out(request, record, change)
             for change in acceptance_consequences(session, record)

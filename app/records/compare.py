@@ -9,6 +9,7 @@ from app.i18n import lazy_gettext as _l
 from app.i18n.sentences import Sentence
 from app.models import Measurement, Record
 from app.records.effects import Effect, measurement_effects
+from app.records.paired import PairedVerdict, paired_verdicts
 from app.records.schemas import METRICS
 from app.records.setting_changes import (
     SettingChange,
@@ -47,6 +48,7 @@ class Comparison:
     sections: list[tuple[str, list[Row]]]
     settings: list[SettingChange] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
+    paired: list[PairedVerdict] = field(default_factory=list)
 
     @property
     def differences(self) -> int:
@@ -133,6 +135,7 @@ def compare_records(a: Record, b: Record) -> Comparison:
         ],
         setting_changes(a, b),
         measurement_effects(a, b),
+        paired_verdicts(a, b),
     )
 
 
@@ -146,5 +149,6 @@ def comparison_out(comparison: Comparison, urls: dict[int, str]) -> dict[str, An
         "attribution": comparison.attribution,
         "settings": [change.as_json() for change in comparison.settings],
         "effects": [effect.as_json() for effect in comparison.effects],
+        "quality": [verdict.as_json() for verdict in comparison.paired],
         "differences": comparison.differences,
     }

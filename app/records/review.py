@@ -16,6 +16,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.labels import REVIEW_ACTIONS, REVIEW_STATES
 from app.i18n.sentences import register
 from app.models import Record, RecordEvent
+from app.records.quality_gate import QualityDrop, quality_drop_for
 from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, ReviewIn
 from app.records.service import get_record
@@ -44,6 +45,13 @@ SAY_WHY = {
 CONFIRM_FLAGS = register(
     "review.confirm_flags",
     _l("the record is flagged (%(codes)s); confirm that you checked the flags to accept it anyway"),
+)
+CONFIRM_QUALITY = register(
+    "review.confirm_quality",
+    _l(
+        "quality dropped against the known-good record %(record)s (%(verdict)s); confirm that "
+        "you checked it to make this record the known-good configuration anyway"
+    ),
 )
 SAY_WHY_FLAGGED = register("review.say_why_flagged", _l("say why you accept a flagged record"))
 NOT_ALLOWED = register(
@@ -77,18 +85,24 @@ def parse_review(raw: Mapping[str, Any] | ReviewIn) -> ReviewIn:
     return review
 
 
-def needs_confirmation(record: Record) -> bool:
-    """A flagged record is accepted only with the flags confirmed and a reason, so a number a
-    reviewer should have questioned never changes the catalog by a single click."""
-    return record.review_state == "pending" and bool(record.flags)
+def needs_confirmation(record: Record, drop: QualityDrop | None = None) -> bool:
+    """A flagged record, or one whose quality dropped against the known-good configuration,
+    is accepted only with that confirmed and a reason, so a number a reviewer should have
+    questioned never changes the catalog by a single click."""
+    return record.review_state == "pending" and (bool(record.flags) or drop is not None)
 
 
-def check_flags_confirmed(record: Record, review: ReviewIn) -> None:
+def check_flags_confirmed(record: Record, review: ReviewIn, drop: QualityDrop | None) -> None:
     """Every missing part at once, so the form can show both errors together."""
     errors = []
     if not review.confirm_flags:
-        codes = ", ".join(sorted({flag["code"] for flag in record.flags}))
-        errors.append(FieldError.of("confirm_flags", CONFIRM_FLAGS(codes=codes)))
+        if record.flags:
+            codes = ", ".join(sorted({flag["code"] for flag in record.flags}))
+            errors.append(FieldError.of("confirm_flags", CONFIRM_FLAGS(codes=codes)))
+        else:
+            assert drop is not None
+            said = CONFIRM_QUALITY(record=str(drop.baseline.id), verdict=drop.verdict.said)
+            errors.append(FieldError.of("confirm_flags", said))
     if not review.reason.strip():
         errors.append(FieldError.of("reason", SAY_WHY_FLAGGED()))
     if errors:
@@ -124,8 +138,10 @@ def prepare_review(
                 allowed=[ACTION_WORDS[action]() for action in allowed],
             )
         )
-    if review.action == "accept" and needs_confirmation(record):
-        check_flags_confirmed(record, review)
+    if review.action == "accept":
+        drop = quality_drop_for(session, record)
+        if needs_confirmation(record, drop):
+            check_flags_confirmed(record, review, drop)
     return PendingReview(record, review, source, target)
 
 

@@ -35,6 +35,7 @@ from app.records.importers import FORMAT_LABELS
 from app.records.imports import AlreadyImported, import_record
 from app.records.known_good import known_good_for, record_form_values
 from app.records.pages import RecordPages
+from app.records.quality_gate import quality_drop_for
 from app.records.review import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
     OUTCOME_LABELS,
@@ -235,6 +236,7 @@ def detail_context(
     typed: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     actions = allowed_actions(record.review_state)
+    drop = quality_drop_for(session, record)
     return {
         "record": record,
         "principal": principal,
@@ -243,7 +245,8 @@ def detail_context(
         "typed": typed or {},
         "outcome_labels": OUTCOME_LABELS,
         "charts": record_charts(record.measurements),
-        "needs_confirmation": needs_confirmation(record),
+        "needs_confirmation": needs_confirmation(record, drop),
+        "quality_drop": drop,
         "known_good": known_good_for(session, record),
         **acceptance_preview(session, record, principal, actions),
     }

@@ -323,6 +323,9 @@ class AcceptanceOut(BaseModel):
     review_state: ReviewState
     flags: list[Flag]
     needs_confirmation: bool
+    quality_drop: dict[str, Any] | None = Field(
+        default=None, description="a significant paired loss against the known-good record"
+    )
     changes: list[ChangeOut]
 
 

@@ -7,7 +7,15 @@ between ``[[reply:`` and ``]]``, so a test decides whether a task's check passes
 with ``alternate=1`` it answers what ``[[alt:`` ... ``]]`` holds instead, where a prompt
 has one, as a second model answering the same task differently would.
 ``/v1/models`` reports ``max_model_len`` (as vLLM does) when the server is given one, or
-when the base URL holds ``/ctx/N/``, e.g. ``http://127.0.0.1:P/ctx/32768/v1``.
+when the base URL holds ``/ctx/N/``, e.g. ``http://127.0.0.1:P/ctx/32768/v1``. It counts
+prompts at ``POST /tokenize`` (as vLLM does) when given ``tokenize=True`` or when the URL
+holds ``/tok/``, by the same rule as its usage figures.
+
+Quality knobs: ``needle_cutoff=N`` finds the needle only in prompts of at most N tokens;
+``echo=1`` answers a needle by repeating its sentence and the question; a request with
+``tools`` gets one call of the tool its prompt names ("Call the function X"), with
+arguments built from that tool's schema, except that ``tool_text=1`` writes the call as
+plain answer text and ``malformed_share=F`` breaks the JSON of that share of the calls.
 
 The server schedules each chunk at an absolute time after it has read the request (no
 drift), so a client's measurements can be checked against the injected values.
@@ -36,7 +44,9 @@ from urllib.parse import parse_qsl
 import msgspec
 
 PER_MESSAGE_TOKENS = 3
-_PASSKEY = re.compile(r"passkey is (\d+)")
+_PASSKEY = re.compile(r"passkey(?: of the \w+ \w+)? is (\d+)")
+_NEEDLE_SENTENCE = re.compile(r"[^.]*passkey(?: of the \w+ \w+)? is \d+[^.]*\.")
+_TOOL_ASKED = re.compile(r"Call the function (\w+)")
 _SCRIPTED = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
 _ALTERNATE = re.compile(r"\[\[alt:(.*?)\]\]", re.DOTALL)
 _CONTEXT_IN_PATH = re.compile(r"/ctx/(\d+)/")
@@ -75,6 +85,10 @@ class Scenario:
     max_inflight: int = 0  # > 0: more concurrent requests than this get HTTP 503
     reject_stream_options: bool = False
     finish_reason: str = "length"
+    needle_cutoff: int = 0  # > 0: the needle is missed in prompts longer than this
+    echo: bool = False  # answer a needle prompt by repeating it
+    tool_text: bool = False  # tool calls written as plain text
+    malformed_share: float = 0.0  # this share of tool calls get arguments that are not JSON
     rid: str = ""  # a request id; the server records when it wrote that request's first token
     # > 1: each request's gaps and first-token time are scaled by a factor drawn
     # log-uniformly in [1/noise, noise] (seeded per server): timing that is noise
@@ -146,8 +160,11 @@ class FakeOpenAIServer:
         port: int = 0,
         record_requests: bool = True,
         max_model_len: int | None = None,
+        tokenize: bool = False,
     ) -> None:
         self.max_model_len = max_model_len
+        self.tokenize = tokenize
+        self.tool_requests = 0
         self.host = host
         self.port = port
         self.record_requests = record_requests
@@ -223,6 +240,13 @@ class FakeOpenAIServer:
     ) -> bool:
         if request.method == "POST" and request.path.endswith("/chat/completions"):
             return await self._chat(request, reader, writer)
+        if request.method == "POST" and request.path.endswith("/tokenize"):
+            if not (self.tokenize or "/tok/" in request.path):
+                await _send_json(writer, 404, {"detail": "Not Found"})
+                return True
+            count = count_prompt_tokens(request.json().get("messages", []))
+            await _send_json(writer, 200, {"count": count, "tokens": list(range(count))})
+            return True
         if request.path == "/metrics":
             self.metrics_scrapes += 1
             text = self.metrics_texts[0] if self.metrics_texts else ""
@@ -279,7 +303,10 @@ class _Reply:
         self.loop = asyncio.get_running_loop()
         self.newline = "\r\n" if scenario.crlf else "\n"
         self.prompt_tokens, self.visible_text = self._prompt()
-        self.pieces = self._answer_pieces()
+        self.tool_name = "f"
+        self.channel = scenario.channel
+        calls = body.get("tools") and scenario.channel != "tool_calls"
+        self.pieces = self._tool_pieces() if calls else self._answer_pieces()
 
     def _prompt(self) -> tuple[int, str]:
         messages = self.body.get("messages", [])
@@ -368,12 +395,42 @@ class _Reply:
         await self._finish(done=scenario.done)
         return True
 
+    def _tool_pieces(self) -> list[tuple[str, int]]:
+        """A call of the tool the prompt names, as tool_calls deltas or as plain text."""
+        asked = _TOOL_ASKED.search(self.visible_text)
+        tools = {
+            tool["function"]["name"]: tool["function"].get("parameters", {})
+            for tool in self.body["tools"]
+        }
+        name = asked.group(1) if asked and asked.group(1) in tools else next(iter(tools))
+        arguments = json.dumps(_example(tools[name]))
+        server = self.server
+        server.tool_requests += 1
+        share = self.scenario.malformed_share
+        if int(server.tool_requests * share) != int((server.tool_requests - 1) * share):
+            arguments = arguments[: len(arguments) // 2]  # cut mid-object: not JSON
+        if self.scenario.tool_text:
+            text = json.dumps({"name": name, "arguments": arguments})
+            return [(text[i : i + 8], 1) for i in range(0, len(text), 8)]
+        self.channel, self.tool_name = "tool_calls", name
+        return [(arguments[i : i + 8], 1) for i in range(0, len(arguments), 8)]
+
+    def _needle_words(self) -> list[str]:
+        found = _PASSKEY.search(self.visible_text)
+        cutoff = self.scenario.needle_cutoff
+        if cutoff and self.prompt_tokens > cutoff:
+            found = None
+        if self.scenario.echo:
+            sentence = _NEEDLE_SENTENCE.search(self.visible_text)
+            echoed = (sentence.group(0) if sentence else "") + " " + self.visible_text[-200:]
+            return echoed.split()
+        return (found.group(1) if found else "I do not know.").split()
+
     def _answer_pieces(self) -> list[tuple[str, int]]:
         """(text, tokens) of each chunk."""
         scenario = self.scenario
         if scenario.answer == "needle":
-            found = _PASSKEY.search(self.visible_text)
-            words = (found.group(1) if found else "I do not know.").split()
+            words = self._needle_words()
             tokens = [word if i == 0 else f" {word}" for i, word in enumerate(words)]
         elif scenario.answer == "scripted":
             # Without a script (a needle prompt) it finds the passkey, as answer=needle does.
@@ -401,14 +458,14 @@ class _Reply:
         tokens_before = index * max(scenario.per_chunk, 1)
         if index == 0 and scenario.role == "with_token":
             delta["role"] = "assistant"
-        if scenario.channel == "tool_calls":
+        if self.channel == "tool_calls":
             call = {"index": 0, "function": {"arguments": text}}
             if index == 0:
                 call.update(
                     {
                         "id": "call_0",
                         "type": "function",
-                        "function": {"name": "f", "arguments": text},
+                        "function": {"name": self.tool_name, "arguments": text},
                     }
                 )
             delta["tool_calls"] = [call]
@@ -485,6 +542,25 @@ class _Reply:
         delay = when - self.loop.time()
         if delay > 0:
             await asyncio.sleep(delay)
+
+
+def _example(schema: dict[str, Any]) -> Any:
+    """A value that validates against ``schema`` (the subset the tool-call check uses)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {key: _example(properties[key]) for key in schema.get("required", properties)}
+    if kind == "array":
+        return [_example(schema.get("items", {}))]
+    if kind == "integer":
+        return schema.get("minimum", 1)
+    if kind == "number":
+        return 12.5
+    if "pattern" in schema:
+        return "2026-03-12"
+    return "value"
 
 
 async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest | None:

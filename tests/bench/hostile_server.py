@@ -105,6 +105,16 @@ async def endless_tokens_slowly(writer: Writer) -> None:
         await asyncio.sleep(0.001)
 
 
+async def endless_tool_calls_by_index(writer: Writer) -> None:
+    """A new call at every index, each with a long name: what the client keeps is bounded."""
+    await start_chunked(writer)
+    index = 0
+    while True:
+        call = {"index": index, "function": {"name": "n" * 1000, "arguments": "x" * 10_000}}
+        await send_chunk(writer, chunk({"tool_calls": [call]}))
+        index += 1
+
+
 async def endless_error_body(writer: Writer) -> None:
     writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\n")
     await start_chunked(writer, b"")
@@ -278,6 +288,10 @@ SCENARIOS: dict[str, Scenario] = {
     "endless_line": endless_line,
     "endless_event": repeated(b"data: more\n"),
     "endless_error_body": endless_error_body,
+    "endless_tool_call": repeated(
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{"}}]})
+    ),
+    "endless_tool_calls_by_index": endless_tool_calls_by_index,
     # Usage figures that cannot be true.
     "negative_completion_tokens": usage_case(prompt_tokens=5, completion_tokens=-5),
     "negative_prompt_tokens": usage_case(prompt_tokens=-100, completion_tokens=4),

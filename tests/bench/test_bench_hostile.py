@@ -50,6 +50,8 @@ EXPECTED: dict[str, Expect] = {
     "endless_line": Expect("protocol", "MiB of body"),
     "endless_event": Expect("protocol", "MiB of body"),
     "endless_error_body": Expect("http", "HTTP 500: xxx"),
+    "endless_tool_call": Expect("protocol", "token chunks for max_tokens=16"),
+    "endless_tool_calls_by_index": Expect("protocol", "token chunks for max_tokens=16"),
     "negative_completion_tokens": Expect(None, "completion_tokens -5 is negative", "chunks"),
     "negative_prompt_tokens": Expect(None, "prompt_tokens -100 is negative", "usage"),
     "huge_completion_tokens": Expect(None, "1e+30 is implausibly large", "chunks"),

@@ -29,6 +29,8 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 from test_bench_transformers_serve import free_port, server_env
 
 from app.bench import BenchPlan, BenchResult, MemoryReading, RequestSample, run_benchmark
@@ -36,6 +38,10 @@ from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_cli
 from app.bench.probes import parse_prometheus_text
 from app.bench.procedure import SMOKE_MAX_TOKENS
 from app.bench.stream import stream_chat
+from app.benchmarks.to_record import record_from_result
+from app.models import Measurement
+from app.records.service import submit_record
+from tests.records.conftest import GLM, GLM_FP8, seeded_slug
 
 # One worker runs every test here under pytest-xdist, so the server starts once.
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.xdist_group("vllm_cpu")]
@@ -130,6 +136,8 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer
         "--model", str(model_dir), "--served-model-name", MODEL_NAME,
         "--dtype", "float32", "--max-model-len", "4096",
         "--num-gpu-blocks-override", str(KV_BLOCKS),
+        # Tool requests with tool_choice "auto", as the tool-call check sends them.
+        "--enable-auto-tool-choice", "--tool-call-parser", "llama3_json",
         "--host", "127.0.0.1", "--port", str(port),
     ]  # fmt: skip
     with log.open("wb") as output:
@@ -476,3 +484,80 @@ def test_benchmark_reads_real_vllm_metrics(vllm_server: VllmServer) -> None:
             break
         assert attempts < KV_ATTEMPTS, f"no scrape caught a request in flight: {held}"
     print("\nvLLM benchmark:", json.dumps(summary(run, held, attempts), indent=1))
+
+
+def test_quality_checks_against_real_vllm(vllm_server: VllmServer, session: Session) -> None:
+    """The needle grid at small lengths and the tool-call check, sized by vLLM's own
+    /tokenize, and the result stored as a record. Random weights answer noise, so this
+    checks the plumbing (every request answered, lengths counted, results kept), not the
+    accuracy."""
+    plan = BenchPlan(
+        base_url=vllm_server.base_url,
+        model=MODEL_NAME,
+        max_tokens=MAX_TOKENS,
+        repeat=1,
+        needle_grid=True,
+        grid_first_length=1024,
+        context_length=4096,
+        measure_speed=False,
+        tool_calls=True,
+        tool_call_repeat=1,
+        request_timeout_s=120,
+    )
+    result = asyncio.run(run_benchmark(plan))
+    grid = result.needle_grid
+    assert grid is not None
+    assert grid.lengths == [1024, 2048, 4096]
+    assert grid.token_counting == "server_tokenizer"
+    assert len(grid.cells) == 3 * 5
+    for cell in grid.cells:
+        (trial,) = cell.trials
+        assert trial.reason is None or not trial.reason.startswith("error"), trial.reason
+        target = cell.length - MAX_TOKENS
+        assert trial.prompt_tokens is not None
+        assert 0.9 * target <= trial.prompt_tokens <= target, (cell.length, trial.prompt_tokens)
+    assert grid.safe_context_tokens in (None, *grid.lengths)
+    check = result.tool_calls
+    assert check is not None and check.total == 4 * 2
+    assert check.band is not None and check.band.low <= (check.valid_rate or 0) <= check.band.high
+    for trial in check.trials:
+        assert trial.valid or trial.reason, trial
+        assert not (trial.reason or "").startswith("error"), trial.reason
+    long_tokens = [trial.prompt_tokens or 0 for trial in check.trials if trial.context == "long"]
+    assert all(tokens > 2000 for tokens in long_tokens), long_tokens
+
+    hardware = seeded_slug(session, "8x-h200")
+    raw = record_from_result(
+        result,
+        {
+            "model": GLM,
+            "artifact": GLM_FP8,
+            "runtime": "vllm",
+            "runtime_version": "0.11.0",
+            "hardware": hardware,
+            "gpu_count": 8,
+            "profile": "long-context",
+            "command": "vllm serve tiny-vllm --max-model-len 4096",
+        },
+    )
+    submission = submit_record(
+        session, raw, provenance="bench", submitted_by="local", provenance_detail={}
+    )
+    session.commit()
+    stored = session.scalars(
+        select(Measurement).where(Measurement.record_id == submission.record.id)
+    ).all()
+    kept = next(point for point in stored if "needle_grid" in point.details)
+    assert len(kept.details["needle_grid"]["cells"]) == 15
+    assert kept.details["tool_calls"]["total"] == 8
+    print(
+        "\nvLLM quality checks:",
+        json.dumps(
+            {
+                "safe_context_tokens": grid.safe_context_tokens,
+                "found": sum(cell.found for cell in grid.cells),
+                "tool_calls_valid": f"{check.valid}/{check.total}",
+                "reasons": sorted({t.reason or "valid" for t in check.trials}),
+            }
+        ),
+    )

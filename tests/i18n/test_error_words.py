@@ -61,6 +61,10 @@ def test_the_registry_holds_the_page_errors_and_the_compare_sentences() -> None:
         "compare.unknown.both",
         "import.empty",
         "auth.token_unknown",
+        "paired.lost_from",
+        "paired.no_change",
+        "review.confirm_quality",
+        "ceiling.quality_limits",
     ):
         assert code in codes
 
@@ -100,6 +104,18 @@ def test_params_are_shown_the_way_the_language_writes_them() -> None:
         "params": {"slug": "x", "choices": {"code": "record.none_in_catalog", "params": {}}},
     }
     assert render(Sentence("no.such.code")) == "no.such.code"  # shown, never dropped
+    lost = Sentence(
+        "paired.lost_from",
+        {
+            "lost": 9,
+            "pairs": 40,
+            "kind": Sentence("paired.kind.needle"),
+            "from": "64K",
+            "p": "0.004",
+        },
+    )
+    assert english(lost) == "quality changed: 9 of 40 needle cells lost at 64K+, p = 0.004"
+    assert in_locale("ko", lost) == "품질 변화: 64K 이상에서 니들 셀 40개 중 9개를 잃음, p = 0.004"
 
 
 def test_a_code_cannot_be_registered_twice_with_other_words(

@@ -6,6 +6,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 
@@ -14,6 +15,7 @@ from app.bench.probes import MemoryProbe
 from app.bench.prompts import PromptSizer, SizedPrompt
 from app.bench.result import BenchPlan, RequestSample, StepRecord
 from app.bench.stream import stream_chat
+from app.bench.tokenize import ServerTokenizer
 
 ProgressCallback = Callable[[str, int, int], Awaitable[None] | None]
 
@@ -46,10 +48,18 @@ class RunContext:
             secret=plan.api_key.get_secret_value() if plan.api_key else None,
         )
         self.sizer = PromptSizer()
+        # The server's own tokenizer, when it offers one: asked once, then not again.
+        self.tokenizer = ServerTokenizer(http, plan.base_url, plan.model)
         self.steps: list[StepRecord] = []
         self.notes: list[str] = []
         # The lengths this run measures: the plan's, plus a long one found for the needle.
         self.lengths: list[int] = list(plan.lengths)
+        # The context the quality checks fill (the plan's or the server's), and the one
+        # the needle grid runs up to; None when unknown or not asked for.
+        self.served_context: int | None = None
+        self.context_asked = False
+        self.quality_context: int | None = None
+        self.grid_context: int | None = None
         self.started_at = datetime.now(UTC)
         self.started = time.perf_counter()
 
@@ -62,9 +72,13 @@ class RunContext:
         messages: list[dict[str, str]],
         max_tokens: int,
         prompt: SizedPrompt | None = None,
+        *,
+        tools: list[dict[str, Any]] | None = None,
     ) -> RequestSample:
         target = prompt.target_tokens if prompt is not None else None
-        return await stream_chat(self.endpoint, messages, max_tokens, prompt_tokens_target=target)
+        return await stream_chat(
+            self.endpoint, messages, max_tokens, prompt_tokens_target=target, tools=tools
+        )
 
     async def progress(self, step: str, done: int, total: int) -> None:
         if self.on_progress is None:

@@ -43,12 +43,22 @@ async def add_long_length(run: RunContext) -> None:
     plan = run.plan
     if not plan.add_long_length:
         return
-    context = plan.context_length or await served_context(run.http, plan.base_url, plan.model)
+    context = await known_context(run)
     length, note = long_length_for(plan, context)
     if length is not None and length not in run.lengths:
         run.lengths = sorted([*run.lengths, length])
     if note:
         run.notes.append(note)
+
+
+async def known_context(run: RunContext) -> int | None:
+    """The plan's context, else the server's ``max_model_len`` (asked once per run)."""
+    if run.plan.context_length:
+        return run.plan.context_length
+    if not run.context_asked:
+        run.served_context = await served_context(run.http, run.plan.base_url, run.plan.model)
+        run.context_asked = True
+    return run.served_context
 
 
 async def served_context(http: httpx.AsyncClient, base_url: str, model: str) -> int | None:

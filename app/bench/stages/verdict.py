@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from app.bench.quality_result import NeedleGrid, ToolCallCheck
 from app.bench.result import (
     MAX_ERROR_SHARE,
     BenchPlan,
@@ -70,6 +71,25 @@ def classify(
     return "ok", None
 
 
+def quality_failure(
+    outcome: Outcome,
+    error: str | None,
+    grid: NeedleGrid | None,
+    tool_calls: ToolCallCheck | None,
+) -> tuple[Outcome, str | None]:
+    """A server that echoes the needle prompt or writes tool calls as text is failing.
+
+    Misses alone do not fail a run: the grid's ceiling and the valid-call rate say how far
+    the configuration can be trusted, which is the finding.
+    """
+    if outcome != "ok":
+        return outcome, error
+    for reason in (grid and grid.failing_reason, tool_calls and tool_calls.failing_reason):
+        if reason:
+            return "wrong_answer", reason
+    return outcome, error
+
+
 def token_count_source(samples: Sequence[RequestSample]) -> str | None:
     sources = {sample.token_count_source for sample in samples if sample.token_count_source}
     if not sources:
@@ -88,6 +108,8 @@ def assemble(
     ramp: ConcurrencyRamp | None = None,
     needles: list[NeedleLength] | None = None,
     task: TaskRunResult | None = None,
+    grid: NeedleGrid | None = None,
+    tool_calls: ToolCallCheck | None = None,
 ) -> BenchResult:
     every_sample = _all_samples(smoke, warmup, lengths or [], ramp, needles or [])
     return BenchResult(
@@ -105,6 +127,8 @@ def assemble(
         concurrency=ramp,
         needle=needles or [],
         task=task,
+        needle_grid=grid,
+        tool_calls=tool_calls,
         notes=run.notes + _calibration_note(run, smoke) + _prefix_cache_note(run.plan),
     )
 
