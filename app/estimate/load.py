@@ -78,6 +78,7 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     range: RangeClass
     speculative: str | None = None  # the method counted, when one is
     speculative_speedup: Band | None = None
+    layer_split: int = 1  # cards that read their layers in turn (read_bytes is their sum)
 
     def shares(self) -> dict[str, float]:
         return self.step.shares()
@@ -143,6 +144,7 @@ def load_estimate(
         range=found,
         speculative=method.name if method else None,
         speculative_speedup=speedup,
+        layer_split=model.step.layer_split,
     )
 
 
