@@ -36,6 +36,7 @@ class Code(StrEnum):
     OFFLOAD_SPLIT_LAYERS = "offload_split_layers"
     OFFLOAD_SPLIT_EXPERTS = "offload_split_experts"
     OFFLOAD_SPLIT_LAYERS_CARDS = "offload_split_layers_cards"
+    OFFLOAD_SPLIT_BYTES = "offload_split_bytes"
     OFFLOAD_SPLIT_EXPERTS_CARDS = "offload_split_experts_cards"
     # Warnings and cautions.
     PCIE_TENSOR_PARALLEL = "pcie_tensor_parallel"
@@ -63,6 +64,7 @@ class Code(StrEnum):
     TP_HEADS_ASSUMED = "tp_heads_assumed"
     ASSUMED_NATIVE_CONTEXT = "assumed_native_context"
     GPU_SIZE_ASSUMED = "gpu_size_assumed"
+    USABLE_FROM_CATALOG = "usable_from_catalog"
     NO_TENSOR_PARALLEL = "no_tensor_parallel"
     KV_DTYPE_NOT_ACCEPTED = "kv_dtype_not_accepted"
     # Why the resolution applied a value (the knobs table's "why").

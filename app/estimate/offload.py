@@ -11,13 +11,13 @@ to system memory (`--n-cpu-moe N`), of which a token reads only the experts it r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgspec
 
 from app.estimate.messages import Code, Message, message
 from app.estimate.specs import HardwareSpec
-from app.estimate.speed import DecodeLoad, SpeedRange, decode_range
+from app.estimate.speed import DEFAULT_LAYERS, DecodeLoad, SpeedRange, decode_range
 from app.estimate.units import GB
 
 # Runtimes that can leave part of the weights in system memory.
@@ -33,8 +33,10 @@ class OffloadPlan(msgspec.Struct, frozen=True):
 
     gpu_weights_gb: float
     host_weights_gb: float
-    gpu_layers: int | None  # dense: layers on the GPU (-ngl)
-    cpu_moe_layers: int | None  # MoE: layers whose experts stay in system memory
+    # Dense: layers on the GPU (-ngl); MoE: layers whose experts stay in system memory.
+    # Both None where the layer count is unknown (split by bytes; no flags to give).
+    gpu_layers: int | None
+    cpu_moe_layers: int | None
     decode: SpeedRange | None
     # Weight bytes one token reads from GPU memory and from system memory (KV aside).
     gpu_read_bytes: float = 0.0
@@ -47,7 +49,10 @@ class OffloadPlan(msgspec.Struct, frozen=True):
 
     @property
     def flags(self) -> list[str]:
-        """The llama.cpp flags that place the weights this way."""
+        """The llama.cpp flags that place the weights this way; none where the layer count
+        is unknown."""
+        if self.gpu_layers is None and self.cpu_moe_layers is None:
+            return []
         if self.cpu_moe_layers is not None:
             return ["--n-gpu-layers", "999", "--n-cpu-moe", str(self.cpu_moe_layers)]
         return ["--n-gpu-layers", str(self.gpu_layers)]
@@ -56,6 +61,8 @@ class OffloadPlan(msgspec.Struct, frozen=True):
     def summary(self) -> Message:
         """How much of the weights sits where, and in which layers."""
         gpu, host = round(self.gpu_weights_gb, 1), round(self.host_weights_gb, 1)
+        if self.gpu_layers is None and self.cpu_moe_layers is None:
+            return message(Code.OFFLOAD_SPLIT_BYTES, gpu=gpu, host=host)
         if self.cards > 1:
             cards = self.cards
             if self.cpu_moe_layers is not None:
@@ -106,13 +113,20 @@ def plan_offload(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | No
         job.runtime not in OFFLOAD_RUNTIMES
         or job.unified_memory
         or job.gpu_count != job.cards
-        or not job.num_layers
         or job.gpu_room_gb <= 0
     ):
         return None
     excess = job.weights_gb - job.gpu_room_gb * job.cards
     if excess <= 0 or excess > ASSUMED_HOST_MEMORY_GB * HOST_SHARE:
         return None
+    if not job.num_layers:
+        # A model known by its counts alone: split in layers of the assumed count, as the
+        # speed model assumes them, and say the split is by bytes (no layer to name).
+        assumed = replace(job, num_layers=DEFAULT_LAYERS)
+        found = plan_offload(assumed, hardware)
+        if found is None:
+            return None
+        return msgspec.structs.replace(found, gpu_layers=None, cpu_moe_layers=None)
     if job.is_moe:
         return _moe_split(job, hardware, excess)
     return _dense_split(job, hardware)

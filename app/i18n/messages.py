@@ -40,6 +40,10 @@ TEMPLATES: Mapping[Code, Any] = {
         "%(gpu)s GB of weights on the GPU, %(host)s GB in system memory "
         "(experts of %(layers)s layers in system memory)"
     ),
+    Code.OFFLOAD_SPLIT_BYTES: _l(
+        "%(gpu)s GB of weights on the GPU, %(host)s GB in system memory "
+        "(layer count unknown: split by size)"
+    ),
     Code.OFFLOAD_SPLIT_LAYERS_CARDS: _l(
         "%(gpu)s GB of weights on %(cards)s GPUs, %(host)s GB in system memory "
         "(%(layers)s layers on the GPUs)"
@@ -107,6 +111,9 @@ TEMPLATES: Mapping[Code, Any] = {
         "native context: the config names none, so the answer is at %(tokens)s tokens"
     ),
     Code.GPU_SIZE_ASSUMED: _l("%(name)s taken as the common %(size)s; also sold as %(others)s"),
+    Code.USABLE_FROM_CATALOG: _l(
+        "usable memory %(gb)s GB per card, the catalog's figure for %(hardware)s"
+    ),
     Code.KV_DTYPE_NOT_ACCEPTED: _l("%(runtime)s does not accept a %(kv_dtype)s KV cache"),
     Code.TP_ONE_CARD: _l("one card"),
     Code.TP_SPLIT_BY_LAYER: _l("%(runtime)s splits across cards by layer"),

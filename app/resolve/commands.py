@@ -333,7 +333,7 @@ def with_offload(command: Command, flags: list[str]) -> Command:
     """llama.cpp's command with part of the weights left in system memory: the offload
     flags replace the all-on-GPU `--n-gpu-layers 999`. Ollama places layers itself (it
     keeps on the GPU what fits), so its command is unchanged."""
-    if command.runtime != "llama-cpp" or "--n-gpu-layers" not in command.argv:
+    if command.runtime != "llama-cpp" or "--n-gpu-layers" not in command.argv or not flags:
         return command
     at = command.argv.index("--n-gpu-layers")
     argv = command.argv[:at] + flags + command.argv[at + 2 :]

@@ -34,6 +34,7 @@ SAMPLES: dict[Code, dict] = {
     Code.CANNOT_ESTIMATE: {"why": message(Code.INPUT_REFUSED, field="hidden_size")},
     Code.OFFLOAD_SPLIT_LAYERS: {"gpu": 20.0, "host": 23.1, "layers": 40},
     Code.OFFLOAD_SPLIT_EXPERTS: {"gpu": 19.6, "host": 43.8, "layers": 26},
+    Code.OFFLOAD_SPLIT_BYTES: {"gpu": 20.1, "host": 22.3},
     Code.OFFLOAD_SPLIT_LAYERS_CARDS: {"gpu": 41.3, "cards": 2, "host": 1.8, "layers": 76},
     Code.OFFLOAD_SPLIT_EXPERTS_CARDS: {"gpu": 39.2, "cards": 2, "host": 24.2, "layers": 12},
     Code.PCIE_TENSOR_PARALLEL: {},
@@ -58,6 +59,7 @@ SAMPLES: dict[Code, dict] = {
     Code.TOO_FEW_GPUS: {"size": 4, "hardware": "rtx-4090-24gb", "count": 1},
     Code.TP_HEADS_ASSUMED: {"size": 8},
     Code.ASSUMED_NATIVE_CONTEXT: {"tokens": 4096},
+    Code.USABLE_FROM_CATALOG: {"gb": 22.5, "hardware": "RTX 4090 24GB"},
     Code.GPU_SIZE_ASSUMED: {
         "name": "A100",
         "size": "A100 SXM 80 GB",
