@@ -85,6 +85,7 @@ def runtime_spec(runtime: Runtime) -> RuntimeSpec:
             margin_gb=budget.get("margin_gb") or 0.0,
         ),
         tensor_parallel=runtime.tensor_parallel,
+        layer_split=runtime.split == "layer",
         kv_dtypes=tuple(runtime.kv_dtypes),
         caps_sliding_window=runtime.caps_sliding_window,
         cuda_graphs=runtime.cuda_graphs,

@@ -20,6 +20,7 @@ def setup_warnings(
         _heads_assumed_warning(model, setup),
         _pcie_warning(hardware, setup),
         _idle_gpus_warning(hardware, setup),
+        _layer_split_warning(setup),
         _beyond_native_warning(model, setup),
         _uncapped_window_warning(model, runtime),
         _quantized_kv_warning(setup),
@@ -43,8 +44,15 @@ def _pcie_warning(hardware: HardwareSpec, setup: Setup) -> Message | None:
 
 def _idle_gpus_warning(hardware: HardwareSpec, setup: Setup) -> Message | None:
     """GPUs the estimate does not use."""
-    if setup.tensor_parallel < hardware.gpu_count:
-        return message(Code.IDLE_GPUS, used=setup.tensor_parallel, count=hardware.gpu_count)
+    if setup.cards < hardware.gpu_count:
+        return message(Code.IDLE_GPUS, used=setup.cards, count=hardware.gpu_count)
+    return None
+
+
+def _layer_split_warning(setup: Setup) -> Message | None:
+    """Layers split over cards: memory adds up, speed does not (the cards take turns)."""
+    if setup.layer_split > 1:
+        return message(Code.LAYER_SPLIT_IN_TURN, count=setup.layer_split)
     return None
 
 

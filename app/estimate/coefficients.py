@@ -96,8 +96,10 @@ def link_of(hardware: HardwareSpec) -> Link:
 
 
 def _llama_family(platform: str, factor: float) -> Coefficients:
-    """llama.cpp's single-request constants as step coefficients: no per-step or
-    communication terms (it splits by layer, not by tensor)."""
+    """llama.cpp's single-request constants as step coefficients: no per-step or all-reduce
+    terms. It splits by layer, not by tensor: over several cards the step reads each card's
+    layers in turn at these shares, and adds one hand-over per card boundary over the link
+    (`app/estimate/step.py`), so the second card adds memory, not speed."""
     layer = PER_LAYER_OVERHEAD_S[platform]
     return Coefficients(
         bandwidth_share_dense=EFFICIENCY[(platform, False)],

@@ -23,6 +23,7 @@ from app.estimate.kv import (
     checked_kv_growth_bytes_per_token,
     kv_basis,
     kv_shape,
+    layer_share,
 )
 from app.estimate.load import SpeedModel, with_ranges
 from app.estimate.messages import Code, Message, message
@@ -133,7 +134,7 @@ def _estimate(job: Job, largest: int | None) -> Estimate:
     return Estimate(
         weights_gb=Quantity(bytes_to_gb(job.weights.value), job.weights.basis, job.weights.note),
         kv_bytes_per_token=_kv_growth(job, tensor_parallel=1),
-        kv_bytes_per_token_per_gpu=_kv_growth(job, setup.tensor_parallel),
+        kv_bytes_per_token_per_gpu=job.kv.growth_bytes_per_token(),
         tensor_parallel=setup.tensor_parallel,
         memory=memory_at(job, setup.context),
         max_context=largest,
@@ -215,6 +216,7 @@ def _offload(job: Job) -> OffloadPlan | None:
         is_moe=model.is_moe,
         params_total_b=model.params_total_b,
         params_active_b=model.params_active_b,
+        cards=setup.layer_split,
         weights_gb=bytes_to_gb(job.weights.value),
         active_weights_gb=bytes_to_gb(active_weight_bytes(model, artifact, job.weights)),
         gpu_room_gb=room,
@@ -255,14 +257,15 @@ def route_parts(
 ) -> RouteParts:
     weights = weights_bytes(model, artifact)
     tp = setup.tensor_parallel
+    kv = kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, tp)
     return RouteParts(
         model,
         artifact,
         runtime,
         weights,
-        _weights_per_gpu(weights, tp),
+        _weights_per_gpu(weights, tp, setup.layer_split),
         prefill_workspace(model, runtime, setup),
-        kv_shape(model, setup.kv_dtype, setup.caps_sliding_window, tp),
+        layer_share(kv, setup.layer_split),
     )
 
 
@@ -287,11 +290,15 @@ def _job_for(
     )
 
 
-def _weights_per_gpu(weights: Quantity, tensor_parallel: int) -> Quantity:
-    """The weights' share of each GPU under tensor parallelism."""
-    across = tensor_parallel > 1
-    split = (message(Code.WEIGHTS_SPLIT_OVER, count=tensor_parallel),) if across else ()
-    value = bytes_to_gb(weights.value) / tensor_parallel
+def _weights_per_gpu(weights: Quantity, tensor_parallel: int, layer_split: int = 1) -> Quantity:
+    """The weights' share of each GPU: split by tensors, or by whole layers over the cards
+    (an even share: llama.cpp divides the layers in proportion to each card's free memory)."""
+    split: tuple[Message, ...] = ()
+    if tensor_parallel > 1:
+        split = (message(Code.WEIGHTS_SPLIT_OVER, count=tensor_parallel),)
+    elif layer_split > 1:
+        split = (message(Code.WEIGHTS_SPLIT_BY_LAYER, count=layer_split),)
+    value = bytes_to_gb(weights.value) / (tensor_parallel * layer_split)
     return Quantity(value, weights.basis, weights.note + split)
 
 

@@ -236,30 +236,41 @@ def _choose_offload(
     estimated: list[RouteResult],
     results: tuple[RouteResult, ...],
 ) -> Assessment | None:
-    """Nothing fits on the GPU: the first route (verified first) that runs with part of its
-    weights in system memory, at the requested context or else at the minimum."""
-    if request.hardware.unified_memory or request.hardware.gpu_count != 1:
-        return None  # one memory pool, or cards that share the layers: nothing to offload to
+    """Nothing fits on the GPU: the route (verified first) that runs with part of its weights
+    in system memory, at the requested context or else at the minimum; of several, the one
+    that leaves the CPU the least to read. On several cards only a route that splits the
+    layers over all of them can (see `plan_offload`)."""
+    if request.hardware.unified_memory:
+        return None  # one memory pool: nothing to offload to
     can_offload = [r for r in estimated if r.route.runtime.slug in OFFLOAD_RUNTIMES]
-    ordered = [r for r in can_offload if r.route.verified] + [
-        r for r in can_offload if not r.route.verified
-    ]
+    verified = [r for r in can_offload if r.route.verified]
+    unverified = [r for r in can_offload if not r.route.verified]
     for context in dict.fromkeys((request.context, request.min_context)):
-        for result in ordered:
-            plan = _plan_for(result.route.runtime, request, context)
-            route = result.route
-            work = offload if request.shared is None else request.shared.offload
-            try:
-                split = work(request.model, route.artifact, route.runtime, request.hardware, plan)
-            except EstimateError:
+        for group in (verified, unverified):
+            splits = [(r.route, _split_of(request, r.route, context)) for r in group]
+            runs = [(route, split) for route, split in splits if split is not None]
+            if not runs:
                 continue
-            if split is not None:
-                at_context = _size_route(request, route, context)
-                chosen = RouteResult(route, at_context, None, False)
-                reason = (message(Code.RUNS_WITH_OFFLOAD, tokens=context, split=split.summary),)
-                found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
-                return replace(found, offload=split)
+            # The model file that leaves the least for the CPU to read decodes the fastest;
+            # of its routes, the first in the caller's order.
+            least = min(runs, key=lambda found: found[1].host_read_bytes)[0].artifact
+            route, split = next(found for found in runs if found[0].artifact == least)
+            at_context = _size_route(request, route, context)
+            chosen = RouteResult(route, at_context, None, False)
+            reason = (message(Code.RUNS_WITH_OFFLOAD, tokens=context, split=split.summary),)
+            found = _assessment(Verdict.FITS_WITH_OFFLOAD, chosen, context, reason, results)
+            return replace(found, offload=split)
     return None
+
+
+def _split_of(request: _Request, route: Route, context: int) -> OffloadPlan | None:
+    """The route's offload split at a context; None where it cannot offload."""
+    plan = _plan_for(route.runtime, request, context)
+    work = offload if request.shared is None else request.shared.offload
+    try:
+        return work(request.model, route.artifact, route.runtime, request.hardware, plan)
+    except EstimateError:
+        return None
 
 
 _CHOOSERS: tuple[Callable[..., Assessment | None], ...] = (

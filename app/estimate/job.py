@@ -145,7 +145,9 @@ def largest_fitting_context(job: Job, concurrency: int | None = None) -> int | N
     if steps < 1 or not fits_at(job, CONTEXT_STEP, concurrency):
         return None
     setup = job.setup
-    per_sequence = (job.usable.value - job.fixed_gb) * GB / concurrency
+    # Each card holds its share of the layers' cache: the whole sequence's budget is the
+    # cards' together (the summed check below settles the rounding of that share).
+    per_sequence = (job.usable.value - job.fixed_gb) * GB / concurrency * setup.layer_split
     solved = checked_largest_context_within(
         job.model, per_sequence, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel
     )

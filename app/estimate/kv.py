@@ -198,6 +198,24 @@ class KvShape(msgspec.Struct, frozen=True):
         cached = -(-elements * self.numerator // self.denominator)  # exact ceiling, integers
         return cached + self.linear_state
 
+    def growth_bytes_per_token(self) -> int:
+        """Bytes the cache grows by per token past any capped window."""
+        growing = self.full_layers + (self.sliding_layers if self.window is None else 0)
+        return -(-self.per_layer * growing * self.numerator // self.denominator)
+
+
+def layer_share(shape: KvShape, cards: int) -> KvShape:
+    """The cache of one card when the layers are split over `cards` cards: the busiest card
+    holds a whole-layer share, rounded up, of each kind of layer and of the fixed state."""
+    if cards == 1:
+        return shape
+    return msgspec.structs.replace(
+        shape,
+        full_layers=-(-shape.full_layers // cards),
+        sliding_layers=-(-shape.sliding_layers // cards),
+        linear_state=-(-shape.linear_state // cards),
+    )
+
 
 def kv_shape(
     model: ModelSpec, kv_dtype: str, caps_sliding_window: bool, tensor_parallel: int

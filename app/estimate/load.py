@@ -87,6 +87,7 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     # The fit's error on its own probe, where the coefficients were fitted on this hardware
     # (`servebook calibrate`): the figures are then "calibrated", not "estimated".
     calibrated_error: float | None = None
+    layer_split: int = 1  # cards that read their layers in turn (read_bytes is their sum)
 
     def shares(self) -> dict[str, float]:
         return self.step.shares()
@@ -161,6 +162,7 @@ def load_estimate(
         speculative_speedup=speedup,
         pooled=(book or RANGE_CLASSES).get(found.family or "") if found.borrowed else None,
         calibrated_error=c.calibrated_error,
+        layer_split=model.step.layer_split,
     )
 
 

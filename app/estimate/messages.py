@@ -35,9 +35,13 @@ class Code(StrEnum):
     # Where an offloaded model's weights go.
     OFFLOAD_SPLIT_LAYERS = "offload_split_layers"
     OFFLOAD_SPLIT_EXPERTS = "offload_split_experts"
+    OFFLOAD_SPLIT_LAYERS_CARDS = "offload_split_layers_cards"
+    OFFLOAD_SPLIT_BYTES = "offload_split_bytes"
+    OFFLOAD_SPLIT_EXPERTS_CARDS = "offload_split_experts_cards"
     # Warnings and cautions.
     PCIE_TENSOR_PARALLEL = "pcie_tensor_parallel"
     IDLE_GPUS = "idle_gpus"
+    LAYER_SPLIT_IN_TURN = "layer_split_in_turn"
     BEYOND_NATIVE_CONTEXT = "beyond_native_context"
     UNCAPPED_SLIDING_WINDOW = "uncapped_sliding_window"
     Q4_KV_LONG_CONTEXT = "q4_kv_long_context"
@@ -60,6 +64,7 @@ class Code(StrEnum):
     TP_HEADS_ASSUMED = "tp_heads_assumed"
     ASSUMED_NATIVE_CONTEXT = "assumed_native_context"
     GPU_SIZE_ASSUMED = "gpu_size_assumed"
+    USABLE_FROM_CATALOG = "usable_from_catalog"
     NO_TENSOR_PARALLEL = "no_tensor_parallel"
     KV_DTYPE_NOT_ACCEPTED = "kv_dtype_not_accepted"
     # Why the resolution applied a value (the knobs table's "why").
@@ -85,6 +90,7 @@ class Code(StrEnum):
     WEIGHTS_STATED = "weights_stated"
     WEIGHTS_GGUF_HEADER = "weights_gguf_header"
     WEIGHTS_SPLIT_OVER = "weights_split_over"
+    WEIGHTS_SPLIT_BY_LAYER = "weights_split_by_layer"
     WEIGHTS_IN_SYSTEM_MEMORY = "weights_in_system_memory"
     KV_AT = "kv_at"
     KV_NOT_COUNTED = "kv_not_counted"
@@ -106,6 +112,7 @@ class Code(StrEnum):
     DECODE_FROM_SYSTEM_MEMORY = "decode_from_system_memory"
     DECODE_LONG_CONTEXT = "decode_long_context"
     DECODE_TENSOR_PARALLEL = "decode_tensor_parallel"
+    DECODE_READ_IN_TURN = "decode_read_in_turn"
     DECODE_RUNTIME_FACTOR = "decode_runtime_factor"
     DECODE_RANGE_COVERS = "decode_range_covers"
     DECODE_STEP = "decode_step"

@@ -11,13 +11,13 @@ to system memory (`--n-cpu-moe N`), of which a token reads only the experts it r
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import msgspec
 
 from app.estimate.messages import Code, Message, message
 from app.estimate.specs import HardwareSpec
-from app.estimate.speed import DecodeLoad, SpeedRange, decode_range
+from app.estimate.speed import DEFAULT_LAYERS, DecodeLoad, SpeedRange, decode_range
 from app.estimate.units import GB
 
 # Runtimes that can leave part of the weights in system memory.
@@ -33,16 +33,26 @@ class OffloadPlan(msgspec.Struct, frozen=True):
 
     gpu_weights_gb: float
     host_weights_gb: float
-    gpu_layers: int | None  # dense: layers on the GPU (-ngl)
-    cpu_moe_layers: int | None  # MoE: layers whose experts stay in system memory
+    # Dense: layers on the GPU (-ngl); MoE: layers whose experts stay in system memory.
+    # Both None where the layer count is unknown (split by bytes; no flags to give).
+    gpu_layers: int | None
+    cpu_moe_layers: int | None
     decode: SpeedRange | None
     # Weight bytes one token reads from GPU memory and from system memory (KV aside).
     gpu_read_bytes: float = 0.0
     host_read_bytes: float = 0.0
+    cards: int = 1  # cards the GPU's share is split over, evenly
+
+    @property
+    def gpu_weights_gb_per_card(self) -> float:
+        return self.gpu_weights_gb / self.cards
 
     @property
     def flags(self) -> list[str]:
-        """The llama.cpp flags that place the weights this way."""
+        """The llama.cpp flags that place the weights this way; none where the layer count
+        is unknown."""
+        if self.gpu_layers is None and self.cpu_moe_layers is None:
+            return []
         if self.cpu_moe_layers is not None:
             return ["--n-gpu-layers", "999", "--n-cpu-moe", str(self.cpu_moe_layers)]
         return ["--n-gpu-layers", str(self.gpu_layers)]
@@ -51,6 +61,22 @@ class OffloadPlan(msgspec.Struct, frozen=True):
     def summary(self) -> Message:
         """How much of the weights sits where, and in which layers."""
         gpu, host = round(self.gpu_weights_gb, 1), round(self.host_weights_gb, 1)
+        if self.gpu_layers is None and self.cpu_moe_layers is None:
+            return message(Code.OFFLOAD_SPLIT_BYTES, gpu=gpu, host=host)
+        if self.cards > 1:
+            cards = self.cards
+            if self.cpu_moe_layers is not None:
+                return message(
+                    Code.OFFLOAD_SPLIT_EXPERTS_CARDS,
+                    gpu=gpu,
+                    cards=cards,
+                    host=host,
+                    layers=self.cpu_moe_layers,
+                )
+            layers = self.gpu_layers
+            return message(
+                Code.OFFLOAD_SPLIT_LAYERS_CARDS, gpu=gpu, cards=cards, host=host, layers=layers
+            )
         if self.cpu_moe_layers is not None:
             return message(
                 Code.OFFLOAD_SPLIT_EXPERTS, gpu=gpu, host=host, layers=self.cpu_moe_layers
@@ -71,26 +97,36 @@ class OffloadInputs:
     params_active_b: float
     weights_gb: float
     active_weights_gb: float  # weights a token reads (all of a dense model)
-    gpu_room_gb: float  # usable memory less KV cache, prefill workspace and margin
-    kv_bytes: float  # KV read per token at the context
+    gpu_room_gb: float  # one card's usable memory less its KV, prefill workspace and margin
+    kv_bytes: float  # one card's KV at the context
     context: int
+    cards: int = 1  # cards the layers are split over, each with `gpu_room_gb`
 
 
 def plan_offload(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | None:
     """The split for a model that does not fit, or None where offloading cannot help:
-    another runtime, unified memory (one pool already), several GPUs, an unknown layer
-    count, no room left beside the KV cache, or more to offload than the host holds."""
+    another runtime, unified memory (one pool already), several GPUs the layers are not
+    split over, an unknown layer count, no room left beside the KV cache, or more to
+    offload than the host holds. Over several cards each keeps as many weights as its room
+    allows, and the rest stays in system memory."""
     if (
         job.runtime not in OFFLOAD_RUNTIMES
         or job.unified_memory
-        or job.gpu_count != 1
-        or not job.num_layers
+        or job.gpu_count != job.cards
         or job.gpu_room_gb <= 0
     ):
         return None
-    excess = job.weights_gb - job.gpu_room_gb
+    excess = job.weights_gb - job.gpu_room_gb * job.cards
     if excess <= 0 or excess > ASSUMED_HOST_MEMORY_GB * HOST_SHARE:
         return None
+    if not job.num_layers:
+        # A model known by its counts alone: split in layers of the assumed count, as the
+        # speed model assumes them, and say the split is by bytes (no layer to name).
+        assumed = replace(job, num_layers=DEFAULT_LAYERS)
+        found = plan_offload(assumed, hardware)
+        if found is None:
+            return None
+        return msgspec.structs.replace(found, gpu_layers=None, cpu_moe_layers=None)
     if job.is_moe:
         return _moe_split(job, hardware, excess)
     return _dense_split(job, hardware)
@@ -99,20 +135,22 @@ def plan_offload(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | No
 def _dense_split(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | None:
     """Whole layers on the GPU; every offloaded layer is read from system memory."""
     layer_gb = job.weights_gb / job.num_layers
-    gpu_layers = math.floor(job.gpu_room_gb / layer_gb)
+    gpu_layers = math.floor(job.gpu_room_gb / layer_gb) * job.cards
     if gpu_layers < 1:
         return None
     host_gb = job.weights_gb - gpu_layers * layer_gb
     gpu_gb = job.weights_gb - host_gb
     load = DecodeLoad(
-        gpu_bytes=gpu_gb * GB + job.kv_bytes,
+        gpu_bytes=gpu_gb * GB + job.kv_bytes * job.cards,
         host_bytes=host_gb * GB,
         layers=job.num_layers,
         context=job.context,
         runtime=job.runtime,
     )
     decode = decode_range(load, hardware, 1)
-    return OffloadPlan(gpu_gb, host_gb, gpu_layers, None, decode, gpu_gb * GB, host_gb * GB)
+    return OffloadPlan(
+        gpu_gb, host_gb, gpu_layers, None, decode, gpu_gb * GB, host_gb * GB, job.cards
+    )
 
 
 def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> OffloadPlan | None:
@@ -128,7 +166,7 @@ def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> 
     host_gb = layers * per_layer_gb
     host_read = host_gb * active_share
     load = DecodeLoad(
-        gpu_bytes=(job.active_weights_gb - host_read) * GB + job.kv_bytes,
+        gpu_bytes=(job.active_weights_gb - host_read) * GB + job.kv_bytes * job.cards,
         host_bytes=host_read * GB,
         layers=job.num_layers,
         context=job.context,
@@ -138,5 +176,5 @@ def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> 
     decode = decode_range(load, hardware, 1)
     gpu_read = (job.active_weights_gb - host_read) * GB
     return OffloadPlan(
-        job.weights_gb - host_gb, host_gb, None, layers, decode, gpu_read, host_read * GB
+        job.weights_gb - host_gb, host_gb, None, layers, decode, gpu_read, host_read * GB, job.cards
     )

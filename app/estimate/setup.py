@@ -21,6 +21,14 @@ class Setup(msgspec.Struct, frozen=True):
     cuda_graphs: bool
     caps_sliding_window: bool
     memory_fraction: float | None = None
+    # Cards the layers are spread over (a layer split, see `resolve_layer_split`); 1 when
+    # the model sits on one card or is split by tensors.
+    layer_split: int = 1
+
+    @property
+    def cards(self) -> int:
+        """Cards the plan uses: its tensor-parallel size or its layer split."""
+        return max(self.tensor_parallel, self.layer_split)
 
 
 def resolve_setup(
@@ -58,7 +66,22 @@ def resolve_checked_setup(
         cuda_graphs=runtime.cuda_graphs if plan.cuda_graphs is None else plan.cuda_graphs,
         caps_sliding_window=runtime.caps_sliding_window,
         memory_fraction=plan.memory_fraction,
+        layer_split=resolve_layer_split(runtime, hardware, tensor_parallel),
     )
+
+
+def resolve_layer_split(runtime: RuntimeSpec, hardware: HardwareSpec, tensor_parallel: int) -> int:
+    """Cards a layer-splitting runtime spreads the model over: every card of a machine with
+    several discrete cards, as llama.cpp does by default (`--split-mode layer`, the layers
+    shared in proportion to each card's free memory: evenly on identical cards)."""
+    if (
+        not runtime.layer_split
+        or tensor_parallel > 1
+        or hardware.unified_memory
+        or hardware.gpu_count < 2
+    ):
+        return 1
+    return hardware.gpu_count
 
 
 def check_model(model: ModelSpec) -> None:

@@ -169,6 +169,7 @@ class SharedEstimates:
             setup.kv_dtype,
             setup.prefill_tokens,
             setup.tensor_parallel,
+            setup.layer_split,
         )
         parts = shared._part(key, lambda: route_parts(model, artifact, runtime, setup))
         return _job_for(hardware, setup, parts, kv, usable)

@@ -96,6 +96,9 @@ class RuntimeSpec:
     formats: frozenset[str]
     budget: BudgetRule
     tensor_parallel: bool = False
+    # Spreads whole layers over several cards (llama.cpp `--split-mode layer`, Ollama): each
+    # card holds its layers' weights and KV cache, and the cards run one after another.
+    layer_split: bool = False
     kv_dtypes: tuple[str, ...] = ("auto",)
     caps_sliding_window: bool = True
     cuda_graphs: bool = False

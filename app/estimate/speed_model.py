@@ -10,6 +10,7 @@ import msgspec
 from app.estimate.basis import Basis
 from app.estimate.coefficients import Coefficients, coefficients, family_of, link_of
 from app.estimate.job import Job
+from app.estimate.kv import KvShape, kv_shape
 from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
 from app.estimate.messages import Code, Notes, message
 from app.estimate.ranges import RANGE_CLASSES
@@ -40,6 +41,7 @@ def speed_model(job: Job) -> SpeedModel | None:
     if hardware.bandwidth_gb_s_per_gpu is None:
         return None
     tp = setup.tensor_parallel
+    split = setup.layer_split
     dense, experts_bytes = _weight_split(job)
     layers = model.num_layers or DEFAULT_LAYERS
     experts, active = _expert_counts(job)
@@ -52,7 +54,8 @@ def speed_model(job: Job) -> SpeedModel | None:
         expert_bytes=experts_bytes / tp,
         experts=experts,
         active_experts=active,
-        kv=job.kv,
+        # Under a layer split the cards read their layers in turn: the whole model's cache.
+        kv=job.kv if split == 1 else _whole_kv(job),
         active_params=params,
         attention_width=width,
         layers=layers,
@@ -67,6 +70,7 @@ def speed_model(job: Job) -> SpeedModel | None:
         cuda_graphs=setup.cuda_graphs or hardware.platform != "cuda",
         coefficients=runtime_coefficients(job),
         link=link_of(hardware),
+        layer_split=split,
     )
     platform = platform_family(hardware)
     speculative = method_for(model.mtp_layers) if job.runtime.slug in ("vllm", "sglang") else None
@@ -74,7 +78,7 @@ def speed_model(job: Job) -> SpeedModel | None:
         step=step,
         family=family_of(job.runtime.slug),
         platform=platform,
-        gpus=tp,
+        gpus=setup.cards,
         context=setup.context,
         concurrency=setup.concurrency,
         prefill_chunk=setup.prefill_tokens,
@@ -87,6 +91,12 @@ def runtime_coefficients(job: Job) -> Coefficients:
     (`servebook calibrate`) where there are, else the shipped ones of its family."""
     found = job.hardware.calibrated.get(job.runtime.slug)
     return found if found is not None else coefficients(job.runtime.slug, job.hardware)
+
+
+def _whole_kv(job: Job) -> KvShape:
+    """One sequence's cache over every layer, as the cards of a layer split read it in turn."""
+    setup = job.setup
+    return kv_shape(job.model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel)
 
 
 def offloaded(speed: SpeedModel, gpu_read_bytes: float, host_read_bytes: float) -> SpeedModel:
@@ -144,8 +154,16 @@ def decode_notes(found: LoadEstimate) -> Notes:
     step = found.step
     shares = step.shares()
     biggest = max(shares, key=shares.get)
+    read_gb = round(found.read_bytes / 1e9, 2)
+    read = (
+        message(Code.DECODE_READ, gb=read_gb, tokens=found.depth)
+        if found.layer_split == 1
+        else message(
+            Code.DECODE_READ_IN_TURN, gb=read_gb, count=found.layer_split, tokens=found.depth
+        )
+    )
     notes: Notes = (
-        message(Code.DECODE_READ, gb=round(found.read_bytes / 1e9, 2), tokens=found.depth),
+        read,
         message(
             Code.DECODE_STEP,
             ms=round(step.total * 1e3, 2),

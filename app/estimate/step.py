@@ -9,7 +9,14 @@ A decode step on each GPU is the sum of:
 - fixed time: per layer (kernel launches, synchronisation; more without CUDA graphs), per
   MoE layer (routing, expert dispatch) and per step (scheduler, sampling);
 - communication: two all-reduces per layer under tensor parallelism (latency + bytes over
-  the link), and an all-to-all per MoE layer under expert parallelism.
+  the link), an all-to-all per MoE layer under expert parallelism, and, where whole layers
+  are split over cards (llama.cpp `--split-mode layer`), one hand-over of the activations
+  from each card to the next per step.
+
+Under a layer split the cards run one after another: each reads only its own layers, so a
+step takes the time of all the reads in turn, as one card holding the whole model would
+(the inputs then describe the whole model, not one card), plus the hand-overs. The second
+card adds memory, not decode speed.
 
 Prefill is compute-bound: active FLOPs and attention over the prompt at a calibrated
 utilisation, plus each chunk's fixed and communication time. Requests that arrive together
@@ -59,6 +66,9 @@ class StepInputs(msgspec.Struct, frozen=True):
     cuda_graphs: bool
     coefficients: Coefficients
     link: Link
+    # Cards whole layers are split over, in turn (1: none); the bytes above are then the
+    # whole model's, read one card after another.
+    layer_split: int = 1
 
 
 class StepTime(msgspec.Struct, frozen=True):
@@ -139,7 +149,8 @@ def communication_s(inputs: StepInputs, tokens: int) -> float:
 
 def _communication(inputs: StepInputs, tokens: int) -> float:
     """Two all-reduces per layer across TP ranks; an all-to-all each way per MoE layer
-    across EP ranks. Each: the link's latency plus the bytes a rank sends over it."""
+    across EP ranks; one hand-over of the activations between consecutive cards of a layer
+    split. Each: the link's latency plus the bytes a rank sends over it."""
     link, tp, ep = inputs.link, inputs.tensor_parallel, inputs.expert_parallel
     message = tokens * inputs.hidden_size * ACTIVATION_BYTES
     seconds = 0.0
@@ -149,6 +160,8 @@ def _communication(inputs: StepInputs, tokens: int) -> float:
     if ep > 1:
         sent = message * inputs.active_experts * (ep - 1) / ep
         seconds += inputs.moe_layers * 2 * (link.latency_s + sent / link.bandwidth_b_s)
+    if inputs.layer_split > 1:
+        seconds += (inputs.layer_split - 1) * (link.latency_s + message / link.bandwidth_b_s)
     return seconds * inputs.coefficients.communication_scale
 
 

@@ -40,8 +40,24 @@ TEMPLATES: Mapping[Code, Any] = {
         "%(gpu)s GB of weights on the GPU, %(host)s GB in system memory "
         "(experts of %(layers)s layers in system memory)"
     ),
+    Code.OFFLOAD_SPLIT_BYTES: _l(
+        "%(gpu)s GB of weights on the GPU, %(host)s GB in system memory "
+        "(layer count unknown: split by size)"
+    ),
+    Code.OFFLOAD_SPLIT_LAYERS_CARDS: _l(
+        "%(gpu)s GB of weights on %(cards)s GPUs, %(host)s GB in system memory "
+        "(%(layers)s layers on the GPUs)"
+    ),
+    Code.OFFLOAD_SPLIT_EXPERTS_CARDS: _l(
+        "%(gpu)s GB of weights on %(cards)s GPUs, %(host)s GB in system memory "
+        "(experts of %(layers)s layers in system memory)"
+    ),
     Code.PCIE_TENSOR_PARALLEL: _l("tensor parallel over PCIe: all-reduce traffic slows decode"),
     Code.IDLE_GPUS: _l("estimate uses %(used)s of %(count)s GPUs; the others are not counted"),
+    Code.LAYER_SPLIT_IN_TURN: _l(
+        "layers split over %(count)s cards: each holds its share of the weights and KV cache, "
+        "but the cards run in turn, so decode is no faster than on one card"
+    ),
     Code.BEYOND_NATIVE_CONTEXT: _l(
         "context %(context)s exceeds the native context of %(model)s (%(native)s)"
     ),
@@ -95,6 +111,9 @@ TEMPLATES: Mapping[Code, Any] = {
         "native context: the config names none, so the answer is at %(tokens)s tokens"
     ),
     Code.GPU_SIZE_ASSUMED: _l("%(name)s taken as the common %(size)s; also sold as %(others)s"),
+    Code.USABLE_FROM_CATALOG: _l(
+        "usable memory %(gb)s GB per card, the catalog's figure for %(hardware)s"
+    ),
     Code.KV_DTYPE_NOT_ACCEPTED: _l("%(runtime)s does not accept a %(kv_dtype)s KV cache"),
     Code.TP_ONE_CARD: _l("one card"),
     Code.TP_SPLIT_BY_LAYER: _l("%(runtime)s splits across cards by layer"),
@@ -122,6 +141,7 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.WEIGHTS_STATED: _l("bytes stated by the %(source)s"),
     Code.WEIGHTS_GGUF_HEADER: _l("sum of tensor bytes in the GGUF header (%(types)s)"),
     Code.WEIGHTS_SPLIT_OVER: _l("split over %(count)s GPUs"),
+    Code.WEIGHTS_SPLIT_BY_LAYER: _l("layers split evenly over %(count)s GPUs"),
     Code.WEIGHTS_IN_SYSTEM_MEMORY: _l("%(gb)s GB of it in system memory"),
     Code.KV_AT: _l("%(requests)s x %(tokens)s tokens at %(kv_dtype)s"),
     Code.KV_NOT_COUNTED: _l("unknown: no architecture given, not counted (%(kv)s)"),
@@ -158,6 +178,10 @@ TEMPLATES: Mapping[Code, Any] = {
     ),
     Code.DECODE_LONG_CONTEXT: _l("x%(factor)s long-context slowdown"),
     Code.DECODE_TENSOR_PARALLEL: _l("x%(factor)s for tensor parallel"),
+    Code.DECODE_READ_IN_TURN: _l(
+        "%(gb)s GB read per token by %(count)s cards in turn at %(tokens)s tokens, "
+        "with a hand-over between cards"
+    ),
     Code.DECODE_RUNTIME_FACTOR: _l("x%(factor)s for %(runtime)s against llama.cpp"),
     Code.DECODE_RANGE_COVERS: _l("range holds %(share)s of calibration measurements"),
     Code.DECODE_STEP: _l(

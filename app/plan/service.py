@@ -128,7 +128,7 @@ def _candidates(service: RecipeService, request: PlanRequest) -> list[Candidate]
             else:
                 found.append(listed(catalog[asked]))
             continue
-        described = request_hardware(asked)
+        described = request_hardware(asked, catalog.values())
         if isinstance(described, dict):
             errors.update({f"{where}.gpu": text for text in described.values()})
             continue

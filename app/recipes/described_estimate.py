@@ -6,6 +6,7 @@ through the selector, so the answer has the catalog's shape, rules and figures.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from app.estimate import EstimateError
 from app.estimate.messages import Code, Message, message
 from app.i18n.messages import english, messages_json
 from app.i18n.validation_words import pydantic_text
+from app.models import Hardware
 from app.recipes.presenters import estimate_out
 from app.recipes.schemas import (
     EstimateRequest,
@@ -132,11 +134,14 @@ def runtime_slug(service: RecipeService, name: str | None) -> str | None:
     return name  # the selector refuses it with the choices
 
 
-def gpu_fields(gpu: GpuByName) -> tuple[dict[str, Any], str, HardwareDescription]:
-    """The selector's described-hardware fields for a named card."""
+def gpu_fields(
+    gpu: GpuByName, catalog: Iterable[Hardware] = ()
+) -> tuple[dict[str, Any], str, HardwareDescription]:
+    """The selector's described-hardware fields for a named card; its usable memory is the
+    catalog's figure for the card where the catalog (`catalog`, its hardware) holds it."""
     from app.resolve.gpu_table import lookup_gpu
 
-    described = lookup_gpu(gpu.gpu, gpu.count, gpu.memory_gb)
+    described = lookup_gpu(gpu.gpu, gpu.count, gpu.memory_gb, catalog)
     fields = {
         "hardware": "custom",
         "memory_gb_per_gpu": described.memory_gb_per_gpu,
@@ -159,15 +164,20 @@ def card_assumptions(
     """A name sold in several sizes answered with the common one: the assumption, and the
     card it was read as beside the sizes it could also have meant."""
     card = {"name": gpu.gpu, "card": described.card, "others": list(described.other_sizes)}
-    if not described.other_sizes:
-        return (), card
-    assumed = message(
-        Code.GPU_SIZE_ASSUMED,
-        name=gpu.gpu,
-        size=described.card,
-        others=list(described.other_sizes),
-    )
-    return (assumed,), card
+    assumed: tuple[Message, ...] = ()
+    if described.other_sizes:
+        size = message(
+            Code.GPU_SIZE_ASSUMED,
+            name=gpu.gpu,
+            size=described.card,
+            others=list(described.other_sizes),
+        )
+        assumed += (size,)
+    if described.usable_from is not None and described.usable_memory_gb is not None:
+        per_card = round(described.usable_memory_gb / described.gpu_count, 2)
+        usable = message(Code.USABLE_FROM_CATALOG, gb=per_card, hardware=described.usable_from)
+        assumed += (usable,)
+    return assumed, card
 
 
 @dataclass
@@ -190,12 +200,15 @@ class RequestHardware:
     card: dict[str, Any] | None = None
 
 
-def request_hardware(hardware: Any) -> RequestHardware | dict[str, str]:
-    """A catalog slug, "custom" or a named card, as the selector's fields (or the error)."""
+def request_hardware(
+    hardware: Any, catalog: Iterable[Hardware] = ()
+) -> RequestHardware | dict[str, str]:
+    """A catalog slug, "custom" or a named card, as the selector's fields (or the error); a
+    named card takes the usable memory the catalog (`catalog`, its hardware) gives it."""
     if not isinstance(hardware, GpuByName):
         return RequestHardware({"hardware": hardware})
     try:
-        fields, name, described_card = gpu_fields(hardware)
+        fields, name, described_card = gpu_fields(hardware, catalog)
     except ValueError as error:
         close = getattr(error, "close_matches", [])
         hint = f"; close matches: {', '.join(close)}" if close else ""
@@ -238,7 +251,7 @@ def run_estimate(
     description read elsewhere (a GGUF file in the CLI) stands in for the request's model."""
     raw = request.model_dump(exclude={"model", "hardware"}, exclude_none=True)
     raw["runtime"] = runtime_slug(service, request.runtime)
-    hardware = request_hardware(request.hardware)
+    hardware = request_hardware(request.hardware, service.list_hardware())
     if isinstance(hardware, dict):
         return DescribedResult(SelectorResult(raw, hardware))
     raw.update(hardware.fields)

@@ -32,6 +32,11 @@ def format_estimate(result: dict) -> str:
         lines.append("  max context      not estimated")
     elif result.get("kv_cache") == "unknown":
         lines.append("  max context      unknown (the KV cache cannot be sized)")
+    elif result["verdict"] == "fits_with_offload":
+        lines.append(
+            f"  max context      none with every weight on the GPU; runs offloaded at "
+            f"{result['context']:,} tokens"
+        )
     else:
         lines.append(
             f"  max context      {largest:,} tokens (one request)"

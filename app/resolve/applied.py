@@ -48,6 +48,8 @@ class AppliedValues(msgspec.Struct, frozen=True):
     # Knobs the command leaves to the runtime: the estimate then uses the runtime's own rule
     # (SGLang's reserve, the runtime's prefill chunk), not the profile's wish.
     left_at_default: frozenset[str] = frozenset()
+    # Cards a layer split spreads the model over (split "layer"); 1 otherwise.
+    layer_split: int = 1
 
     def changed(self, **changes: object) -> "AppliedValues":
         """These values with some changed."""
@@ -192,9 +194,10 @@ def requested_values(
     model, runtime, hardware = specs.model, specs.runtime, specs.hardware
     tp, tp_why = tensor_parallel_size(model, runtime, hardware)
     fraction = settings.get("memory_fraction")
+    split = "tensor" if tp > 1 else (runtime.split if hardware.gpu_count > 1 else "none")
     return AppliedValues(
         tensor_parallel=tp,
-        split="tensor" if tp > 1 else (runtime.split if hardware.gpu_count > 1 else "none"),
+        split=split,
         context=min(context, model.native_context)
         if context
         else requested_context(profile, hardware, model),
@@ -209,6 +212,7 @@ def requested_values(
         speculative_decoding=bool(settings.get("speculative_decoding")),
         cuda_graphs=bool(settings.get("cuda_graphs", True)) and runtime.cuda_graphs,
         why={"tensor_parallel": tp_why},
+        layer_split=hardware.gpu_count if split == "layer" else 1,
     )
 
 

@@ -31,6 +31,14 @@ from app.resolve.applied import AppliedValues
 HOST = "127.0.0.1"
 PORT = 8000
 
+# Spreading a model over several cards by layer (seed_data/SOURCES.md, "Layer split"):
+# llama-server's `--split-mode {none,layer,row}` and `--tensor-split` (the share of the
+# model each card takes, as a comma-separated list), from tools/server/README.md; Ollama's
+# `OLLAMA_SCHED_SPREAD` (schedule a model across all GPUs), from envconfig/config.go.
+SPLIT_MODE_FLAG = "--split-mode"
+TENSOR_SPLIT_FLAG = "--tensor-split"
+OLLAMA_SPREAD = "OLLAMA_SCHED_SPREAD"
+
 # Knobs a profile sets, in the order the applied-values table lists them.
 KNOBS = (
     "tensor_parallel",
@@ -179,7 +187,7 @@ def llama_cpp(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     cmd.always("max_concurrency", ["--parallel", str(v.max_concurrency)])
     cmd.argv += ["--n-gpu-layers", "999", "--flash-attn", "on"]
     if v.split == "layer":
-        cmd.argv += ["--split-mode", "layer"]
+        cmd.argv += layer_split_flags(v.layer_split)
     cmd.cannot("tensor_parallel", message(Code.KNOB_SPLITS_BY_LAYER, runtime="llama.cpp"))
     kv_cache_flag(cmd, ["--cache-type-k", v.kv_cache_dtype, "--cache-type-v", v.kv_cache_dtype])
     cmd.option("prefill_tokens", ["--ubatch-size", str(v.prefill_tokens)])
@@ -206,6 +214,9 @@ def ollama(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     cmd.always("context", [f"OLLAMA_CONTEXT_LENGTH={v.context}"])
     cmd.always("max_concurrency", [f"OLLAMA_NUM_PARALLEL={v.max_concurrency}"])
     cmd.argv += ["OLLAMA_FLASH_ATTENTION=1"]
+    if v.split == "layer":
+        # Ollama keeps a model that fits one card on one card; the estimate spreads it.
+        cmd.argv += [f"{OLLAMA_SPREAD}=1"]
     kv_cache_flag(cmd, [f"OLLAMA_KV_CACHE_TYPE={v.kv_cache_dtype}"])
     cmd.cannot("tensor_parallel", message(Code.KNOB_SPLITS_BY_LAYER, runtime="Ollama"))
     cmd.cannot("prefill_tokens", message(Code.KNOB_BATCH_PER_MODEL, runtime="Ollama"))
@@ -213,6 +224,13 @@ def ollama(cmd: Argv, artifact: Artifact, model: LlmModel) -> None:
     speculative(cmd, message(Code.KNOB_NO_SPECULATIVE, runtime="Ollama"))
     cmd.cannot("cuda_graphs", message(Code.KNOB_OWN_CUDA_GRAPHS, runtime="Ollama"))
     cmd.argv += ["ollama", "serve"]
+
+
+def layer_split_flags(cards: int) -> list[str]:
+    """llama.cpp's flags for whole layers spread evenly over `cards` identical cards, as the
+    estimate sizes them (its default split follows each card's free memory, which a
+    display or another process can make uneven)."""
+    return [SPLIT_MODE_FLAG, "layer", TENSOR_SPLIT_FLAG, ",".join(["1"] * max(cards, 1))]
 
 
 def tensor_parallel_flag(cmd: Argv, flag: str) -> None:
@@ -315,7 +333,7 @@ def with_offload(command: Command, flags: list[str]) -> Command:
     """llama.cpp's command with part of the weights left in system memory: the offload
     flags replace the all-on-GPU `--n-gpu-layers 999`. Ollama places layers itself (it
     keeps on the GPU what fits), so its command is unchanged."""
-    if command.runtime != "llama-cpp" or "--n-gpu-layers" not in command.argv:
+    if command.runtime != "llama-cpp" or "--n-gpu-layers" not in command.argv or not flags:
         return command
     at = command.argv.index("--n-gpu-layers")
     argv = command.argv[:at] + flags + command.argv[at + 2 :]

@@ -36,6 +36,8 @@ class HardwareDescription:
     card: str | None = None  # the card looked up by name ("A100 SXM 80 GB"), if one was
     # Other sizes the card's name could have meant, when the common one was assumed.
     other_sizes: tuple[str, ...] = ()
+    # The catalog machine whose usable memory per card was taken, when a named card has one.
+    usable_from: str | None = None
 
 
 def guess_group(description: HardwareDescription) -> str:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -24,6 +25,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.models import Hardware
 from app.resolve.custom import DEFAULT_USABLE_SHARE, HardwareDescription, guess_group
 from app.resources import SEED_DIR
 
@@ -230,15 +232,43 @@ def match_gpu(name: str, memory_gb: float | None = None) -> GpuMatch:
     return GpuMatch(entries[0])
 
 
-def lookup_gpu(name: str, count: int = 1, memory_gb: float | None = None) -> HardwareDescription:
-    """Hardware made of `count` of the named card, for the estimator."""
+def lookup_gpu(
+    name: str,
+    count: int = 1,
+    memory_gb: float | None = None,
+    catalog: Iterable[Hardware] = (),
+) -> HardwareDescription:
+    """Hardware made of `count` of the named card, for the estimator. Where the catalog
+    (`catalog`, its hardware rows) holds a machine of this card, the card's usable memory is
+    the catalog's own figure, so a card named here is answered as its catalog row is."""
     if count < 1:
         raise ValueError(f"GPU count must be at least 1, not {count}")
     match = match_gpu(name, memory_gb)
     entry = match.entry
     if entry.unified and count > 1:
         raise ValueError(f"{entry.name} is a single system with unified memory; count must be 1")
-    return describe(entry, count, match.others)
+    described = describe(entry, count, match.others)
+    stated = catalog_usable_per_card(entry, count, catalog)
+    if stated is None:
+        return described
+    per_card, row = stated
+    return replace(described, usable_memory_gb=round(per_card * count, 2), usable_from=row.name)
+
+
+def catalog_usable_per_card(
+    entry: GpuEntry, count: int, catalog: Iterable[Hardware]
+) -> tuple[float, Hardware] | None:
+    """The usable memory per card the catalog states for this card, and the row stating it
+    (one of as many cards first); None where the catalog holds no machine of this card."""
+    rows = sorted(catalog, key=lambda row: (row.gpu_count != count, row.gpu_count, row.slug))
+    for row in rows:
+        try:
+            found = match_gpu(row.device, row.memory_gb_per_gpu).entry
+        except UnknownGpu:
+            continue
+        if (found.name, found.memory_gb) == (entry.name, entry.memory_gb):
+            return row.usable_gb_per_gpu, row
+    return None
 
 
 def describe(

@@ -46,7 +46,7 @@ def offloaded_recipe(
         command = build_command(choice.runtime, choice.artifact, inputs.model, applied, explicit)
         if command is not None:
             commands = (with_offload(command, split.flags),)
-    estimate = _on_gpu(estimate, split.gpu_weights_gb, split.host_weights_gb)
+    estimate = _on_gpu(estimate, split.gpu_weights_gb_per_card, split.host_weights_gb)
     on_gpu = gb(estimate.memory.required)
     memory = MemoryFigure(
         on_gpu,
@@ -89,8 +89,8 @@ def offloaded_recipe(
 
 
 def _on_gpu(estimate: Estimate, gpu_weights_gb: float, host_weights_gb: float) -> Estimate:
-    """The estimate with only the GPU's share of the weights in its memory breakdown, so the
-    parts add up to the memory the GPU needs."""
+    """The estimate with only each card's share of the weights in its memory breakdown, so
+    the parts add up to the memory each card needs."""
     weights = estimate.memory.weights
     note = (*weights.note, message(Code.WEIGHTS_IN_SYSTEM_MEMORY, gb=round(host_weights_gb, 1)))
     on_gpu = replace(weights, value=gpu_weights_gb, note=note)

@@ -102,8 +102,7 @@ def test_an_moe_moves_the_experts_of_its_first_layers():
     [
         ("another runtime", replace(DENSE, runtime="vllm")),
         ("one memory pool already", replace(DENSE, unified_memory=True)),
-        ("several GPUs", replace(DENSE, gpu_count=2)),
-        ("layers unknown", replace(DENSE, num_layers=None)),
+        ("several GPUs the layers are not split over", replace(DENSE, gpu_count=2)),
         ("no room beside the KV cache", replace(DENSE, gpu_room_gb=-0.5)),
         ("it fits", replace(DENSE, weights_gb=20.0, active_weights_gb=20.0)),
         ("not one layer fits", replace(DENSE, gpu_room_gb=0.4)),

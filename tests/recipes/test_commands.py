@@ -147,6 +147,18 @@ def test_llama_cpp_context_is_shared_between_its_slots() -> None:
     assert argv[argv.index("--split-mode") + 1] == "layer"
 
 
+@pytest.mark.parametrize("cards", [2, 3])
+def test_a_layer_split_spreads_the_layers_evenly_over_every_card(cards: int) -> None:
+    split = values(tensor_parallel=1, split="layer", layer_split=cards)
+    argv = build("llama-cpp", split).argv
+    assert argv[argv.index("--split-mode") + 1] == "layer"
+    assert argv[argv.index("--tensor-split") + 1] == ",".join(["1"] * cards)
+    assert "OLLAMA_SCHED_SPREAD=1" in build("ollama", split).argv
+    one_card = values(tensor_parallel=1, split="none")
+    assert "--split-mode" not in build("llama-cpp", one_card).argv
+    assert not any("SCHED_SPREAD" in part for part in build("ollama", one_card).argv)
+
+
 def test_shared_setup_names_the_runtimes_own_key_flag() -> None:
     assert "--api-key" in shared_setup(runtime("vllm"))
     assert "reverse proxy" in shared_setup(Runtime(slug="mlx-lm", name="MLX-LM server"))

@@ -149,8 +149,11 @@ def check_page(page: Any, data: dict, figures: Figures, where: tuple) -> None:
         assert page.select_one("#max-context") is None, where
     elif data["verdict"] == "fits_with_offload":
         # Planned at one context with part of the weights in system memory: no largest
-        # all-on-GPU context to show.
+        # all-on-GPU context to show, and the page says where it runs instead.
         assert figures.max_context is None, where
+        assert page.select_one("#max-context") is None, where
+        line = page.select_one("#context-line strong").text
+        assert number_in(line) == data["start_context"], where
     else:
         assert number_in(page.select_one("#max-context").text) == figures.max_context, where
     if memory is not None:

@@ -43,6 +43,17 @@ def test_share_link_carries_the_shape_and_reproduces_the_answer(client: TestClie
         ), part
 
 
+def test_an_offloaded_answer_says_where_it_runs_not_that_nothing_fits(client: TestClient) -> None:
+    config = (CONFIGS / "llama-3.1-70b.json").read_text()
+    query = {"config": config, "quant": "Q4_K_M", "hardware": "gpu", "gpu": "RTX 4090"}
+    result = result_of(client.get("/estimate?" + urlencode(query)))
+    assert result.select_one("#estimate-verdict").get_text(strip=True) == (
+        "fits with offload to system memory"
+    )
+    line = result.select_one("#estimate-max-context").get_text(" ", strip=True)
+    assert "runs offloaded at 4,096 tokens" in line and "none fits" not in line
+
+
 @pytest.mark.parametrize("lang", ["en", "ko", "ja"])
 def test_the_language_switch_alone_asks_nothing(client: TestClient, lang: str) -> None:
     """The header's language links add ?lang= to this page: an empty form in that language,
@@ -144,4 +155,11 @@ def test_estimate_page_in_a_browser(page, live_server: LiveServer) -> None:
     page.locator("#estimate-share").click()
     expect(page.locator("#estimate-described")).to_contain_text("8.03B parameters")
     assert "config=" not in page.url and "num_kv_heads=8" in page.url
+    # A 70B that runs offloaded on the card says where it runs, not that nothing fits.
+    page.fill("#estimate-config", (CONFIGS / "llama-3.1-70b.json").read_text())
+    page.fill("#estimate-gpu", "RTX 4090")
+    page.select_option("#estimate-runtime", "llama-cpp")
+    page.click("#estimate-submit")
+    expect(page.locator("#estimate-max-context")).to_contain_text("runs offloaded at 4,096 tokens")
+    expect(page.locator("#estimate-memory-line")).to_contain_text("22.5")
     assert page.js_errors == []

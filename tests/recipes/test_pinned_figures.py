@@ -2,9 +2,11 @@
 
 For dense models with plain grouped-query attention, the weights and the KV cache of every
 recipe that serves on the GPU follow from a few published numbers: the weights are the file
-(or parameters x bits / 8), split over the tensor-parallel cards; each token caches a K and
-a V head per KV head and layer, the KV heads split over the cards. Whatever the resolution
-does to get there quickly, these figures must come out the same.
+(or parameters x bits / 8), split over the tensor-parallel cards, or over the cards of a
+layer split (llama.cpp, Ollama) with each card caching its share of the layers; each token
+caches a K and a V head per KV head and layer, the KV heads split over tensor-parallel
+cards. Whatever the resolution does to get there quickly, these figures must come out the
+same.
 """
 
 import math
@@ -37,17 +39,22 @@ def test_weights_and_kv_cache_follow_from_the_catalog_rows(session: Session, slu
             if applied.kv_cache_dtype not in VALUE_BYTES:
                 continue
             tp = applied.tensor_parallel
+            cards = tp * applied.layer_split  # one of the two is 1
+            assert applied.layer_split == (
+                row.hardware.gpu_count if applied.split == "layer" else 1
+            )
             file_bytes = (
                 artifact.size_bytes or model.params_total_b * 1e9 * artifact.bits_per_weight / 8
             )
             kv_heads_per_card = math.ceil(model.num_kv_heads / tp)
-            per_token = 2 * kv_heads_per_card * model.head_dim * model.num_layers
+            layers_per_card = math.ceil(model.num_layers / applied.layer_split)
+            per_token = 2 * kv_heads_per_card * model.head_dim * layers_per_card
             per_token *= VALUE_BYTES[applied.kv_cache_dtype]
             tokens = applied.context * applied.max_concurrency
             memory = recipe.estimate.memory
             where = (row.hardware.slug, recipe.profile.slug)
             assert recipe.estimate.weights_gb.value == pytest.approx(file_bytes / 1e9), where
-            assert memory.weights.value == pytest.approx(file_bytes / 1e9 / tp), where
+            assert memory.weights.value == pytest.approx(file_bytes / 1e9 / cards), where
             assert recipe.estimate.kv_bytes_per_token_per_gpu == per_token, where
             assert memory.kv_cache.value == pytest.approx(per_token * tokens / 1e9), where
             assert memory.required <= memory.usable.value, where  # it is served: it fits
