@@ -296,6 +296,9 @@ def register_benchmark_commands() -> None:
 
     main.add_command(bench)
     main.add_command(worker)
+    from app.sentinel.cli import sentinel
+
+    main.add_command(sentinel)
     from app.tasks.cli import task
 
     main.add_command(task)

@@ -12,7 +12,8 @@ from app.bench.hosts import HostNotAllowedError
 from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult, TaskRunResult
 from app.bench.task_spec import TaskFileError, TaskSpec
-from app.benchmarks.to_record import record_from_result
+from app.benchmarks.to_record import kept_plan, record_from_result
+from app.benchmarks.versioned import with_server_version
 from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
 from app.tasks.files import read_task_file
@@ -189,7 +190,7 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
                 "--record needs " + ", ".join(f"--{m.replace('_', '-')}" for m in missing)
             )
     plan = build_plan(served_model, options)
-    result = run_with_progress(plan)
+    result = with_server_version(run_with_progress(plan))
     console = Console()
     for table in summary(result):
         console.print(table)
@@ -299,7 +300,7 @@ def store_record(console: Console, result: BenchResult, target: dict) -> None:
                 raw,
                 provenance="bench",
                 submitted_by="local",
-                provenance_detail={"tool": "servebook bench"},
+                provenance_detail={"tool": "servebook bench", "plan": kept_plan(result)},
             )
             record_id = submission.record.id
     except ServebookError as error:

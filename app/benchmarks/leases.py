@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.bench.result import BenchResult
 from app.benchmarks.repository import JobRepository, claimable
 from app.benchmarks.service import NO_JOB
-from app.benchmarks.to_record import record_from_result
+from app.benchmarks.to_record import kept_plan, record_from_result
 from app.db import utcnow
 from app.errors import Conflict, NotFound, ServebookError
 from app.models import BenchJob
@@ -155,6 +155,7 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
             "tool": "servebook bench",
             "job_id": job.id,
             "base_url": result.plan.base_url,
+            "plan": kept_plan(result),
         },
     )
     done = repo.compare_and_set(

@@ -12,6 +12,7 @@ from app.models.profile import Profile
 from app.models.record import Record, RecordEvent
 from app.models.reported_figure import ReportedFigure
 from app.models.runtime import Runtime
+from app.models.sentinel_check import SentinelCheck
 from app.models.task import Task, TaskPrompt
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "RecordEvent",
     "ReportedFigure",
     "Runtime",
+    "SentinelCheck",
     "SignInSession",
     "Task",
     "TaskPrompt",
