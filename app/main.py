@@ -60,6 +60,8 @@ from app.security.exposure import AnsweredHostsMiddleware
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
+from app.sentinel.routes import api_router as sentinel_api
+from app.sentinel.routes import router as sentinel_pages
 from app.static_files import CachedStaticFiles
 from app.tasks.routes import api_router as tasks_api
 from app.warm_up import start_warm_up
@@ -142,6 +144,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(records_pages)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
+    app.include_router(sentinel_pages)
+    app.include_router(sentinel_api)
     app.include_router(worker_api)
     app.include_router(tasks_api)
     app.include_router(auth_router)

@@ -145,14 +145,21 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
     if not (job.status == "running" and job.lease_token == lease_token):
         raise LeaseLost(job_id)
     check_result_matches(job, result)
+    raw, detail = record_from_result(result, job.target), {"tool": "servebook bench"}
+    baseline = job.target.get("sentinel_baseline")
+    if baseline is not None:  # a re-check of a known-good record: judged against it
+        from app.sentinel.run import TOOL, judge, load_baseline
+
+        outcome = judge(load_baseline(session, int(baseline)), result)
+        raw, detail = outcome.raw, {"tool": TOOL, "sentinel": outcome.detail}
     submission = submit_record(
         session,
-        record_from_result(result, job.target),
+        raw,
         provenance="bench",
         submitted_by=job.submitted_by,
         idempotency_key=f"bench-job-{job.id}",
         provenance_detail={
-            "tool": "servebook bench",
+            **detail,
             "job_id": job.id,
             "base_url": result.plan.base_url,
             "plan": kept_plan(result),

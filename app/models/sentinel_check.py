@@ -14,5 +14,5 @@ class SentinelCheck(TimestampMixin, Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     record_id: Mapped[int] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
     runtime_version: Mapped[str] = mapped_column(String(100))
-    result_record_id: Mapped[int | None] = mapped_column(ForeignKey("records.id"))
-    error: Mapped[str] = mapped_column(String(2000), default="")
+    # The re-check job queued for it; its record carries the verdict.
+    job_id: Mapped[int | None] = mapped_column(ForeignKey("bench_jobs.id", ondelete="SET NULL"))

@@ -37,8 +37,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("record_id", sa.Integer(), nullable=False),
         sa.Column("runtime_version", sa.String(length=100), nullable=False),
-        sa.Column("result_record_id", sa.Integer(), nullable=True),
-        sa.Column("error", sa.String(length=2000), nullable=False),
+        sa.Column("job_id", sa.Integer(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["record_id"],
@@ -47,9 +46,10 @@ def upgrade() -> None:
             ondelete="CASCADE",
         ),
         sa.ForeignKeyConstraint(
-            ["result_record_id"],
-            ["records.id"],
-            name=op.f("fk_sentinel_checks_result_record_id_records"),
+            ["job_id"],
+            ["bench_jobs.id"],
+            name=op.f("fk_sentinel_checks_job_id_bench_jobs"),
+            ondelete="SET NULL",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sentinel_checks")),
         sa.UniqueConstraint(
