@@ -7,6 +7,7 @@ from typing import Any
 from app.estimate.weights import active_weight_bytes, weights_bytes
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Kind, english, register
+from app.records.runtime_names import REPORTING_RUNTIME_NAMES
 from app.records.schemas import Flag, MeasurementIn, RecordIn
 from app.records.validation import Resolved
 
@@ -213,15 +214,6 @@ def setup_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
         flags.append(flag("speed_on_load_failure", "outcome"))
     flags += reported_version_flags(data, refs)
     return flags
-
-
-# How the runtimes whose servers report a version are named, for the mismatch flag.
-REPORTING_RUNTIME_NAMES = {
-    "vllm": "vLLM",
-    "sglang": "SGLang",
-    "llama-cpp": "llama.cpp",
-    "ollama": "Ollama",
-}
 
 
 def reported_version_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
