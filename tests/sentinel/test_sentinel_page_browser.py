@@ -11,7 +11,7 @@ from app.db import make_engine, make_sessionmaker
 from app.records.review import review_record
 from app.records.service import submit_record
 from tests.live_server import LiveServer
-from tests.records.conftest import GLM, h200, valid  # noqa: F401
+from tests.records.conftest import GLM
 
 pytestmark = pytest.mark.browser
 
