@@ -161,6 +161,13 @@ def task_table(task: TaskRunResult) -> Table:
 @click.option("--hardware", default=None)
 @click.option("--profile", default=None)
 @click.option("--command-line", "command", default="", help="the server's launch command")
+@click.option("--image-digest", default=None, help="with --record: the container image digest")
+@click.option("--wheel-version", default=None, help="with --record: e.g. vllm==0.12.0")
+@click.option("--model-revision", default=None, help="with --record: the model repo's commit")
+@click.option("--driver", default=None, help="with --record: GPU driver version")
+@click.option("--cuda", default=None, help="with --record: CUDA version")
+@click.option("--rocm", default=None, help="with --record: ROCm version")
+@click.option("--out-of-scope", multiple=True, help="with --record: what the record does not cover")
 def bench(served_model: str, json_path: Path | None, record: bool, **options: object) -> None:
     """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle, task.
 
@@ -183,6 +190,8 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
         "command",
     )
     target = {key: options.pop(key) for key in target_keys}
+    pins = {key: options.pop(key) for key in PIN_KEYS}
+    target["pinned"] = {key: list(v) if isinstance(v, tuple) else v for key, v in pins.items() if v}
     if record:
         missing = [k for k in target_keys[:5] if not target[k]]
         if missing:
@@ -212,6 +221,16 @@ def outcome_line(result: BenchResult) -> str:
 
 
 DEFAULT_LENGTHS = [1024, 4096]
+# What a record may declare about exactly what ran (the server's own version is read).
+PIN_KEYS = (
+    "image_digest",
+    "wheel_version",
+    "model_revision",
+    "driver",
+    "cuda",
+    "rocm",
+    "out_of_scope",
+)
 
 
 def build_plan(served_model: str, options: dict) -> BenchPlan:

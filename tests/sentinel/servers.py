@@ -17,16 +17,25 @@ SLOW_DECODE_TIMING = "ttft_ms=30&itl_ms=30&tokens=16"
 
 
 class TimedServer(FakeOpenAIServer):
-    def __init__(self, timing: str, version: dict[str, Any] | None = None) -> None:
+    """``version`` answers at vLLM's ``/version``; ``answers`` at any other path."""
+
+    def __init__(
+        self,
+        timing: str,
+        version: dict[str, Any] | None = None,
+        answers: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__()
         self.timing = timing
-        self.version = version
+        self.answers = dict(answers or {})
+        if version is not None:
+            self.answers["/version"] = version
 
     async def _route(
         self, request: ReceivedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> bool:
-        if request.path == "/version" and self.version is not None:
-            await _send_json(writer, 200, self.version)
+        if request.method == "GET" and request.path in self.answers:
+            await _send_json(writer, 200, self.answers[request.path])
             return True
         if request.method == "POST" and request.path.endswith("/chat/completions"):
             body = json.loads(request.body)
@@ -36,10 +45,14 @@ class TimedServer(FakeOpenAIServer):
 
 
 @contextmanager
-def timed_server(timing: str, version: dict[str, Any] | None = None) -> Iterator[TimedServer]:
+def timed_server(
+    timing: str,
+    version: dict[str, Any] | None = None,
+    answers: dict[str, dict[str, Any]] | None = None,
+) -> Iterator[TimedServer]:
     """A server on 127.0.0.1 on a thread of its own (the CLI under test runs synchronously)."""
     loop = asyncio.new_event_loop()
-    server = TimedServer(timing, version)
+    server = TimedServer(timing, version, answers)
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     asyncio.run_coroutine_threadsafe(server.start(), loop).result(timeout=10)

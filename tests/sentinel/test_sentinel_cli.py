@@ -48,10 +48,10 @@ def invoke(args: list[str]) -> Result:
         return pool.submit(CliRunner().invoke, main, args).result()
 
 
-def baseline_record(base_url: str, version: str) -> int:
+def baseline_record(base_url: str, version: str, *pins: str) -> int:
     args = ["bench", "--base-url", base_url, "--model", "fake", "--lengths", "512"]
     args += ["--concurrency", "1,2", "--repeat", "4", "--max-tokens", "16", "--timeout", "5"]
-    args += ["--record", *VLLM_TARGET, "--runtime-version", version]
+    args += ["--record", *VLLM_TARGET, "--runtime-version", version, *pins]
     result = invoke(args)
     assert result.exit_code == 0, result.output
     return int(result.output.rsplit("#", 1)[1].split()[0])
@@ -137,11 +137,26 @@ def test_unknown_record_is_a_usage_error(tmp_path: Path) -> None:
     assert "No record 999999" in result.output
 
 
-def test_record_whose_server_reports_another_runtime_is_flagged(session: Session) -> None:
+def test_record_whose_server_reports_another_version_is_flagged(session: Session) -> None:
+    pins = ["--image-digest", "sha256:" + "ab" * 32, "--model-revision", "0e9e39f2"]
+    pins += ["--out-of-scope", "tool calls", "--out-of-scope", "contexts past 8K"]
     with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
-        record_id = baseline_record(server.base_url, "0.5.9")  # declared vLLM 0.5.9
+        record_id = baseline_record(server.base_url, "0.5.9", *pins)  # declared vLLM 0.5.9
     record = stored(session, record_id)
+    assert record.pinned["image_digest"] == "sha256:" + "ab" * 32
+    assert record.pinned["model_revision"] == "0e9e39f2"
+    assert record.pinned["out_of_scope"] == ["tool calls", "contexts past 8K"]
     codes = {flag["code"]: flag for flag in record.flags}
     mismatch = codes["server_reported_mismatch"]
     assert mismatch["message"] == "the record says vLLM 0.5.9, the server reported vLLM 0.24.0"
     assert record.pinned["server_reported"]["version"] == "0.24.0"
+
+
+def test_record_whose_server_reports_another_runtime_is_flagged(session: Session) -> None:
+    sglang = {"/get_server_info": {"version": "0.5.9", "model_path": "x", "tp_size": 1}}
+    with timed_server(BASELINE_TIMING, answers=sglang) as server:
+        record_id = baseline_record(server.base_url, "0.24.0")  # declared vLLM 0.24.0
+    record = stored(session, record_id)
+    mismatch = {flag["code"]: flag for flag in record.flags}["server_reported_mismatch"]
+    assert mismatch["field"] == "runtime"
+    assert mismatch["message"] == "the record says vLLM 0.24.0, the server reported SGLang 0.5.9"
