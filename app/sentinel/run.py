@@ -1,6 +1,7 @@
 """One sentinel run, shared by `servebook sentinel`, the re-check job and the unattended
 worker: the baseline's plan measured again, compared, and stored as a pending record."""
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,8 +80,6 @@ def store_sentinel(
 
 def sentinel_json(result: BenchResult, outcome: SentinelOutcome, record_id: int | None) -> str:
     """What `--json` writes: the run's result, the sentinel's verdict and the record."""
-    import json
-
     body = result.model_dump(mode="json")
     body["sentinel"] = outcome.detail
     body["record_id"] = record_id

@@ -83,3 +83,6 @@ def test_profile_page_shows_provenance_and_regression(
     expect(page.locator("#known-good-record")).to_have_attribute(
         "href", live_server.url("records:detail", record_id=good)
     )
+    # The record's own page says the same of its command.
+    page.goto(live_server.url("records:detail", record_id=good) + f"?lang={lang}")
+    expect(page.locator(f"#setup #pinned-{good}")).to_contain_text(verified)
