@@ -107,7 +107,7 @@ def sentinel(
         raise click.UsageError(f"record {record_id}'s plan cannot run: {error}") from error
     outcome = judge(baseline, result)
     console = Console()
-    console.print(f"sentinel against record {record_id}: {outcome.report.verdict}", markup=False)
+    console.print(f"sentinel against record {record_id}: {outcome.report.summary}", markup=False)
     for change in outcome.report.changes:
         console.print("  " + change_line(change), markup=False, highlight=False)
     try:

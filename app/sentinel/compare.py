@@ -81,12 +81,43 @@ class SentinelReport:
     verdict: Verdict
     changes: list[Change]
 
+    @property
+    def summary(self) -> str:
+        """One line, e.g. "regressed: decode -40 % at 4,096 tokens x 1, needle lost at
+        65,536 tokens x 1"; the changes beyond noise only."""
+        said = [said_change(change) for change in self.changes if change.significant]
+        words = self.verdict.replace("_", " ")
+        return f"{words}: {', '.join(said)}" if said else words
+
     def as_json(self) -> dict[str, Any]:
         return {
             "baseline_record": self.baseline_record,
             "verdict": self.verdict,
+            "summary": self.summary,
             "changes": [change.as_json() for change in self.changes],
         }
+
+
+SHORT_NAMES = {
+    "ttft_ms": "TTFT",
+    "decode_tokens_per_s": "decode",
+    "throughput_tokens_per_s": "throughput",
+    "peak_memory_gb_per_gpu": "peak memory",
+    "task_pass_rate": "task pass rate",
+}
+
+
+def said_change(change: Change) -> str:
+    if change.metric == "outcome":
+        return f"outcome {change.baseline} -> {change.now}"
+    if change.metric == "needle_accuracy" and change.direction == "worse":
+        return f"needle lost at {change.point}"
+    name = SHORT_NAMES.get(change.metric, change.metric)
+    if change.metric == "peak_memory_gb_per_gpu" and change.change is not None:
+        return f"{name} {change.change:+.1f} GB per GPU at {change.point}"
+    pct = change.change_pct
+    amount = f"{pct:+.0f} %" if pct is not None else f"{change.change:+.3g}"
+    return f"{name} {amount} at {change.point}"
 
 
 def overlap(a: Band, b: Band) -> bool:

@@ -76,6 +76,8 @@ def test_slower_decode_is_a_regression_beyond_its_band(session: Session, tmp_pat
     verdict = body["sentinel"]
     assert verdict["baseline_record"] == baseline
     assert verdict["verdict"] == "regressed"
+    assert verdict["summary"].startswith("regressed: ")
+    assert "decode -" in verdict["summary"]
     decode = [
         c
         for c in verdict["changes"]
@@ -111,6 +113,7 @@ def test_identical_server_reports_no_regression(session: Session, tmp_path: Path
     assert result.exit_code == 0, result.output
     body = json.loads((tmp_path / "s.json").read_text())
     assert body["sentinel"]["verdict"] == "no_regression"
+    assert body["sentinel"]["summary"] == "no regression"
     assert not [c for c in body["sentinel"]["changes"] if c["significant"]]
     assert {c["metric"] for c in body["sentinel"]["changes"]} >= {
         "ttft_ms",
