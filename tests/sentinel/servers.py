@@ -4,14 +4,19 @@ model name a client asks for, and optionally a runtime version at vLLM's ``/vers
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-import threading
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tests.bench.fake_openai_server import FakeOpenAIServer, ReceivedRequest, _send_json
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BASELINE_TIMING = "ttft_ms=30&itl_ms=10&tokens=16"
 SLOW_DECODE_TIMING = "ttft_ms=30&itl_ms=30&tokens=16"
 
@@ -44,22 +49,49 @@ class TimedServer(FakeOpenAIServer):
         return await super()._route(request, reader, writer)
 
 
+@dataclass(frozen=True)
+class RunningServer:
+    base_url: str
+    root_url: str
+
+
 @contextmanager
 def timed_server(
     timing: str,
     version: dict[str, Any] | None = None,
     answers: dict[str, dict[str, Any]] | None = None,
-) -> Iterator[TimedServer]:
-    """A server on 127.0.0.1 on a thread of its own (the CLI under test runs synchronously)."""
-    loop = asyncio.new_event_loop()
-    server = TimedServer(timing, version, answers)
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    asyncio.run_coroutine_threadsafe(server.start(), loop).result(timeout=10)
+) -> Iterator[RunningServer]:
+    """A server on 127.0.0.1 in a process of its own, so that its timings do not share an
+    interpreter (and its lock) with the client measuring them."""
+    spec = json.dumps({"timing": timing, "version": version, "answers": answers or {}})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.sentinel.servers", spec],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=PROJECT_ROOT,
+    )
     try:
-        yield server
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("PORT "), line
+        root = f"http://127.0.0.1:{int(line.split()[1])}"
+        yield RunningServer(f"{root}/v1", root)
     finally:
-        asyncio.run_coroutine_threadsafe(server.close(), loop).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def _serve(spec: dict[str, Any]) -> None:
+    server = TimedServer(spec["timing"], spec.get("version"), spec.get("answers"))
+    server.record_requests = False
+    await server.start()
+    print(f"PORT {server.port}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.close()
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(json.loads(sys.argv[1])))
