@@ -5,6 +5,7 @@ in `sentinel_checks`, whose unique key also holds when two watchers race."""
 
 import logging
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -54,8 +55,6 @@ class SentinelWatch:
         return queued
 
     def _own_host(self) -> list[str]:
-        from urllib.parse import urlsplit
-
         return [urlsplit(self.base_url).hostname or ""]
 
     def due(self, version: ServerVersion) -> list[int]:
