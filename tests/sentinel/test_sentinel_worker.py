@@ -18,7 +18,7 @@ from app.records.repository import RecordRepository
 from app.records.review import review_record
 from app.sentinel.watch import SentinelWatch
 from tests.sentinel.servers import BASELINE_TIMING, SLOW_DECODE_TIMING, timed_server
-from tests.sentinel.test_sentinel_cli import baseline_record
+from tests.sentinel.test_sentinel_cli import baseline_record, invoke
 
 LABEL = "gpu-box-1"
 HARDWARE = "rtx-4090-24gb"
@@ -81,3 +81,20 @@ def test_worker_rechecks_once_per_new_version(settings: Settings, session: Sessi
         watch = SentinelWatch(sessions, settings, HARDWARE, newer.base_url, LABEL)
         assert len(watch.tick()) == 1  # another new version: checked again, once
         assert watch.tick() == []
+
+
+def test_worker_command_runs_the_recheck_once(settings: Settings, session: Session) -> None:
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
+        good = baseline_record(server.base_url, "0.24.0")
+    accept(settings, good)
+    with timed_server(BASELINE_TIMING, {"version": "0.25.0"}) as upgraded:
+        args = ["worker", "--sentinel", "--once", "--base-url", upgraded.base_url]
+        args += ["--hardware", HARDWARE, "--label", LABEL]
+        for _ in range(2):
+            result = invoke(args)
+            assert result.exit_code == 0, result.output
+    verdicts = session.scalars(select(Record.sentinel_verdict).where(Record.id > good)).all()
+    assert verdicts == ["no_regression"]
+    missing = invoke(["worker", "--sentinel", "--base-url", "http://127.0.0.1:1/v1"])
+    assert missing.exit_code == 2
+    assert "--sentinel needs --base-url, --hardware and --label" in missing.output
