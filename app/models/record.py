@@ -29,10 +29,6 @@ class Record(TimestampMixin, Base):
             "review_state IN ('pending', 'accepted', 'rejected', 'retracted')",
             name="review_state_known",
         ),
-        CheckConstraint(
-            "sentinel_verdict IN ('no_regression', 'improved', 'regressed')",
-            name="sentinel_verdict_known",
-        ),
         # The known-good lookup: one configuration's accepted working records.
         Index(
             "ix_records_configuration",
@@ -75,7 +71,7 @@ class Record(TimestampMixin, Base):
     submitted_by: Mapped[str] = mapped_column(String(100), default="local")
     flags: Mapped[list[Any]] = mapped_column(default=list)
     # Exactly what ran: the version the server reported, image digest, model revision...
-    pinned: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    pinned: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
     # A sentinel run's verdict against its known-good baseline (detail in provenance_detail).
     sentinel_verdict: Mapped[str | None] = mapped_column(String(20), index=True)
     review_state: Mapped[str] = mapped_column(String(20), default="pending", index=True)

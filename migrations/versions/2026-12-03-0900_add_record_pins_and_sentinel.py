@@ -22,16 +22,13 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("records") as batch:
-        batch.add_column(sa.Column("pinned", sa.JSON(), nullable=False, server_default="{}"))
-        batch.add_column(sa.Column("sentinel_verdict", sa.String(length=20), nullable=True))
-        batch.create_check_constraint(
-            "sentinel_verdict_known",
-            "sentinel_verdict IN ('no_regression', 'improved', 'regressed')",
-        )
-        batch.create_index(op.f("ix_records_sentinel_verdict"), ["sentinel_verdict"], unique=False)
-    with op.batch_alter_table("records") as batch:
-        batch.alter_column("pinned", server_default=None)
+    # Plain ADD COLUMN, never a batch copy of `records`: on SQLite a copy drops the old
+    # table, and its measurements and events would go with it (ON DELETE CASCADE).
+    op.add_column("records", sa.Column("pinned", sa.JSON(), nullable=False, server_default="{}"))
+    op.add_column("records", sa.Column("sentinel_verdict", sa.String(length=20), nullable=True))
+    op.create_index(
+        op.f("ix_records_sentinel_verdict"), "records", ["sentinel_verdict"], unique=False
+    )
     op.create_table(
         "sentinel_checks",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -62,8 +59,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("sentinel_checks")
-    with op.batch_alter_table("records") as batch:
-        batch.drop_index(op.f("ix_records_sentinel_verdict"))
-        batch.drop_constraint("sentinel_verdict_known", type_="check")
-        batch.drop_column("sentinel_verdict")
-        batch.drop_column("pinned")
+    op.drop_index(op.f("ix_records_sentinel_verdict"), table_name="records")
+    op.drop_column("records", "sentinel_verdict")
+    op.drop_column("records", "pinned")
