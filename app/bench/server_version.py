@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -115,5 +116,17 @@ async def _get_json(client: httpx.AsyncClient, url: str) -> dict[str, Any] | Non
 def read_server_version_sync(
     base_url: str, *, allowed_hosts: Iterable[str] = (), api_key: str | None = None
 ) -> ServerVersion | None:
-    """For callers without an event loop (a CLI command, a worker thread)."""
-    return asyncio.run(read_server_version(base_url, allowed_hosts=allowed_hosts, api_key=api_key))
+    """For synchronous callers (a CLI command, a worker thread); a caller whose thread
+    already runs an event loop gets the answer from a fresh thread of its own."""
+
+    def read() -> ServerVersion | None:
+        return asyncio.run(
+            read_server_version(base_url, allowed_hosts=list(allowed_hosts), api_key=api_key)
+        )
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return read()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-version") as pool:
+        return pool.submit(read).result()

@@ -17,8 +17,8 @@ from typing import Any
 from tests.bench.fake_openai_server import FakeOpenAIServer, ReceivedRequest, _send_json
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-BASELINE_TIMING = "ttft_ms=30&itl_ms=10&tokens=16"
-SLOW_DECODE_TIMING = "ttft_ms=30&itl_ms=30&tokens=16"
+BASELINE_TIMING = "ttft_ms=60&itl_ms=20&tokens=16"
+SLOW_DECODE_TIMING = "ttft_ms=60&itl_ms=60&tokens=16"
 
 
 class TimedServer(FakeOpenAIServer):

@@ -112,7 +112,7 @@ def test_identical_server_reports_no_regression(session: Session, tmp_path: Path
         result = sentinel(baseline, twin.base_url, tmp_path / "s.json")
     assert result.exit_code == 0, result.output
     body = json.loads((tmp_path / "s.json").read_text())
-    assert body["sentinel"]["verdict"] == "no_regression"
+    assert body["sentinel"]["verdict"] == "no_regression", body["sentinel"]["summary"]
     assert body["sentinel"]["summary"] == "no regression"
     assert not [c for c in body["sentinel"]["changes"] if c["significant"]]
     assert {c["metric"] for c in body["sentinel"]["changes"]} >= {
