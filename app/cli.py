@@ -297,6 +297,9 @@ def register_benchmark_commands() -> None:
     main.add_command(bench)
     main.add_command(worker)
     from app.plan.cli import plan
+    from app.sentinel.cli import sentinel
+
+    main.add_command(sentinel)
     from app.tasks.cli import task
 
     main.add_command(plan)

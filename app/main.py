@@ -66,6 +66,8 @@ from app.security.exposure import AnsweredHostsMiddleware
 from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.no_nul import NulRefusedMiddleware
+from app.sentinel.routes import api_router as sentinel_api
+from app.sentinel.routes import router as sentinel_pages
 from app.static_files import CachedStaticFiles
 from app.tasks.routes import api_router as tasks_api
 from app.tasks.routes import router as task_pages
@@ -153,6 +155,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(accuracy_api)
     app.include_router(benchmark_pages)
     app.include_router(benchmark_api)
+    app.include_router(sentinel_pages)
+    app.include_router(sentinel_api)
     app.include_router(worker_api)
     app.include_router(calibrate_pages)
     app.include_router(calibrate_worker_api)

@@ -16,6 +16,7 @@ from app.i18n.messages import message_text, messages_text
 from app.i18n.numbers import decimal
 from app.i18n.prose import prose
 from app.i18n.sentences import render as said
+from app.records.pinned import pins_of
 
 NONE = "—"
 
@@ -153,6 +154,7 @@ def register_filters(env: Environment) -> None:
         messages_text=messages_text,
         prose=prose,
         said=said,
+        pins=pins_of,
     )
     env.globals.update(
         current_locale=current_locale, language_links=language_links, url_for=url_for

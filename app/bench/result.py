@@ -362,6 +362,14 @@ class TaskRunResult(BaseModel):
     )
 
 
+class ServerVersion(BaseModel):
+    """The runtime and version the server reported about itself (app/bench/server_version.py)."""
+
+    runtime: str = Field(description="runtime slug, e.g. vllm, sglang, llama-cpp, ollama")
+    version: str
+    source: str = Field(description="the path that answered, e.g. /version")
+
+
 class BenchResult(BaseModel):
     schema_version: int = SCHEMA_VERSION
     plan: BenchPlan
@@ -381,3 +389,6 @@ class BenchResult(BaseModel):
     needle_grid: NeedleGrid | None = None
     tool_calls: ToolCallCheck | None = None
     notes: list[str] = Field(default_factory=list)
+    server_version: ServerVersion | None = Field(
+        default=None, description="as the server reported it; None when it said nothing"
+    )

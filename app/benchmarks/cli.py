@@ -13,7 +13,8 @@ from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.result import BenchPlan, BenchResult, TaskRunResult
 from app.bench.task_spec import TaskFileError, TaskSpec
 from app.benchmarks.quality_tables import grid_table, tool_call_table
-from app.benchmarks.to_record import record_from_result
+from app.benchmarks.to_record import kept_plan, record_from_result
+from app.benchmarks.versioned import with_server_version
 from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
 from app.tasks.files import read_task_file
@@ -180,6 +181,13 @@ def task_table(task: TaskRunResult) -> Table:
 @click.option("--hardware", default=None)
 @click.option("--profile", default=None)
 @click.option("--command-line", "command", default="", help="the server's launch command")
+@click.option("--image-digest", default=None, help="with --record: the container image digest")
+@click.option("--wheel-version", default=None, help="with --record: e.g. vllm==0.12.0")
+@click.option("--model-revision", default=None, help="with --record: the model repo's commit")
+@click.option("--driver", default=None, help="with --record: GPU driver version")
+@click.option("--cuda", default=None, help="with --record: CUDA version")
+@click.option("--rocm", default=None, help="with --record: ROCm version")
+@click.option("--out-of-scope", multiple=True, help="with --record: what the record does not cover")
 def bench(served_model: str, json_path: Path | None, record: bool, **options: object) -> None:
     """Measure an OpenAI-compatible server: smoke, warm-up, lengths, ramp, needle, task.
 
@@ -202,6 +210,8 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
         "command",
     )
     target = {key: options.pop(key) for key in target_keys}
+    pins = {key: options.pop(key) for key in PIN_KEYS}
+    target["pinned"] = {key: list(v) if isinstance(v, tuple) else v for key, v in pins.items() if v}
     if record:
         missing = [k for k in target_keys[:5] if not target[k]]
         if missing:
@@ -209,7 +219,7 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
                 "--record needs " + ", ".join(f"--{m.replace('_', '-')}" for m in missing)
             )
     plan = build_plan(served_model, options)
-    result = run_with_progress(plan)
+    result = with_server_version(run_with_progress(plan))
     console = Console()
     for table in summary(result):
         console.print(table)
@@ -231,6 +241,16 @@ def outcome_line(result: BenchResult) -> str:
 
 
 DEFAULT_LENGTHS = [1024, 4096]
+# What a record may declare about exactly what ran (the server's own version is read).
+PIN_KEYS = (
+    "image_digest",
+    "wheel_version",
+    "model_revision",
+    "driver",
+    "cuda",
+    "rocm",
+    "out_of_scope",
+)
 
 
 def build_plan(served_model: str, options: dict) -> BenchPlan:
@@ -327,7 +347,7 @@ def store_record(console: Console, result: BenchResult, target: dict) -> None:
                 raw,
                 provenance="bench",
                 submitted_by="local",
-                provenance_detail={"tool": "servebook bench"},
+                provenance_detail={"tool": "servebook bench", "plan": kept_plan(result)},
             )
             record_id = submission.record.id
     except ServebookError as error:

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from app.bench.result import BenchResult
 from app.benchmarks.repository import JobRepository, claimable
 from app.benchmarks.service import NO_JOB
-from app.benchmarks.to_record import record_from_result
+from app.benchmarks.to_record import kept_plan, record_from_result
 from app.db import utcnow
 from app.errors import Conflict, NotFound, ServebookError
 from app.models import BenchJob
@@ -145,16 +145,24 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
     if not (job.status == "running" and job.lease_token == lease_token):
         raise LeaseLost(job_id)
     check_result_matches(job, result)
+    raw, detail = record_from_result(result, job.target), {"tool": "servebook bench"}
+    baseline = job.target.get("sentinel_baseline")
+    if baseline is not None:  # a re-check of a known-good record: judged against it
+        from app.sentinel.run import TOOL, judge, load_baseline
+
+        outcome = judge(load_baseline(session, int(baseline)), result)
+        raw, detail = outcome.raw, {"tool": TOOL, "sentinel": outcome.detail}
     submission = submit_record(
         session,
-        record_from_result(result, job.target),
+        raw,
         provenance="bench",
         submitted_by=job.submitted_by,
         idempotency_key=f"bench-job-{job.id}",
         provenance_detail={
-            "tool": "servebook bench",
+            **detail,
             "job_id": job.id,
             "base_url": result.plan.base_url,
+            "plan": kept_plan(result),
         },
     )
     done = repo.compare_and_set(

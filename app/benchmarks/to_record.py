@@ -200,4 +200,31 @@ def record_from_result(result: BenchResult, target: dict[str, Any]) -> dict[str,
         "outcome": result.outcome,
         "notes": "\n".join(notes)[:20_000],
         "measurements": measurements(result),
+        "pinned": pinned(result, target.get("pinned") or {}),
     }
+
+
+def pinned(result: BenchResult, declared: dict[str, Any]) -> dict[str, Any]:
+    """What the submitter declared (image digest, model revision...) and what the server
+    itself reported to the client, which no declaration overrides."""
+    kept = {key: value for key, value in declared.items() if key != "server_reported"}
+    if result.server_version is not None:
+        kept["server_reported"] = result.server_version.model_dump()
+    return kept
+
+
+# The plan fields a re-run repeats (app/sentinel): never the address, key or allow-list.
+KEPT_PLAN_EXCLUDES = {"base_url", "api_key", "allowed_hosts", "metrics_url", "task"}
+
+
+def kept_plan(result: BenchResult) -> dict[str, Any]:
+    """The plan as the record keeps it, to run it again with the same lengths, seeds,
+    concurrency, needle and task (the task by id, name and version)."""
+    plan = result.plan.model_dump(mode="json", exclude=KEPT_PLAN_EXCLUDES)
+    # The lengths as run, a long one the run added included: a re-run repeats them exactly.
+    plan["lengths"] = sorted({*result.plan.lengths, *(length.length for length in result.lengths)})
+    plan["add_long_length"] = False
+    task = result.plan.task
+    if task is not None:
+        plan["task"] = {"id": task.id, "name": task.name, "version": task.version}
+    return plan

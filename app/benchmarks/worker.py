@@ -26,10 +26,11 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.bench.procedure import TargetUnreachable, run_benchmark_sync
+from app.bench.procedure import TargetUnreachable
 from app.bench.result import BenchPlan, BenchResult
 from app.benchmarks.job_source import DatabaseJobSource, JobSource, SourceRefused
 from app.benchmarks.leases import Claim, LeaseLost
+from app.benchmarks.versioned import run_and_read_version
 from app.calibrate.jobs import is_calibration, probe_plan
 from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
 from app.errors import ServebookError
@@ -41,7 +42,7 @@ API_KEY_ENV = "SERVEBOOK_BENCH_API_KEY"
 def run_on_own_thread(plan: BenchPlan, **options: Any) -> BenchResult:
     """Run the benchmark's event loop on a fresh thread, whatever loop the caller runs."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-bench") as pool:
-        return pool.submit(run_benchmark_sync, plan, **options).result()
+        return pool.submit(run_and_read_version, plan, **options).result()
 
 
 def calibrate_on_own_thread(plan: ProbePlan, progress: Callable[[str, int, int], None]) -> Any:

@@ -65,6 +65,23 @@ def check_label(_ctx: click.Context, _param: click.Parameter, value: str | None)
     help="Seconds between claims while there is nothing to run.",
 )
 @click.option("--once", is_flag=True, help="run at most one job, then exit")
+@click.option(
+    "--sentinel",
+    is_flag=True,
+    help="Also watch the runtime version the server at --base-url reports, and re-check "
+    "every known-good record of --hardware once per new version (needs --label).",
+)
+@click.option("--base-url", default=None, help="with --sentinel: the server this worker fronts")
+@click.option("--hardware", default=None, help="with --sentinel: its catalog hardware slug")
+@click.option("--model", "served_model", default=None, help="with --sentinel: served model name")
+@click.option(
+    "--sentinel-every",
+    "sentinel_every_s",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Seconds between version checks.",
+)
 def worker(
     server: str | None,
     token: str | None,
@@ -73,12 +90,28 @@ def worker(
     lease_s: float,
     poll_s: float,
     once: bool,
+    sentinel: bool,
+    base_url: str | None,
+    hardware: str | None,
+    served_model: str | None,
+    sentinel_every_s: float,
 ) -> None:
     """Run queued benchmark jobs (several workers may run at once)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per poll
     if server is None and (token or allow_hosts):
         raise click.UsageError("--token and --allow-host go with --server URL")
+    if sentinel:
+        if server is not None:
+            raise click.UsageError("--sentinel reads the database in DATABASE_URL, not --server")
+        if not (base_url and hardware and label):
+            raise click.UsageError("--sentinel needs --base-url, --hardware and --label")
+        from app.sentinel.worker import run_sentinel_worker
+
+        run_sentinel_worker(
+            label, lease_s, poll_s, once, base_url, hardware, served_model, sentinel_every_s
+        )
+        return
     if server is None:
         run_from_database(label, lease_s, poll_s, once)
         return

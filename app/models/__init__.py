@@ -14,6 +14,7 @@ from app.models.record import Record, RecordEvent
 from app.models.record_estimate import RecordEstimate
 from app.models.reported_figure import ReportedFigure
 from app.models.runtime import Runtime
+from app.models.sentinel_check import SentinelCheck
 from app.models.task import Task, TaskPrompt
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "RecordEvent",
     "ReportedFigure",
     "Runtime",
+    "SentinelCheck",
     "SignInSession",
     "Task",
     "TaskPrompt",

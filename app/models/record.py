@@ -70,6 +70,10 @@ class Record(TimestampMixin, Base):
     idempotency_key: Mapped[str | None] = mapped_column(String(200), unique=True)
     submitted_by: Mapped[str] = mapped_column(String(100), default="local")
     flags: Mapped[list[Any]] = mapped_column(default=list)
+    # Exactly what ran: the version the server reported, image digest, model revision...
+    pinned: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default="{}")
+    # A sentinel run's verdict against its known-good baseline (detail in provenance_detail).
+    sentinel_verdict: Mapped[str | None] = mapped_column(String(20), index=True)
     review_state: Mapped[str] = mapped_column(String(20), default="pending", index=True)
 
     model: Mapped["LlmModel"] = relationship(lazy="raise")

@@ -30,7 +30,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.observability.queries import jobs_by_state, records_by_review_state
+from app.observability.queries import (
+    jobs_by_state,
+    records_by_review_state,
+    sentinel_runs_by_verdict,
+)
 from app.observability.runtime import RuntimeCollector
 from app.security.exposure import request_is_exposed
 
@@ -38,6 +42,7 @@ log = logging.getLogger("servebook.metrics")
 
 JOB_STATES = ("queued", "running", "succeeded", "failed")
 RECORD_STATES = ("pending", "accepted", "rejected", "retracted")
+SENTINEL_VERDICTS = ("no_regression", "improved", "regressed")
 UNMATCHED_ROUTE = "<unmatched>"  # any path no route answers: one series, not one per URL
 
 
@@ -113,6 +118,7 @@ class DatabaseCollector(Collector):
             with self.sessions() as session:
                 jobs = jobs_by_state(session)
                 records = records_by_review_state(session)
+                sentinels = sentinel_runs_by_verdict(session)
         except SQLAlchemyError as error:
             log.warning("metrics: database unreadable: %s", type(error).__name__)
             up.add_metric([], 0)
@@ -123,6 +129,14 @@ class DatabaseCollector(Collector):
         yield _by_state("servebook_bench_jobs", "Benchmark jobs by state.", JOB_STATES, jobs)
         yield _by_state(
             "servebook_records", "Records by review state.", RECORD_STATES, records, "status"
+        )
+        yield _by_state(
+            "servebook_sentinel_runs",
+            "Sentinel runs (pending or accepted) by verdict against their known-good record; "
+            "regressed: a runtime version made a known-good configuration worse.",
+            SENTINEL_VERDICTS,
+            sentinels,
+            "verdict",
         )
 
 

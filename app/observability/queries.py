@@ -34,3 +34,16 @@ def jobs_by_state(session: Session) -> dict[str, int]:
 
 def records_by_review_state(session: Session) -> dict[str, int]:
     return _count_by(session, Record.review_state)
+
+
+def sentinel_runs_by_verdict(session: Session) -> dict[str, int]:
+    """Sentinel runs that still speak for their version (not rejected or retracted)."""
+    statement = (
+        select(Record.sentinel_verdict, func.count())
+        .where(
+            Record.sentinel_verdict.is_not(None),
+            Record.review_state.in_(("pending", "accepted")),
+        )
+        .group_by(Record.sentinel_verdict)
+    )
+    return {str(verdict): count for verdict, count in session.execute(statement).all()}

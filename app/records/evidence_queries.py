@@ -94,6 +94,7 @@ class EvidenceQueries:
                 Record.hardware_id == hardware_id,
                 Record.review_state == "accepted",
                 Record.outcome == "ok",
+                Record.sentinel_verdict.is_distinct_from("regressed"),
             )
             .options(*LISTED)
             .limit(1)

@@ -151,6 +151,8 @@ def record_out(request: Request, record: Record) -> dict[str, Any]:
         "provenance_detail": {
             k: v for k, v in record.provenance_detail.items() if k != "fingerprint"
         },
+        "pinned": record.pinned,
+        "sentinel_verdict": record.sentinel_verdict,
         "flag_details": record.flags,
         "measurements": [measurement_out(m) for m in record.measurements],
         "events": [

@@ -19,6 +19,8 @@ from app.records.repository import RecordRepository
 class KnownGood:
     record: Record
     accepted_at: datetime
+    # Sentinel runs that found this configuration regressed on another runtime version.
+    regressions: tuple[Record, ...] = ()
 
     @property
     def record_query(self) -> dict[str, str]:
@@ -84,8 +86,9 @@ def find_known_good(
     if found is None or record is None:
         return None
     accepted_at = found[1]
+    regressions = tuple(records.regressed_sentinels(*key))
     # SQLite hands back naive datetimes; every stored time is UTC.
-    return KnownGood(record, accepted_at.replace(tzinfo=accepted_at.tzinfo or UTC))
+    return KnownGood(record, accepted_at.replace(tzinfo=accepted_at.tzinfo or UTC), regressions)
 
 
 def known_good_for(session: Session, record: Record) -> KnownGood | None:
@@ -133,6 +136,15 @@ def known_good_out(request: Request, good: KnownGood | None) -> dict[str, Any] |
         "command": record.command,
         "applied_values": record.applied_values,
         "environment": record.environment,
+        "pinned": record.pinned,
+        "regressed_by": [
+            {
+                "id": bad.id,
+                "runtime_version": bad.runtime_version,
+                "url": str(request.url_for("records:detail", record_id=bad.id)),
+            }
+            for bad in good.regressions
+        ],
         "new_record_url": str(
             request.url_for("records:new").include_query_params(**good.record_query)
         ),

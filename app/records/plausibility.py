@@ -7,6 +7,7 @@ from typing import Any
 from app.estimate.weights import active_weight_bytes, weights_bytes
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Kind, english, register
+from app.records.runtime_names import REPORTING_RUNTIME_NAMES
 from app.records.schemas import Flag, MeasurementIn, RecordIn
 from app.records.validation import Resolved
 
@@ -66,6 +67,10 @@ FLAG_WORDS: dict[str, Kind] = {
             "%(runtime)s %(version)s is older than %(minimum)s, the first version the catalog "
             "knows to serve this family"
         ),
+    ),
+    "server_reported_mismatch": register(
+        "record.flag.server_reported_mismatch",
+        _l("the record says %(declared)s, the server reported %(reported)s"),
     ),
     "speed_on_load_failure": register(
         "record.flag.speed_on_load_failure",
@@ -207,7 +212,35 @@ def setup_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
         )
     if data.outcome == "load_failure" and any(m.decode_tokens_per_s for m in data.measurements):
         flags.append(flag("speed_on_load_failure", "outcome"))
+    flags += reported_version_flags(data, refs)
     return flags
+
+
+def reported_version_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
+    """The declared runtime and version against what the server told the client."""
+    reported = data.pinned.server_reported
+    if reported is None:
+        return []
+    same_runtime = reported.runtime == refs.runtime.slug
+    if same_runtime and same_version(data.runtime_version, reported.version):
+        return []
+    name = REPORTING_RUNTIME_NAMES.get(reported.runtime, reported.runtime)
+    return [
+        flag(
+            "server_reported_mismatch",
+            "runtime_version" if same_runtime else "runtime",
+            declared=f"{refs.runtime.name} {data.runtime_version}",
+            reported=f"{name} {reported.version}",
+        )
+    ]
+
+
+def same_version(declared: str, reported: str) -> bool:
+    """0.12.0 and v0.12.0 are one version; a build suffix (b6100-1a2b) names the same build."""
+    have, said = version_key(declared), version_key(reported)
+    if have and said:
+        return have == said
+    return declared.strip().lower().lstrip("v") == reported.strip().lower().lstrip("v")
 
 
 def version_key(version: str) -> tuple[int, ...]:

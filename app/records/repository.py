@@ -203,12 +203,54 @@ class RecordRepository:
                 profile,
                 Record.review_state == "accepted",
                 Record.outcome == "ok",
+                # A runtime version a sentinel found regressed never becomes known-good.
+                Record.sentinel_verdict.is_distinct_from("regressed"),
             )
             .order_by(RecordEvent.created_at.desc(), RecordEvent.id.desc())
             .limit(1)
         )
         row = self.session.execute(statement).first()
         return None if row is None else (row[0], row[1])
+
+    def known_good_ids_on(self, hardware_id: int) -> list[int]:
+        """The known-good record of every model and profile measured on the hardware."""
+        statement = (
+            select(Record.model_id, Record.profile_id)
+            .where(
+                Record.hardware_id == hardware_id,
+                Record.review_state == "accepted",
+                Record.outcome == "ok",
+            )
+            .distinct()
+        )
+        found = [
+            self.last_accepted_ok_id(model_id, hardware_id, profile_id)
+            for model_id, profile_id in self.session.execute(statement).all()
+        ]
+        return sorted(good[0] for good in found if good is not None)
+
+    def regressed_sentinels(
+        self, model_id: int, hardware_id: int, profile_id: int | None, limit: int = 5
+    ) -> list[Record]:
+        """Sentinel runs of the configuration that regressed, newest first; a rejected or
+        retracted one no longer speaks for the runtime version it ran."""
+        profile = (
+            Record.profile_id.is_(None) if profile_id is None else (Record.profile_id == profile_id)
+        )
+        statement = (
+            select(Record)
+            .where(
+                Record.sentinel_verdict == "regressed",
+                Record.model_id == model_id,
+                Record.hardware_id == hardware_id,
+                profile,
+                Record.review_state.in_(("pending", "accepted")),
+            )
+            .options(joinedload(Record.runtime))
+            .order_by(Record.created_at.desc(), Record.id.desc())
+            .limit(limit)
+        )
+        return list(self.session.scalars(statement).unique())
 
     def artifact_owner(self, slug: str) -> Artifact | None:
         statement = (

@@ -149,6 +149,52 @@ class EnvironmentIn(BaseModel):
         return free_form(value) if isinstance(value, dict) else value
 
 
+class ServerReportedIn(BaseModel):
+    """The runtime and version the model server reported to the benchmark client."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    runtime: str = Field(min_length=1, max_length=50, description="runtime slug, e.g. vllm")
+    version: str = Field(min_length=1, max_length=100)
+    source: str = Field(default="", max_length=50, description="the path that answered")
+
+
+class PinnedIn(BaseModel):
+    """Exactly what ran: builds, revisions and digests, and what the record does not cover."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server_reported: ServerReportedIn | None = Field(
+        default=None, description="kept only when the benchmark client read it from the server"
+    )
+    image_digest: str | None = Field(
+        default=None, max_length=200, description="container image digest, e.g. sha256:..."
+    )
+    wheel_version: str | None = Field(
+        default=None, max_length=200, description="the installed package, e.g. vllm==0.12.0"
+    )
+    model_revision: str | None = Field(
+        default=None, max_length=200, description="the model repository's commit"
+    )
+    file_digests: dict[str, Annotated[str, Field(max_length=200)]] = Field(
+        default_factory=dict, max_length=100, description="file name -> sha256"
+    )
+    driver: str | None = Field(default=None, max_length=200, description="GPU driver version")
+    cuda: str | None = Field(default=None, max_length=100, description="CUDA version")
+    rocm: str | None = Field(default=None, max_length=100, description="ROCm version")
+    out_of_scope: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=50, description="what this record does not cover"
+    )
+
+    def stored(self) -> dict[str, Any]:
+        """What the record keeps: the fields given, nothing empty."""
+        return {
+            key: value
+            for key, value in self.model_dump(mode="json", exclude_none=True).items()
+            if value not in ({}, [], "")
+        }
+
+
 class RecordIn(BaseModel):
     """One reproduction attempt, as the form, the JSON API and the importers submit it."""
 
@@ -169,6 +215,7 @@ class RecordIn(BaseModel):
     outcome: Outcome
     notes: str = Field(default="", max_length=20_000)
     measurements: list[MeasurementIn] = Field(default_factory=list, max_length=500)
+    pinned: PinnedIn = Field(default_factory=PinnedIn)
 
     _numbers = field_validator("gpu_count", mode="before")(not_a_bool)
 
@@ -289,6 +336,10 @@ class RecordOut(BaseModel):
     environment: dict[str, Any]
     notes: str
     provenance_detail: dict[str, Any]
+    pinned: dict[str, Any] = Field(default_factory=dict, description="builds, revisions, digests")
+    sentinel_verdict: str | None = Field(
+        default=None, description="no_regression, improved or regressed, for a sentinel run"
+    )
     flag_details: list[Flag]
     measurements: list[MeasurementOut]
     events: list[EventOut]

@@ -78,8 +78,11 @@ class Submission:
 
 def fingerprint(data: RecordIn, provenance: str, detail: Mapping[str, Any]) -> str:
     """What a retry must repeat exactly to count as the same submission."""
+    # A record without pins hashes as records did before they could carry any, so a retry
+    # of one sent then is still the same submission.
+    record = data.model_dump(mode="json", exclude={"pinned"} if not data.pinned.stored() else None)
     canonical = json.dumps(
-        {"record": data.model_dump(mode="json"), "provenance": provenance, "detail": dict(detail)},
+        {"record": record, "provenance": provenance, "detail": dict(detail)},
         sort_keys=True,
         separators=(",", ":"),
     )
@@ -142,6 +145,11 @@ def prepare_submission(
     errors = [*(extra_errors or []), *key_errors(idempotency_key)]
     key = scoped_key(submitted_by, idempotency_key) if idempotency_key and not errors else None
     data, refs, definition = validate_at_held_catalog(session, raw, errors)
+    if provenance != "bench" and data.pinned.server_reported is not None:
+        # What the server reported is kept only when the benchmark client read it.
+        data = data.model_copy(
+            update={"pinned": data.pinned.model_copy(update={"server_reported": None})}
+        )
     detail = dict(provenance_detail or {})
     print_ = fingerprint(data, provenance, detail)
     row = record_row(data, refs, provenance, {**detail, "fingerprint": print_}, submitted_by, key)
@@ -282,8 +290,19 @@ def record_row(
         "idempotency_key": key,
         "submitted_by": submitted_by,
         "flags": [flag.model_dump() for flag in plausibility_flags(data, refs)],
+        "pinned": data.pinned.stored(),
+        "sentinel_verdict": sentinel_verdict(provenance, detail),
         "review_state": "pending",
     }
+
+
+def sentinel_verdict(provenance: str, detail: Mapping[str, Any]) -> str | None:
+    """The verdict of a sentinel run (app/sentinel), which only the benchmark client writes."""
+    sentinel = detail.get("sentinel")
+    if provenance != "bench" or not isinstance(sentinel, dict):
+        return None
+    verdict = sentinel.get("verdict")
+    return verdict if verdict in ("no_regression", "improved", "regressed") else None
 
 
 def measurement_row(point: MeasurementIn) -> dict[str, Any]:

@@ -1,0 +1,123 @@
+"""`servebook sentinel`: re-run a known-good record's plan against a server and say whether
+the runtime on it regressed."""
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from app.bench.hosts import HostNotAllowedError
+from app.bench.procedure import TargetUnreachable
+from app.benchmarks.worker import API_KEY_ENV
+from app.config import get_settings
+from app.sentinel.compare import Change
+
+EXIT_REGRESSED = 1
+EXIT_UNREACHABLE = 3  # nothing answered: nothing measured, written or stored
+EXIT_NOT_STORED = 4  # measured, but the record was refused
+
+
+class Unreachable(click.ClickException):
+    exit_code = EXIT_UNREACHABLE
+
+
+class NotStored(click.ClickException):
+    exit_code = EXIT_NOT_STORED
+
+
+def change_line(change: Change) -> str:
+    if change.change is None:
+        return f"{change.metric} ({change.point}): {change.baseline} -> {change.now}"
+    pct = f" ({change.change_pct:+.1f} %)" if change.change_pct is not None else ""
+    mark = f" {change.direction}, beyond noise" if change.significant else ""
+    return (
+        f"{change.metric} at {change.point}: {change.baseline:,.3g} -> {change.now:,.3g} "
+        f"{change.unit}{pct}{mark}"
+    )
+
+
+@click.command()
+@click.option("--record", "record_id", required=True, type=click.IntRange(1))
+@click.option("--base-url", required=True, help="e.g. http://127.0.0.1:8000/v1")
+@click.option(
+    "--model", "served_model", default=None, help="default: the record's, or the server's first"
+)
+@click.option("--metrics-url", default=None, help="Prometheus /metrics of the server")
+@click.option("--api-key", envvar=API_KEY_ENV, default=None, help=f"or ${API_KEY_ENV}")
+@click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--timeout", "request_timeout_s", type=float, default=None)
+def sentinel(
+    record_id: int,
+    base_url: str,
+    served_model: str | None,
+    metrics_url: str | None,
+    api_key: str | None,
+    json_path: Path | None,
+    request_timeout_s: float | None,
+) -> None:
+    """Re-run record N's plan (same lengths, seeds, concurrency, needle, task) against the
+    server at --base-url, compare with record N within its noise bands, and store the run
+    as a pending record with the verdict.
+
+    \b
+    Exit status:
+      0  no_regression or improved
+      1  regressed
+      2  usage error (no such record, a plan that cannot run)
+      3  nothing answered at --base-url: nothing measured, written or stored
+      4  measured, but the record was refused
+    """
+    from app.benchmarks.versioned import run_and_read_version
+    from app.db import session_scope
+    from app.errors import NotFound, ServebookError
+    from app.sentinel.model_name import served_model_name
+    from app.sentinel.plan import NoPlan, sentinel_plan
+    from app.sentinel.run import judge, load_baseline, sentinel_json, store_sentinel
+
+    settings = get_settings()
+    try:
+        with session_scope(settings) as session:
+            baseline = load_baseline(session, record_id)
+    except NotFound as error:
+        raise click.BadParameter(error.message, param_hint="--record") from error
+    except NoPlan as error:
+        raise click.BadParameter(str(error), param_hint="--record") from error
+    hosts = settings.bench_allowed_hosts
+    try:
+        model = (
+            served_model
+            or baseline.plan.get("model")
+            or served_model_name(base_url, hosts, api_key)
+        )
+        plan = sentinel_plan(
+            baseline,
+            base_url=base_url,
+            model=model,
+            api_key=api_key,
+            allowed_hosts=hosts,
+            metrics_url=metrics_url,
+            request_timeout_s=request_timeout_s,
+        )
+        result = run_and_read_version(plan)
+    except HostNotAllowedError as error:
+        raise click.UsageError(str(error)) from error
+    except TargetUnreachable as error:
+        raise Unreachable(f"{error} (nothing was measured or stored)") from error
+    except ValueError as error:
+        raise click.UsageError(f"record {record_id}'s plan cannot run: {error}") from error
+    outcome = judge(baseline, result)
+    console = Console()
+    console.print(f"sentinel against record {record_id}: {outcome.report.summary}", markup=False)
+    for change in outcome.report.changes:
+        console.print("  " + change_line(change), markup=False, highlight=False)
+    try:
+        with session_scope(settings) as session:
+            stored = store_sentinel(session, outcome, result, submitted_by="local")
+    except ServebookError as error:
+        raise NotStored(f"record refused: {error.message}") from error
+    console.print(f"stored as pending record #{stored}")
+    if json_path:
+        json_path.write_text(sentinel_json(result, outcome, stored))
+        console.print(f"result written to {json_path}")
+    if outcome.report.verdict == "regressed":
+        click.get_current_context().exit(EXIT_REGRESSED)

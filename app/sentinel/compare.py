@@ -1,0 +1,258 @@
+"""A sentinel run against its baseline: each figure's change with its noise band, and the
+verdict.
+
+The bands are the record comparison's own (app/records/effects.py): the spread of the
+repeats for TTFT and decode speed, the 95 % Wilson interval for a task's pass rate. A
+change is significant when the two bands do not overlap and it moves the figure by at least
+`MIN_RELATIVE_CHANGE`: three repeats on a quiet server can give bands a few tenths of a
+percent wide, and a change that small is no regression anyone serving would notice. A figure
+kept as a single number (memory peak, ramp throughput) has no band: its change is reported
+and never called significant. A needle found at the baseline and missed now is significant:
+the needle is asked at temperature 0, so a found needle is found again on the same build.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from app.records.effects import Band, sample_band, wilson_band
+from app.sentinel.points import Point
+
+Verdict = Literal["no_regression", "improved", "regressed"]
+MIN_RELATIVE_CHANGE = 0.05
+
+# metric -> (unit, True when higher is better)
+POINT_METRICS: dict[str, tuple[str, bool]] = {
+    "ttft_ms": ("ms", False),
+    "decode_tokens_per_s": ("tok/s", True),
+    "throughput_tokens_per_s": ("tok/s", True),
+    "peak_memory_gb_per_gpu": ("GB/GPU", False),
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    metric: str
+    point: str
+    unit: str
+    baseline: float | str
+    now: float | str
+    band_baseline: Band | None
+    band_now: Band | None
+    significant: bool
+    direction: str | None  # better | worse, only when significant
+
+    @property
+    def change(self) -> float | None:
+        if isinstance(self.baseline, str) or isinstance(self.now, str):
+            return None
+        return self.now - self.baseline
+
+    @property
+    def change_pct(self) -> float | None:
+        change = self.change
+        if change is None or not self.baseline:
+            return None
+        return 100 * change / float(self.baseline)
+
+    def as_json(self) -> dict[str, Any]:
+        bands = (self.band_baseline, self.band_now)
+        return {
+            "metric": self.metric,
+            "point": self.point,
+            "unit": self.unit,
+            "baseline": self.baseline,
+            "now": self.now,
+            "change": self.change,
+            "change_pct": self.change_pct,
+            "band": None
+            if bands == (None, None)
+            else {
+                "baseline": self.band_baseline.as_json() if self.band_baseline else None,
+                "now": self.band_now.as_json() if self.band_now else None,
+            },
+            "significant": self.significant,
+            "direction": self.direction,
+        }
+
+
+@dataclass(frozen=True)
+class SentinelReport:
+    baseline_record: int
+    verdict: Verdict
+    changes: list[Change]
+
+    @property
+    def summary(self) -> str:
+        """One line, e.g. "regressed: decode -40 % at 4,096 tokens x 1, needle lost at
+        65,536 tokens x 1"; the changes beyond noise only."""
+        said = [said_change(change) for change in self.changes if change.significant]
+        words = self.verdict.replace("_", " ")
+        return f"{words}: {', '.join(said)}" if said else words
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "baseline_record": self.baseline_record,
+            "verdict": self.verdict,
+            "summary": self.summary,
+            "changes": [change.as_json() for change in self.changes],
+        }
+
+
+SHORT_NAMES = {
+    "ttft_ms": "TTFT",
+    "decode_tokens_per_s": "decode",
+    "throughput_tokens_per_s": "throughput",
+    "peak_memory_gb_per_gpu": "peak memory",
+    "task_pass_rate": "task pass rate",
+}
+
+
+def said_change(change: Change) -> str:
+    if change.metric == "outcome":
+        return f"outcome {change.baseline} -> {change.now}"
+    if change.metric == "needle_accuracy" and change.direction == "worse":
+        return f"needle lost at {change.point}"
+    name = SHORT_NAMES.get(change.metric, change.metric)
+    if change.metric == "peak_memory_gb_per_gpu" and change.change is not None:
+        return f"{name} {change.change:+.1f} GB per GPU at {change.point}"
+    pct = change.change_pct
+    amount = f"{pct:+.0f} %" if pct is not None else f"{change.change:+.3g}"
+    return f"{name} {amount} at {change.point}"
+
+
+def overlap(a: Band, b: Band) -> bool:
+    return a.low <= b.high and b.low <= a.high
+
+
+def banded_change(
+    metric: str,
+    where: str,
+    unit: str,
+    higher_is_better: bool,
+    before: float,
+    after: float,
+    bands: tuple[Band | None, Band | None],
+) -> Change:
+    band_a, band_b = bands
+    relative = abs(after - before) / abs(before) if before else (1.0 if after else 0.0)
+    significant = (
+        band_a is not None
+        and band_b is not None
+        and not overlap(band_a, band_b)
+        and relative >= MIN_RELATIVE_CHANGE
+    )
+    direction = None
+    if significant:
+        direction = "better" if (after > before) == higher_is_better else "worse"
+    return Change(metric, where, unit, before, after, band_a, band_b, significant, direction)
+
+
+def where_of(point: Point) -> str:
+    if point.kind == "task":
+        return "task prompts"
+    suffix = " (ramp)" if point.kind == "ramp" else ""
+    return f"{point.context_length:,} tokens x {point.concurrency}{suffix}"
+
+
+def point_changes(before: Point, after: Point) -> list[Change]:
+    changes = []
+    for metric, (unit, higher) in POINT_METRICS.items():
+        a, b = before.values.get(metric), after.values.get(metric)
+        if a is None or b is None:
+            continue
+        bands = (
+            sample_band(before.samples.get(metric, [])),
+            sample_band(after.samples.get(metric, [])),
+        )
+        changes.append(banded_change(metric, where_of(before), unit, higher, a, b, bands))
+    return changes
+
+
+def needle_change(before: Point, after: Point) -> Change | None:
+    a, b = before.values.get("needle_accuracy"), after.values.get("needle_accuracy")
+    if a is None or b is None:
+        return None
+    found_before = {cell.get("depth") for cell in before.needle if cell.get("found")}
+    missed_now = {cell.get("depth") for cell in after.needle if not cell.get("found")}
+    band_a = wilson_band(round(a * len(before.needle)), len(before.needle))
+    band_b = wilson_band(round(b * len(after.needle)), len(after.needle))
+    change = banded_change(
+        "needle_accuracy", where_of(before), "share", True, a, b, (band_a, band_b)
+    )
+    if found_before & missed_now:  # lost where it was found: no noise explains it
+        return Change(change.metric, change.point, "share", a, b, band_a, band_b, True, "worse")
+    return change
+
+
+def task_change(before: Point, after: Point) -> Change | None:
+    left, right = before.task, after.task
+    if left is None or right is None or left.get("pass_rate") is None:
+        return None
+    if right.get("pass_rate") is None:
+        return None
+    if (left.get("name"), left.get("version")) != (right.get("name"), right.get("version")):
+        return None
+    bands = (
+        wilson_band(int(left.get("passed") or 0), int(left.get("total") or 0)),
+        wilson_band(int(right.get("passed") or 0), int(right.get("total") or 0)),
+    )
+    where = f"task {left.get('name')} v{left.get('version')}"
+    return banded_change(
+        "task_pass_rate",
+        where,
+        "share",
+        True,
+        float(left["pass_rate"]),
+        float(right["pass_rate"]),
+        bands,
+    )
+
+
+def compare_runs(
+    baseline_id: int,
+    baseline_outcome: str,
+    baseline: list[Point],
+    outcome: str,
+    now: list[Point],
+) -> SentinelReport:
+    """Every figure both runs measured at the same point, then the verdict."""
+    changes: list[Change] = []
+    if outcome != baseline_outcome:
+        worse = baseline_outcome == "ok"
+        changes.append(
+            Change(
+                "outcome",
+                "run",
+                "",
+                baseline_outcome,
+                outcome,
+                None,
+                None,
+                True,
+                "worse" if worse else "better",
+            )
+        )
+    now_by_key = {point.key: point for point in now}
+    tasks_now = [point for point in now if point.task is not None]
+    task_seen = False
+    for before in baseline:
+        after = now_by_key.get(before.key)
+        if after is not None and before.kind != "needle":
+            changes += point_changes(before, after)
+        if after is not None and before.kind == "needle":
+            needle = needle_change(before, after)
+            changes += [needle] if needle else []
+        if before.task is not None and tasks_now and not task_seen:
+            task_seen = True
+            task = task_change(before, tasks_now[0])
+            changes += [task] if task else []
+    return SentinelReport(baseline_id, verdict_of(changes), changes)
+
+
+def verdict_of(changes: list[Change]) -> Verdict:
+    directions = {change.direction for change in changes if change.significant}
+    if "worse" in directions:
+        return "regressed"
+    if "better" in directions:
+        return "improved"
+    return "no_regression"

@@ -1,0 +1,77 @@
+"""The "re-check on a new version" job: the known-good record's plan queued as a benchmark
+job against a server (often the same one, upgraded), judged against the record when a
+worker finishes it (app/benchmarks/leases.py), like `servebook sentinel` does in a terminal."""
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.orm import Session
+
+from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.benchmarks.repository import JobRepository
+from app.benchmarks.service import JobInvalid
+from app.config import Settings
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.models import BenchJob
+from app.records.schemas import FieldError
+from app.records.validation import schema_errors
+from app.sentinel.plan import NoPlan, sentinel_plan
+from app.sentinel.run import load_baseline
+
+SENTINEL_BASELINE = "sentinel_baseline"  # the job target's key naming the baseline record
+NO_PLAN = register(
+    "sentinel.no_plan", _l("record %(record)s measured nothing that a run can repeat")
+)
+NO_MODEL = register(
+    "sentinel.no_model",
+    _l("record %(record)s does not keep the served model's name: give the served model"),
+)
+
+
+class RecheckIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str = Field(min_length=1, max_length=2000, description="the upgraded server")
+    served_model: str | None = Field(default=None, max_length=200)
+    worker_label: str | None = Field(default=None, max_length=100)
+
+
+def enqueue_recheck(
+    session: Session, record_id: int, raw: dict[str, Any], settings: Settings, submitted_by: str
+) -> BenchJob:
+    """Queue the record's plan against ``base_url`` (the caller commits)."""
+    try:
+        data = RecheckIn.model_validate(raw)
+    except ValidationError as error:
+        raise JobInvalid(schema_errors(error)) from error
+    try:
+        baseline = load_baseline(session, record_id)
+    except NoPlan as error:
+        raise JobInvalid([FieldError.of("record", NO_PLAN(record=str(record_id)))]) from error
+    hosts = settings.bench_allowed_hosts
+    if data.worker_label is not None:  # that worker measures only what it allows
+        hosts = [*hosts, urlsplit(data.base_url).hostname or ""]
+    try:
+        check_url_allowed(data.base_url, hosts)
+    except HostNotAllowedError as error:
+        raise JobInvalid([FieldError.of("base_url", error.said)]) from error
+    model = data.served_model or baseline.plan.get("model")
+    if not model:
+        raise JobInvalid([FieldError.of("served_model", NO_MODEL(record=str(record_id)))])
+    try:
+        plan = sentinel_plan(
+            baseline, base_url=data.base_url, model=model, api_key=None, allowed_hosts=hosts
+        )
+    except ValueError as error:
+        raise JobInvalid([FieldError(field="plan", message=str(error))]) from error
+    job = BenchJob(
+        plan=plan.model_dump(mode="json"),
+        target={**baseline.target, SENTINEL_BASELINE: baseline.id},
+        needs_api_key=False,
+        worker_label=data.worker_label,
+        submitted_by=submitted_by,
+        progress={"step": "queued", "done": 0, "total": 1},
+    )
+    return JobRepository(session).add(job)

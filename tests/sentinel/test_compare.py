@@ -1,0 +1,55 @@
+"""The sentinel's verdict from two runs' points: bands, the smallest change that counts, a
+needle lost, an outcome that got worse."""
+
+from app.sentinel.compare import compare_runs
+from app.sentinel.points import Point
+
+
+def single(decode: list[float], memory: float | None = None, length: int = 4096) -> Point:
+    values = {"decode_tokens_per_s": sorted(decode)[len(decode) // 2]}
+    if memory is not None:
+        values["peak_memory_gb_per_gpu"] = memory
+    return Point(length, 1, "single", values, {"decode_tokens_per_s": decode})
+
+
+def needle(found: list[bool], length: int = 65536) -> Point:
+    cells = [{"depth": d, "found": f} for d, f in zip((0.1, 0.5, 0.9), found, strict=True)]
+    return Point(length, 1, "needle", {"needle_accuracy": sum(found) / 3}, {}, cells)
+
+
+def test_faster_decode_beyond_its_band_is_an_improvement() -> None:
+    report = compare_runs(7, "ok", [single([100, 101, 102])], "ok", [single([112, 113, 114])])
+    assert report.verdict == "improved"
+    assert report.summary == "improved: decode +12 % at 4,096 tokens x 1"
+    (change,) = report.changes
+    assert change.significant and change.direction == "better"
+
+
+def test_a_change_inside_the_bands_or_too_small_is_no_regression() -> None:
+    overlapping = compare_runs(1, "ok", [single([90, 100, 110])], "ok", [single([85, 95, 105])])
+    tiny = compare_runs(1, "ok", [single([100, 100.1, 100.2])], "ok", [single([98, 98.1, 98.2])])
+    assert overlapping.verdict == tiny.verdict == "no_regression"
+    assert not tiny.changes[0].significant  # apart, but by 2 %
+
+
+def test_memory_has_no_band_so_its_change_is_shown_never_significant() -> None:
+    report = compare_runs(
+        1, "ok", [single([100, 101], memory=20.0)], "ok", [single([100, 101], memory=22.1)]
+    )
+    memory = next(c for c in report.changes if c.metric == "peak_memory_gb_per_gpu")
+    assert memory.as_json()["band"] is None and not memory.significant
+    assert report.verdict == "no_regression"
+
+
+def test_a_needle_found_before_and_missed_now_is_a_regression() -> None:
+    report = compare_runs(
+        1, "ok", [needle([True, True, True])], "ok", [needle([True, False, True])]
+    )
+    assert report.verdict == "regressed"
+    assert report.summary == "regressed: needle lost at 65,536 tokens x 1"
+
+
+def test_an_outcome_worse_than_ok_is_a_regression() -> None:
+    report = compare_runs(1, "ok", [single([100, 101])], "load_failure", [])
+    assert report.verdict == "regressed"
+    assert report.changes[0].as_json()["metric"] == "outcome"

@@ -1,0 +1,66 @@
+"""Queue a re-check of a record on a new version through the API: the record's own plan,
+pinned to its baseline; bad input is a 422 naming the field."""
+
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.db import make_engine, make_sessionmaker
+from app.records.service import submit_record
+from tests.records.conftest import post_record
+
+
+def test_recheck_queues_the_records_plan(client: TestClient, valid: dict) -> None:
+    created = post_record(client, valid)
+    assert created.status_code == 201, created.text
+    record_id = created.json()["id"]
+    body = {"base_url": "http://127.0.0.1:8000/v1", "served_model": "glm"}
+    response = client.post(f"/api/records/{record_id}/recheck", json=body)
+    assert response.status_code == 202, response.text
+    job = response.json()
+    assert job["status"] == "queued"
+    assert job["target"]["sentinel_baseline"] == record_id
+    assert job["target"]["runtime_version"] == valid["runtime_version"]
+    # Read back from the record's points: its lengths, one request at a time.
+    assert job["plan"]["lengths"] == [4096, 16384]
+    assert job["plan"]["concurrency_levels"] == [1]
+    assert job["plan"]["model"] == "glm"
+
+
+def test_recheck_refuses_bad_input(client: TestClient, valid: dict) -> None:
+    record_id = post_record(client, valid).json()["id"]
+    far = client.post(
+        f"/api/records/{record_id}/recheck", json={"base_url": "http://example.com/v1"}
+    )
+    assert far.status_code == 422, far.text
+    assert [error["field"] for error in far.json()["errors"]] == ["base_url"]
+    no_model = client.post(
+        f"/api/records/{record_id}/recheck", json={"base_url": "http://127.0.0.1:8000/v1"}
+    )
+    assert no_model.status_code == 422, no_model.text
+    assert [error["field"] for error in no_model.json()["errors"]] == ["served_model"]
+    extra = client.post(f"/api/records/{record_id}/recheck", json={"base_url": 1, "x": 2})
+    assert extra.status_code == 422
+    missing = client.post("/api/records/999999/recheck", json={"base_url": "http://127.0.0.1/v1"})
+    assert missing.status_code == 404
+
+
+def test_metrics_count_sentinel_runs_by_verdict(
+    client: TestClient, valid: dict, settings: Settings
+) -> None:
+    sentinel = {"baseline_record": 1, "verdict": "regressed", "changes": []}
+    with make_sessionmaker(make_engine(settings)).begin() as session:
+        for detail in ({"sentinel": sentinel}, {"tool": "servebook bench"}):
+            submit_record(
+                session, valid, provenance="bench", submitted_by="local", provenance_detail=detail
+            )
+        # Only the benchmark client's own runs carry a verdict.
+        submit_record(
+            session,
+            valid,
+            provenance="api",
+            submitted_by="x",
+            provenance_detail={"sentinel": sentinel},
+        )
+    text = client.get("/metrics").text
+    assert 'servebook_sentinel_runs{verdict="regressed"} 1.0' in text
+    assert 'servebook_sentinel_runs{verdict="no_regression"} 0.0' in text

@@ -1,0 +1,100 @@
+"""The unattended sentinel: a new version reported by the server queues one re-check per
+known-good record of the hardware, run by the worker, and never again for that version;
+a regressed version never replaces the known-good record."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.benchmarks.worker import Worker
+from app.config import Settings, get_settings
+from app.db import make_engine, make_sessionmaker
+from app.models import BenchJob, Record, SentinelCheck
+from app.records.known_good import known_good_for
+from app.records.repository import RecordRepository
+from app.records.review import review_record
+from app.sentinel.watch import SentinelWatch
+from tests.sentinel.servers import BASELINE_TIMING, SLOW_DECODE_TIMING, timed_server
+from tests.sentinel.test_sentinel_cli import baseline_record, invoke
+
+LABEL = "gpu-box-1"
+HARDWARE = "rtx-4090-24gb"
+
+
+@pytest.fixture(autouse=True)
+def database(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+def accept(settings: Settings, record_id: int) -> None:
+    sessions = make_sessionmaker(make_engine(settings))
+    with sessions.begin() as session:
+        review = {"action": "accept", "reason": "checked on the box", "confirm_flags": True}
+        review_record(session, record_id, review, "maintainer")
+
+
+def test_worker_rechecks_once_per_new_version(settings: Settings, session: Session) -> None:
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
+        good = baseline_record(server.base_url, "0.24.0")
+    accept(settings, good)
+    sessions = make_sessionmaker(make_engine(settings))
+    worker = Worker(sessions, poll_s=0.05, label=LABEL)
+
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as same:
+        watch = SentinelWatch(sessions, settings, HARDWARE, same.base_url, LABEL)
+        assert watch.tick() == []  # the known-good version itself: nothing new
+
+    with timed_server(SLOW_DECODE_TIMING, {"version": "0.25.0"}) as upgraded:
+        watch = SentinelWatch(sessions, settings, HARDWARE, upgraded.base_url, LABEL)
+        first = watch.tick()
+        assert len(first) == 1
+        assert worker.run_once() is True
+        assert watch.tick() == []  # the same version again: not re-run
+        assert worker.run_once() is False
+
+    job = session.get(BenchJob, first[0])
+    assert job is not None and job.status == "succeeded", job and job.error
+    rechecked = session.get(Record, job.record_id)
+    assert rechecked is not None
+    assert rechecked.sentinel_verdict == "regressed"
+    assert rechecked.runtime_version == "0.25.0"
+    assert rechecked.provenance_detail["sentinel"]["baseline_record"] == good
+    checks = session.scalars(select(SentinelCheck)).all()
+    assert [(c.record_id, c.runtime_version) for c in checks] == [(good, "0.25.0")]
+
+    # Accepted or not, a regressed version never becomes the known-good configuration.
+    accept(settings, rechecked.id)
+    session.expire_all()
+    loaded = RecordRepository(session).get(rechecked.id)
+    assert loaded is not None and loaded.review_state == "accepted"
+    found = known_good_for(session, loaded)
+    assert found is not None and found.record.id == good
+    assert [bad.id for bad in found.regressions] == [rechecked.id]
+
+    with timed_server(BASELINE_TIMING, {"version": "0.26.0"}) as newer:
+        watch = SentinelWatch(sessions, settings, HARDWARE, newer.base_url, LABEL)
+        assert len(watch.tick()) == 1  # another new version: checked again, once
+        assert watch.tick() == []
+
+
+def test_worker_command_runs_the_recheck_once(settings: Settings, session: Session) -> None:
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
+        good = baseline_record(server.base_url, "0.24.0")
+    accept(settings, good)
+    with timed_server(BASELINE_TIMING, {"version": "0.25.0"}) as upgraded:
+        args = ["worker", "--sentinel", "--once", "--base-url", upgraded.base_url]
+        args += ["--hardware", HARDWARE, "--label", LABEL]
+        for _ in range(2):
+            result = invoke(args)
+            assert result.exit_code == 0, result.output
+    verdicts = session.scalars(select(Record.sentinel_verdict).where(Record.id > good)).all()
+    assert verdicts == ["no_regression"]
+    missing = invoke(["worker", "--sentinel", "--base-url", "http://127.0.0.1:1/v1"])
+    assert missing.exit_code == 2
+    assert "--sentinel needs --base-url, --hardware and --label" in missing.output
