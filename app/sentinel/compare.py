@@ -5,8 +5,11 @@ The bands are the record comparison's own (app/records/effects.py): the spread o
 repeats for TTFT and decode speed, the 95 % Wilson interval for a task's pass rate. A
 change is significant when the two bands do not overlap and it moves the figure by at least
 `MIN_RELATIVE_CHANGE`: three repeats on a quiet server can give bands a few tenths of a
-percent wide, and a change that small is no regression anyone serving would notice. A figure
-kept as a single number (memory peak, ramp throughput) has no band: its change is reported
+percent wide, and a change that small is no regression anyone serving would notice. The
+memory peak is one reading, but of a figure a fixed configuration repeats to within the
+allocator's rounding: its band is the reading ± `MEMORY_RESOLUTION_GB`, so a peak that grows
+by more than a gigabyte per GPU (and 5 %) is a regression, as a runtime upgrade's memory
+jumps are. Ramp throughput, kept as a single number, has no band: its change is reported
 and never called significant. A needle found at the baseline and missed now is significant:
 the needle is asked at temperature 0, so a found needle is found again on the same build.
 """
@@ -14,11 +17,18 @@ the needle is asked at temperature 0, so a found needle is found again on the sa
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.records.effects import Band, sample_band, wilson_band
 from app.sentinel.points import Point
 
 Verdict = Literal["no_regression", "improved", "regressed"]
 MIN_RELATIVE_CHANGE = 0.05
+MEMORY_RESOLUTION_GB = 0.5
+MEMORY_BAND = register(
+    "sentinel.band.memory",
+    _l("the peak read once, ± %(gb)s GB per GPU (the allocator's rounding)"),
+)
 
 # metric -> (unit, True when higher is better)
 POINT_METRICS: dict[str, tuple[str, bool]] = {
@@ -164,6 +174,8 @@ def point_changes(before: Point, after: Point) -> list[Change]:
             sample_band(before.samples.get(metric, [])),
             sample_band(after.samples.get(metric, [])),
         )
+        if metric == "peak_memory_gb_per_gpu" and bands == (None, None):
+            bands = (_memory_band(a), _memory_band(b))
         changes.append(banded_change(metric, where_of(before), unit, higher, a, b, bands))
     return changes
 
@@ -256,3 +268,8 @@ def verdict_of(changes: list[Change]) -> Verdict:
     if "better" in directions:
         return "improved"
     return "no_regression"
+
+
+def _memory_band(peak: float) -> Band:
+    said = MEMORY_BAND(gb=MEMORY_RESOLUTION_GB)
+    return Band(peak - MEMORY_RESOLUTION_GB, peak + MEMORY_RESOLUTION_GB, said)

@@ -32,13 +32,24 @@ def test_a_change_inside_the_bands_or_too_small_is_no_regression() -> None:
     assert not tiny.changes[0].significant  # apart, but by 2 %
 
 
-def test_memory_has_no_band_so_its_change_is_shown_never_significant() -> None:
+def test_a_memory_peak_that_grows_beyond_its_reading_band_is_a_regression() -> None:
     report = compare_runs(
         1, "ok", [single([100, 101], memory=20.0)], "ok", [single([100, 101], memory=22.1)]
     )
     memory = next(c for c in report.changes if c.metric == "peak_memory_gb_per_gpu")
-    assert memory.as_json()["band"] is None and not memory.significant
-    assert report.verdict == "no_regression"
+    band = memory.as_json()["band"]
+    assert band["baseline"]["low"] == 19.5 and band["now"]["high"] == 22.6
+    assert memory.significant and memory.direction == "worse"
+    assert report.verdict == "regressed"
+    assert report.summary.startswith("regressed: peak memory +2.1 GB per GPU")
+
+
+def test_a_memory_peak_within_the_allocators_rounding_is_no_change() -> None:
+    report = compare_runs(
+        1, "ok", [single([100, 101], memory=20.0)], "ok", [single([100, 101], memory=20.8)]
+    )
+    memory = next(c for c in report.changes if c.metric == "peak_memory_gb_per_gpu")
+    assert not memory.significant and report.verdict == "no_regression"
 
 
 def test_a_needle_found_before_and_missed_now_is_a_regression() -> None:
