@@ -10,10 +10,10 @@ from app.benchmarks.routes import api_job
 from app.benchmarks.service import JobInvalid
 from app.db import SessionDep
 from app.errors import error_responses
-from app.records.json_body import BodyDep, as_object
+from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf
-from app.sentinel.jobs import enqueue_recheck
+from app.sentinel.jobs import RecheckIn, enqueue_recheck
 from app.web import RowIdPath, page_responses, redirect
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
@@ -35,10 +35,19 @@ async def recheck(
     return redirect(request, str(request.url_for("benchmarks:detail", job_id=job.id)))
 
 
+RECHECK_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": inline_refs(RecheckIn.model_json_schema())}},
+    }
+}
+
+
 @api_router.post(
     "/records/{record_id}/recheck",
     name="api:records_recheck",
     status_code=202,
+    openapi_extra=RECHECK_BODY,
     responses={
         **error_responses(401, 403, 404, 413, 415),
         422: {"model": ErrorsOut, "description": "every field error at once"},
