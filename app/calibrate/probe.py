@@ -4,9 +4,10 @@ batch sizes and KV depths, and its first token over a sweep of prompt lengths.
 Every request goes through the benchmark client's transport (`app/bench`): the same host
 allow-list, the same bounded streams and timeouts, the same arrival stamps. A decode step
 at batch B is the median gap between tokens while all B requests of a round decode
-together (after the last one's first token, before the first one's last); a prompt's
-first-token time is the median of a few requests sent alone. The probe keeps to a time
-budget (ten minutes by default) and fits on what it measured within it.
+together (after the last one's first token, before the first one's last), the median of
+three rounds; a prompt's first-token time is the median of a few requests sent alone. The
+probe keeps to a time budget (ten minutes by default) and fits on what it measured within
+it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ BATCHES = (1, 2, 4, 8, 16)
 DEPTHS = (128, 1024, 4096)  # KV tokens per request, cut to what the server's context allows
 PROMPTS = (128, 512, 1024, 2048, 4096)
 OUTPUT_TOKENS = 48  # tokens each decode request is asked for
+# Rounds per decode point, their median kept: a server's step time moves from one round to
+# the next (a CPU server's by a fifth and more), and one slow round must not bend the fit.
+DECODE_ROUNDS = 3
 PREFILL_REPEATS = 2
 BUDGET_S = 600.0
 CONTEXT_MARGIN = 64  # tokens left between a request's prompt and output and the context
@@ -268,14 +272,20 @@ class _Probe:
                 if self.left_s() < 5:
                     return points
                 words = self.sizer.words_for(depth)
-                samples = await asyncio.gather(
-                    *(self._ask(i, words, self.plan.output_tokens) for i in range(batch))
-                )
-                step = decode_step_s(samples)
-                if step is not None:
-                    prompt = _prompt_tokens(samples, self.sizer.expected_tokens(words))
-                    kv_depth = prompt + self.plan.output_tokens // 2
-                    points.append(DecodePoint(batch, kv_depth, step))
+                steps, prompts = [], []
+                for _ in range(DECODE_ROUNDS):
+                    if steps and self.left_s() < 5:
+                        break
+                    samples = await asyncio.gather(
+                        *(self._ask(i, words, self.plan.output_tokens) for i in range(batch))
+                    )
+                    step = decode_step_s(samples)
+                    if step is not None:
+                        steps.append(step)
+                        prompts.append(_prompt_tokens(samples, self.sizer.expected_tokens(words)))
+                if steps:
+                    kv_depth = round(median(prompts)) + self.plan.output_tokens // 2
+                    points.append(DecodePoint(batch, kv_depth, median(steps)))
         return points
 
     async def _prefill(self, prompts: list[int], done: int, total: int) -> list[PrefillPoint]:

