@@ -100,6 +100,11 @@ async def create(request: Request, session: SessionDep, principal: SubmitterDep)
     # A blank field means "use the default", as its placeholder shows.
     form: dict[str, Any] = {k: v for k, v in submitted.items() if v != ""}
     form["needle"] = form.get("needle") in ("on", "true", "1")
+    form["tool_calls"] = form.get("tool_calls") in ("on", "true", "1")
+    # The grid's select says true or false; anything else is refused beside it.
+    grid = form.get("needle_grid")
+    if grid in ("true", "false"):
+        form["needle_grid"] = grid == "true"
     try:
         data = parse_job(form)
         job = enqueue(session, data, request.state.settings, principal.name)

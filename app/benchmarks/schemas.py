@@ -83,6 +83,23 @@ class JobIn(BaseModel):
     repeat: int = Field(default=3, ge=1, le=20)
     max_tokens: int = Field(default=128, ge=8, le=4096)
     needle: StrictBool = False
+    needle_grid: StrictBool | None = Field(
+        default=None,
+        description="the needle at 5 depths of every length from 4,096 up to the context, "
+        "for the safe context ceiling; left out: when the lengths are left at their default "
+        "and the context is known; true: always; false: never",
+    )
+    context_length: int | None = Field(
+        default=None,
+        ge=1024,
+        le=10_000_000,
+        description="the configuration's context, where the grid stops; else the server's own",
+    )
+    tool_calls: StrictBool = Field(
+        default=False,
+        description="check that the server answers OpenAI tool calls whose arguments fit "
+        "the tool's schema",
+    )
     ttft_limit_ms: float | None = Field(default=None, gt=0, le=86_400_000, allow_inf_nan=False)
     request_timeout_s: float = Field(default=600, gt=0, le=7200, allow_inf_nan=False)
     task_id: int | None = Field(default=None, ge=1, description="a stored task to run and score")
@@ -97,7 +114,13 @@ class JobIn(BaseModel):
 
     _lists = field_validator("lengths", "concurrency", mode="before")(int_list)
     _numbers = field_validator(
-        "repeat", "max_tokens", "ttft_limit_ms", "request_timeout_s", "task_id", mode="before"
+        "repeat",
+        "max_tokens",
+        "ttft_limit_ms",
+        "request_timeout_s",
+        "task_id",
+        "context_length",
+        mode="before",
     )(not_a_bool)
 
     @field_validator(
@@ -107,6 +130,7 @@ class JobIn(BaseModel):
         "profile",
         "ttft_limit_ms",
         "task_id",
+        "context_length",
         mode="before",
     )
     @classmethod
@@ -137,8 +161,15 @@ class JobIn(BaseModel):
             # Lengths left at their default gain one for the needle when the context allows.
             "add_long_length": "lengths" not in self.model_fields_set,
             # ... and the needle grid, up to the context (at most 64K) when it is known.
-            "needle_grid": "auto" if "lengths" not in self.model_fields_set else False,
+            "needle_grid": self._needle_grid(),
+            "context_length": self.context_length,
+            "tool_calls": self.tool_calls,
         }
+
+    def _needle_grid(self) -> bool | str:
+        if self.needle_grid is not None:
+            return self.needle_grid
+        return "auto" if "lengths" not in self.model_fields_set else False
 
     def target(self) -> dict[str, Any]:
         return self.model_dump(

@@ -27,6 +27,9 @@ PLAN_FIELDS = {
     "concurrency_levels": "concurrency",
     "max_tokens": "max_tokens",
     "metrics_url": "metrics_url",
+    "context_length": "context_length",
+    "needle_grid": "needle_grid",
+    "tool_calls": "tool_calls",
 }
 
 
