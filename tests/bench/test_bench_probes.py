@@ -9,16 +9,14 @@ import pytest
 from bench_support import run_with_server
 from fake_openai_server import FakeOpenAIServer
 
+from app.bench.metrics_text import Snapshot, parse_prometheus_text, snapshot_from_metrics
 from app.bench.probes import (
     CompositeProbe,
     NotMeasuredProbe,
     NvmlProbe,
     PrometheusProbe,
     SamplingProbe,
-    Snapshot,
     default_probe,
-    parse_prometheus_text,
-    snapshot_from_metrics,
 )
 from app.bench.result import MemoryReading
 

@@ -36,7 +36,7 @@ from test_bench_transformers_serve import free_port, server_env
 
 from app.bench import BenchPlan, BenchResult, MemoryReading, RequestSample, run_benchmark
 from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
-from app.bench.probes import parse_prometheus_text
+from app.bench.metrics_text import parse_prometheus_text
 from app.bench.procedure import SMOKE_MAX_TOKENS
 from app.bench.stream import stream_chat
 from app.benchmarks.to_record import record_from_result
