@@ -51,8 +51,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 MODEL_NAME = "tiny-vllm"
-# The first start compiles the model with torch (cached under ~/.cache/vllm afterwards).
-READY_TIMEOUT_S = 240
+# The first start compiles the model with torch (cached under ~/.cache/vllm afterwards):
+# about a minute on a quiet 2-core machine, past four when other work shares the cores.
+READY_TIMEOUT_S = 600
 # 64 blocks of 128 tokens: room for the 4096-token context, and small enough that one
 # 1k-token request fills a visible share of the cache (1 GiB would hold a million tokens).
 KV_BLOCKS = 64
