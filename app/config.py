@@ -71,9 +71,9 @@ class Settings(BaseSettings):
     warm_up: bool = True
     # The garbage collector's thresholds once warmed up (app.observability.runtime). A
     # young collection walks every young object still alive, so its pause grows with the
-    # first threshold: at 50,000, 19-27 ms of CPU under mixed load (collections are rare,
-    # but each stalls every request); at 10,000, at most 8 ms, and a middle one 18 ms
-    # (tests/perf/bench_mixed_load.py, two shared cores).
+    # first threshold: at 50,000, 19-41 ms of CPU under mixed load (collections are rare,
+    # but each stalls every request); at 10,000, at most 9 ms, and a middle-generation one
+    # 17-32 ms (tests/perf/bench_mixed_load.py, two shared cores).
     gc_thresholds: tuple[int, int, int] = (10_000, 10, 100)
 
     @model_validator(mode="after")

@@ -49,8 +49,8 @@ def _promote_survivors() -> None:
     (app.observability.runtime), unfreezing would hand all of those back to the collector:
     instead what the resolution built is frozen too. Under load a model resolved again
     after a review otherwise went through a young collection and then a middle one, each
-    walking its tens of thousands of objects while every request waited (40-60 ms of CPU,
-    measured with tests/perf/bench_mixed_load.py). Resolved recipes hold no reference
+    walking its tens of thousands of objects while every request waited (up to 65 ms of
+    CPU, measured with tests/perf/bench_mixed_load.py). Resolved recipes hold no reference
     cycles (tests/recipes/test_collector.py), so reference counting frees them when the
     cache lets them go; only a cycle among objects of requests in flight at that moment
     stays, frozen, a few kilobytes at most per resolution."""
