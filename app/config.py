@@ -69,8 +69,12 @@ class Settings(BaseSettings):
     # long-lived objects out of the garbage collector's sight, in the background
     # (app.warm_up); tests turn it off, so no thread of theirs queries behind their back.
     warm_up: bool = True
-    # The garbage collector's thresholds once warmed up (app.observability.runtime).
-    gc_thresholds: tuple[int, int, int] = (50_000, 20, 100)
+    # The garbage collector's thresholds once warmed up (app.observability.runtime). A
+    # young collection walks every young object still alive, so its pause grows with the
+    # first threshold: at 50,000, 19-41 ms of CPU under mixed load (collections are rare,
+    # but each stalls every request); at 10,000, at most 9 ms, and a middle-generation one
+    # 17-32 ms (tests/perf/bench_mixed_load.py, two shared cores).
+    gc_thresholds: tuple[int, int, int] = (10_000, 10, 100)
 
     @model_validator(mode="after")
     def _paths_under_data_dir(self) -> "Settings":

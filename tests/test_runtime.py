@@ -37,11 +37,24 @@ def test_the_warm_up_resolves_every_model_compiles_every_template_then_freezes(
 ) -> None:
     warm = settings.model_copy(update={"warm_up": True, "gc_thresholds": (40_000, 15, 50)})
     templates.env.cache.clear()  # type: ignore[union-attr]
-    with TestClient(create_app(warm)) as client:
-        thread: threading.Thread = client.app.state.warm_up  # type: ignore[attr-defined]
-        thread.join(timeout=120)
-        assert not thread.is_alive()
-        assert client.get(PAGE).status_code == 200
+    collected_in: list[str] = []
+
+    def note_collection(phase: str, _info: dict) -> None:
+        if phase == "start":
+            collected_in.append(threading.current_thread().name)
+
+    gc.callbacks.append(note_collection)
+    try:
+        with TestClient(create_app(warm)) as client:
+            thread: threading.Thread = client.app.state.warm_up  # type: ignore[attr-defined]
+            thread.join(timeout=120)
+            assert not thread.is_alive()
+            assert client.get(PAGE).status_code == 200
+    finally:
+        gc.callbacks.remove(note_collection)
+    # What it builds stays alive and is frozen: no collection walks it on the way.
+    assert "servebook-warm-up" not in collected_in
+    assert gc.isenabled()
     slugs = {model.slug for model in CatalogRepository(session).list_models()}
     assert set(client.app.state.recipe_cache.models) == slugs  # type: ignore[attr-defined]
     assert len(templates.env.cache) >= len(templates.env.list_templates(extensions=["html"]))

@@ -48,8 +48,14 @@ class SharedEstimates:
         # What depends on the hardware alone, or the refusal.
         self._parts: dict[tuple, object] = {}
         self._specs: dict[int, object] = {}  # every spec seen, by identity, kept alive
-        # Where the parts of the model, its files and runtimes alone are kept.
-        self._model: SharedEstimates = model_parts or self
+        # Where the parts of the model, its files and runtimes alone are kept: another
+        # instance's, or (None) this one's. Not a reference to itself: that cycle kept each
+        # instance, and every job it holds, alive until a full collection.
+        self._model_parts = model_parts
+
+    @property
+    def _model(self) -> SharedEstimates:
+        return self._model_parts or self
 
     def estimate(
         self,

@@ -6,9 +6,10 @@ never imports the pages (`app.recipes`) or the records package.
 """
 
 from app.resolve.figures import Evidence, MemoryFigure, SpeedFigure
+from app.resolve.fit_table import FitRow
 from app.resolve.inputs import ModelInputs, RouteChoice, load_catalog_inputs, load_model_inputs
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
-from app.resolve.service import FitRow, RecipeService
+from app.resolve.service import RecipeService
 
 __all__ = [
     "Evidence",

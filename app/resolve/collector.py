@@ -4,8 +4,8 @@ Resolving builds tens of thousands of small objects that all stay alive (the rec
 the estimator's shared work), so the collector would find nothing to free, yet each full
 pass walks every object of the process: a third of a whole-catalog resolution went to it.
 Reference counting still frees everything that is not a cycle; the collector runs again
-when the last resolution in the process ends, and what the resolutions built is handed to
-its oldest generation rather than walked again as young objects.
+when the last resolution in the process ends, and what the resolutions built is taken out
+of its young generations rather than walked again there (`_promote_survivors`).
 """
 
 import gc
@@ -39,11 +39,23 @@ def collector_paused() -> Iterator[None]:
 
 
 def _promote_survivors() -> None:
-    """Move every tracked object to the oldest generation without walking it: what a
-    resolution built is kept (the cache holds it), and walking it in the young generations,
-    as the collector would next, costs a tenth of the resolution again. Cycles among them
-    are still freed by the next full collection. (`unfreeze` puts frozen objects in the
-    oldest generation; left alone when something else in the process froze objects.)"""
+    """Take what a resolution built out of the young generations without walking it: the
+    cache holds it, and walking it there, as the collector would next, costs a tenth of
+    the resolution again.
+
+    Before start-up settles (nothing frozen yet): every tracked object goes to the oldest
+    generation (`unfreeze` puts frozen objects there); cycles among them are still freed
+    by the next full collection. Once the process has frozen its long-lived objects
+    (app.observability.runtime), unfreezing would hand all of those back to the collector:
+    instead what the resolution built is frozen too. Under load a model resolved again
+    after a review otherwise went through a young collection and then a middle one, each
+    walking its tens of thousands of objects while every request waited (up to 65 ms of
+    CPU, measured with tests/perf/bench_mixed_load.py). Resolved recipes hold no reference
+    cycles (tests/recipes/test_collector.py), so reference counting frees them when the
+    cache lets them go; only a cycle among objects of requests in flight at that moment
+    stays, frozen, a few kilobytes at most per resolution."""
     if gc.get_freeze_count() == 0:
         gc.freeze()
         gc.unfreeze()
+    else:
+        gc.freeze()

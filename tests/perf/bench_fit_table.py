@@ -21,8 +21,8 @@ from app.catalog.service import CatalogService  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
 from app.db import session_scope, upgrade_database  # noqa: E402
 from app.main import create_app  # noqa: E402
+from app.resolve.fit_table import ResolvedModel  # noqa: E402
 from app.resolve.inputs import load_model_inputs  # noqa: E402
-from app.resolve.service import ResolvedModel  # noqa: E402
 
 
 def timed(fn, repeat: int) -> list[float]:

@@ -20,11 +20,14 @@ minutes.
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -119,18 +122,46 @@ def ratio(part: float, whole: float) -> str:
     return f"{part / whole:.2f}x" if whole else "-"
 
 
-def mixed(port: int, body: dict, seconds: float) -> None:
-    print("-- mixed load: 16 readers and 16 writers (each alone, then together)")
-    alone_reads, _ = side_by_side(port, FIT, 16, None, 0, seconds, "")
-    _, alone_writes = side_by_side(port, None, 0, body, 16, seconds, uuid.uuid4().hex[:8])
-    with_reads, with_writes = side_by_side(port, FIT, 16, body, 16, seconds, uuid.uuid4().hex[:8])
-    static_reads, beside_static = side_by_side(
-        port, STATIC, 16, body, 16, seconds, uuid.uuid4().hex[:8]
+def cores_used(server: subprocess.Popen, run: Callable[[], Any]) -> tuple[Any, str]:
+    """`run()`, and the cores the server and the load generators kept busy meanwhile (CPU
+    seconds per second): on two cores, what the clients take the server cannot have."""
+    process = psutil.Process(server.pid)
+    server_before = sum(process.cpu_times()[:2])
+    clients_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    result = run()  # its client processes are joined by now: their time is in CHILDREN
+    wall = time.perf_counter() - start
+    clients_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu = sum(process.cpu_times()[:2]) - server_before
+    clients_cpu = (clients_after.ru_utime + clients_after.ru_stime) - (
+        clients_before.ru_utime + clients_before.ru_stime
     )
+    return result, f"cores: server {server_cpu / wall:.2f}, clients {clients_cpu / wall:.2f}"
+
+
+def mixed(port: int, server: subprocess.Popen, body: dict, seconds: float) -> None:
+    print("-- mixed load: 16 readers and 16 writers (each alone, then together)")
+
+    def run(path: str | None, readers: int, writing: dict | None, writers: int) -> tuple:
+        return cores_used(
+            server,
+            lambda: side_by_side(
+                port, path, readers, writing, writers, seconds, uuid.uuid4().hex[:8]
+            ),
+        )
+
+    (alone_reads, _), reads_cores = run(FIT, 16, None, 0)
+    (_, alone_writes), writes_cores = run(None, 0, body, 16)
+    (with_reads, with_writes), mixed_cores = run(FIT, 16, body, 16)
+    (static_reads, beside_static), static_cores = run(STATIC, 16, body, 16)
     assert alone_reads and with_reads and alone_writes and with_writes and beside_static
-    print(line("fit page alone", alone_reads))
-    print(line("fit page with 16 writers", with_reads), ratio(with_reads.rate, alone_reads.rate))
-    print(write_line("submissions alone", alone_writes))
+    print(line("fit page alone", alone_reads), reads_cores)
+    print(
+        line("fit page with 16 writers", with_reads),
+        ratio(with_reads.rate, alone_reads.rate),
+        mixed_cores,
+    )
+    print(write_line("submissions alone", alone_writes), writes_cores)
     rate = len(alone_writes[0].acknowledged) / alone_writes[1]
     with_rate = len(with_writes[0].acknowledged) / with_writes[1]
     static_rate = len(beside_static[0].acknowledged) / beside_static[1]
@@ -138,6 +169,7 @@ def mixed(port: int, body: dict, seconds: float) -> None:
     print(
         write_line("submissions with 16 static-file readers", beside_static),
         ratio(static_rate, rate),
+        static_cores,
     )
     assert static_reads
     print(line("static file with 16 writers", static_reads))
@@ -257,7 +289,7 @@ def main() -> None:
             if "pages" in phases:
                 pages(port, args.seconds)
             if "mixed" in phases:
-                mixed(port, body, args.seconds)
+                mixed(port, server, body, args.seconds)
             if "records" in phases:
                 records_at_scale(port, database_url, args.seconds)
             if "junk" in phases:

@@ -30,7 +30,7 @@ from app.db import make_engine, make_sessionmaker, session_scope, upgrade_databa
 from app.estimate.estimator import Sizing  # noqa: E402
 from app.recipes.selector import run_selector  # noqa: E402
 from app.resolve import RecipeService, load_catalog_inputs  # noqa: E402
-from app.resolve.service import ResolvedModel  # noqa: E402
+from app.resolve.fit_table import ResolvedModel  # noqa: E402
 
 # Machines described by numbers, as the selector and `POST /api/estimate` take them.
 CUSTOM = (

@@ -23,7 +23,7 @@ from app.recipes.described_estimate import parse_request, run_estimate
 from app.recipes.presenters import estimate_out
 from app.resolve import RecipeService, load_catalog_inputs
 from app.resolve.cache import RecipeCache
-from app.resolve.service import ResolvedModel
+from app.resolve.fit_table import ResolvedModel
 
 RECOMPUTE_TARGET_S = 0.5
 CUSTOM_TARGET_MS = 5.0

@@ -9,7 +9,7 @@ from app.catalog.repository import CatalogRepository
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.resolve import ModelInputs, load_catalog_inputs, load_model_inputs
-from app.resolve.service import ResolvedModel
+from app.resolve.fit_table import ResolvedModel
 from tests.recipes.test_consistency import MAC_256, submit_and_accept
 
 

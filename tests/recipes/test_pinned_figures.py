@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from app.catalog.repository import CatalogRepository
 from app.estimate import Verdict
 from app.resolve import load_model_inputs
-from app.resolve.service import ResolvedModel
+from app.resolve.fit_table import ResolvedModel
 
 DENSE_GQA = ("llama-3.1-70b-instruct", "qwen3-32b", "llama-3.1-8b-instruct")
 # Bytes per cached value, as the runtimes' KV cache dtypes are documented.

@@ -14,13 +14,13 @@ from app.catalog.repository import CatalogRepository
 from app.config import PROJECT_ROOT
 from app.resolve import load_catalog_inputs
 from app.resolve.commands import KnobState
+from app.resolve.fit_table import ResolvedModel
 from app.resolve.runtime_defaults import (
     OPTIONAL_KNOBS,
     TABLE_PATH,
     documented_default,
     runtime_defaults,
 )
-from app.resolve.service import ResolvedModel
 
 GLM = "glm-5.3-flash"
 H200 = "8x-h200-141gb"

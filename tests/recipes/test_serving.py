@@ -32,7 +32,7 @@ from app.page_cache import CachedBody, PageCache
 from app.recipes.presenters import recipe_out
 from app.resolve import ResolvedRecipe, load_model_inputs
 from app.resolve.cache import RecipeCache
-from app.resolve.service import ResolvedModel
+from app.resolve.fit_table import ResolvedModel
 from tests.recipes.test_consistency import RECORD
 
 GLM = "glm-5.3-flash"
