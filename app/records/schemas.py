@@ -273,8 +273,22 @@ class RecordCreated(BaseModel):
     flags: list[Flag]
 
 
+# Rejecting or retracting a record says why: its schema states that, so a body valid by the
+# schema is one the review accepts.
+REASON_REQUIRED = frozenset({"reject", "retract"})
+
+
 class ReviewIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"action": {"enum": sorted(REASON_REQUIRED)}}},
+            "then": {
+                "required": ["reason"],
+                "properties": {"reason": {"pattern": r"\S"}},
+            },
+        },
+    )
 
     action: ReviewAction
     reason: str = Field(default="", max_length=5_000)
