@@ -179,6 +179,54 @@ async def loads_strict_off_loop(body: bytes) -> Any:
     return loads_strict(body)
 
 
+FREE_FORM_VALUE = "FreeFormValue"
+
+
+def free_form_value_ref(depth: int) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{FREE_FORM_VALUE}{depth}"}
+
+
+def free_form_components(max_depth: int = MAX_FREE_FORM_DEPTH) -> dict[str, dict[str, Any]]:
+    """What check_free_form keeps, as OpenAPI schemas: a value at each depth below a
+    free-form object (depth 0). Text up to its length; numbers within the range an integer
+    may take (a fraction past it is kept too, but the schema states the one rule for both);
+    arrays and objects only above `max_depth`."""
+    components = {}
+    for depth in range(1, max_depth + 1):
+        # One schema with a list of types (each keyword binds only its own type), not a
+        # branch per type: a value is of one type, whichever branch a reader tries.
+        value: dict[str, Any] = {
+            "type": ["string", "number", "boolean", "null"],
+            "maxLength": MAX_FREE_FORM_TEXT,
+            "minimum": INT_MIN,
+            "maximum": INT_MAX,
+        }
+        if depth < max_depth:
+            inner = free_form_value_ref(depth + 1)
+            value["type"] += ["array", "object"]
+            value.update(items=inner, additionalProperties=inner)
+        components[f"{FREE_FORM_VALUE}{depth}"] = value
+    return components
+
+
+# A free-form object's mark in a model's JSON schema: the OpenAPI document gives it the
+# values above (pydantic resolves every `$ref` it meets, so the reference goes in after).
+FREE_FORM_MARK = "x-free-form"
+FREE_FORM_SCHEMA = {FREE_FORM_MARK: True}
+
+
+def state_free_forms(node: Any) -> None:
+    """Every free-form object under `node` says which values it may hold."""
+    if isinstance(node, dict):
+        if node.pop(FREE_FORM_MARK, False):
+            node["additionalProperties"] = free_form_value_ref(1)
+        for value in node.values():
+            state_free_forms(value)
+    elif isinstance(node, list):
+        for value in node:
+            state_free_forms(value)
+
+
 def check_free_form(
     value: Any,
     *,
