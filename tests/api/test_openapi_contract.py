@@ -13,7 +13,6 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import positive_data_acceptance
-
 from schemathesis.config._checks import (
     NEGATIVE_DATA_REJECTION_EXPECTED_STATUSES,
     NegativeDataRejectionConfig,

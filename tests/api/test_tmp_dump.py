@@ -1,5 +1,7 @@
 import json
+
 import httpx
+
 from tests.live_server import LiveServer
 
 
