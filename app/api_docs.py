@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from app.bench.url_schema import state_bench_urls
 from app.catalog.openapi import stated_catalog
 from app.catalog.references import catalog_references
 from app.db import SessionDep
@@ -29,7 +30,9 @@ def openapi(request: Request, session: SessionDep) -> Response:
     catalog = catalog_references(session)
     held = getattr(request.app.state, "stated_openapi", None)
     if held is None or held[0] != catalog.definition:
-        held = (catalog.definition, stated_catalog(request.app.openapi(), catalog))
+        document = stated_catalog(request.app.openapi(), catalog)
+        state_bench_urls(document, request.app.state.settings.bench_allowed_hosts)
+        held = (catalog.definition, document)
         request.app.state.stated_openapi = held
     return JSONResponse(held[1])
 

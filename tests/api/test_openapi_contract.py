@@ -43,8 +43,6 @@ SEMANTIC_422 = {
     "POST /api/worker/jobs/{job_id}/result",
     # A calibration's points must be a probe's: positive times for each batch and prompt.
     "POST /api/worker/jobs/{job_id}/calibration",
-    # A re-check needs a record whose plan was kept and a server the host allow-list admits.
-    "POST /api/records/{record_id}/recheck",
 }
 
 
