@@ -2,7 +2,8 @@
 loopback name or address, or a host SERVEBOOK_BENCH_ALLOWED_HOSTS lists; any host when the
 job is pinned to a worker label (that worker checks its own list). A field marked with
 `x-bench-url` gets the pattern for the hosts the served settings allow, so a URL valid by
-the served document is one check_url_allowed admits."""
+the served document is one check_url_allowed admits; where the body may name a worker
+label, `x-pattern-unless` gives the pattern that holds when it names none."""
 
 import re
 from typing import Any
@@ -44,13 +45,20 @@ def state_object(schema: dict[str, Any], properties: dict[str, Any], allowed: li
     hosts = [*LOOPBACK, *(re.escape(h.lower()) for h in allowed)]
     named = url_pattern("|".join(hosts))
     anywhere = url_pattern("|".join([*hosts, ANY_HOST]))
+    # A URL that may be left out may be blank too: a blank one is none.
+    blank = {name: "anyOf" in properties[name] for name in marked}
     for name in marked:
         field = properties[name]
         branch = next((b for b in field.get("anyOf", []) if b.get("type") == "string"), field)
-        branch["pattern"] = anywhere if WORKER_LABEL in properties else named
-    if WORKER_LABEL not in properties:
-        return
-    # Without a worker label the dashboard's own list applies.
-    unlabelled = {"properties": {name: {"pattern": named} for name in marked}}
-    labelled = {"properties": {WORKER_LABEL: {"type": "string"}}, "required": [WORKER_LABEL]}
-    schema["allOf"] = [*schema.get("allOf", []), {"anyOf": [labelled, unlabelled]}]
+        if WORKER_LABEL not in properties:
+            branch["pattern"] = or_blank(named, blank[name])
+            continue
+        branch["pattern"] = or_blank(anywhere, blank[name])
+        # Without a worker label the dashboard's own list applies. Stated in an extension:
+        # a branch for each case, times the catalog's branches, grows past what a
+        # generator expands.
+        field["x-pattern-unless"] = {"field": WORKER_LABEL, "pattern": or_blank(named, blank[name])}
+
+
+def or_blank(pattern: str, blank: bool) -> str:
+    return f"^$|{pattern}" if blank else pattern

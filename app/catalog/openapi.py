@@ -14,6 +14,9 @@ from typing import Any
 from app.catalog.references import CatalogReferences
 
 CATALOG_KEY = "x-catalog"
+# A field naming a stored row other than the catalog's (a task): the served document lists
+# the ids stored when it was built (app.api_docs).
+STORED_KEY = "x-stored"
 
 
 def stated_catalog(document: dict[str, Any], catalog: CatalogReferences) -> dict[str, Any]:
@@ -106,3 +109,22 @@ def restrict(field: dict[str, Any], slugs: list[str]) -> None:
 def catalog_field(kind: str) -> dict[str, str]:
     """A field's `json_schema_extra`: it names a catalog row of this kind."""
     return {CATALOG_KEY: kind}
+
+
+def state_stored(node: Any, kind: str, ids: list[int]) -> None:
+    """Every field under `node` that names a stored row of `kind` lists `ids`."""
+    if isinstance(node, dict):
+        if node.get(STORED_KEY) == kind:
+            restrict_ids(node, ids)
+        for value in node.values():
+            state_stored(value, kind, ids)
+    elif isinstance(node, list):
+        for value in node:
+            state_stored(value, kind, ids)
+
+
+def restrict_ids(field: dict[str, Any], ids: list[int]) -> None:
+    """The field's integer is one of `ids` (a null it allows stays allowed)."""
+    for branch in field.get("anyOf", [field]):
+        if branch.get("type") == "integer":
+            branch["enum"] = ids if ids else [None]

@@ -69,6 +69,13 @@ FreeForm = Annotated[
 FiniteFloat = Annotated[float, BeforeValidator(not_a_bool), Field(allow_inf_nan=False)]
 
 
+# Text with no space at either end. Each whitespace character is spelled out: `\s` and `.`
+# differ between the regex engines that read this pattern (the server's, Python's, and the
+# ECMAScript a client's schema validator uses), and here they must all agree.
+SPACE = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+TRIMMED_TEXT = rf"^[^{SPACE}]([\s\S]*[^{SPACE}])?$"
+
+
 class MeasurementIn(BaseModel):
     """One measured point: a context length at a concurrency, with what was seen there."""
 
@@ -232,7 +239,7 @@ class RecordIn(BaseModel):
         description="runtime slug",
         json_schema_extra=catalog_field("runtime"),
     )
-    runtime_version: str = Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")
+    runtime_version: str = Field(min_length=1, max_length=100, pattern=TRIMMED_TEXT)
     hardware: str = Field(
         min_length=1,
         max_length=100,

@@ -6,6 +6,7 @@ documented, every JSON body matching its schema, invalid input refused.
 Bounded to a few examples per operation and mode, so it stays a CI test.
 """
 
+import re
 from typing import Any
 
 import httpx
@@ -29,7 +30,6 @@ EXAMPLES_PER_OPERATION = 30
 # body valid by the schema alone is answered 422 with every unknown slug or missing reason,
 # as documented, so "schema-valid means accepted" does not hold for them.
 SEMANTIC_422 = {
-    "POST /api/benchmarks",
     # A task check's regex must compile and its json_schema be a valid schema.
     "POST /api/tasks",
     # A model or card named must exist, a quant name must be known, a config must describe
@@ -81,22 +81,37 @@ def request_body_schema(server: LiveServer, label: str) -> dict[str, Any]:
 
 def keeps_stated_relations(schema: dict[str, Any], value: Any) -> bool:
     """Whether `value` keeps the relations between fields that the schema states in its
-    `x-at-most` extension (JSON Schema cannot compare two fields, and branches for each
-    hardware would grow past what the generator expands): a positive case is one valid by
-    everything the schema says."""
+    extensions (`x-at-most`, `x-below`, `x-pattern-unless`): JSON Schema cannot compare two
+    fields, and a branch for each case would grow past what the generator expands. A
+    positive case is one valid by everything the schema says."""
     if not isinstance(value, dict):
         return True
     if not all(keeps_stated_relations(part, value) for part in schema.get("anyOf", [])):
         return False
-    for name, field in schema.get("properties", {}).items():
-        if name not in value:
+    properties = schema.get("properties", {})
+    # A field left out holds its default, and the relations hold for that too.
+    given = {name: f["default"] for name, f in properties.items() if "default" in f} | value
+    for name, field in properties.items():
+        if given.get(name) is None:
             continue
-        most = at_most(field.get("x-at-most"), value)
-        if most is not None and value[name] is not None and value[name] > most:
+        most = at_most(field.get("x-at-most"), given)
+        if most is not None and given[name] > most:
             return False
-        if not keeps_stated_relations(field, value[name]):
+        below = given.get(field.get("x-below", ""))
+        if below and given[name] >= min(below):
+            return False
+        if not keeps_pattern_unless(field.get("x-pattern-unless"), given, given[name]):
+            return False
+        if not keeps_stated_relations(field, given[name]):
             return False
     return True
+
+
+def keeps_pattern_unless(relation: dict[str, str] | None, value: dict, text: Any) -> bool:
+    """`x-pattern-unless`: the text matches the pattern unless the named field is given."""
+    if relation is None or not isinstance(text, str) or value.get(relation["field"]):
+        return True
+    return re.search(relation["pattern"], text) is not None
 
 
 def at_most(relation: str | dict[str, Any] | None, value: dict[str, Any]) -> Any:

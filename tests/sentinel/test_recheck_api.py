@@ -2,6 +2,8 @@
 pinned to its baseline; bad input is a 422 naming the field, a record that keeps too little
 to repeat a 409 naming the field that would make up for it."""
 
+import re
+
 from fastapi.testclient import TestClient
 
 from app.config import Settings
@@ -87,8 +89,12 @@ def test_the_schema_states_which_servers_a_recheck_may_name(
         ({"base_url": "http://gpu-box.lan:8000/v1", "worker_label": "gpu-box"}, True),
         ({"base_url": "ftp://127.0.0.1/v1"}, False),
     ]
+    unless = schema["properties"]["base_url"]["x-pattern-unless"]
+    assert unless["field"] == "worker_label"
     for body, admitted in cases:
-        assert validator.is_valid({**body, "served_model": "glm"}) is admitted, body
+        labelled_or_near = "worker_label" in body or re.search(unless["pattern"], body["base_url"])
+        stated = validator.is_valid({**body, "served_model": "glm"}) and bool(labelled_or_near)
+        assert stated is admitted, body
         answer = client.post(
             f"/api/records/{record_id}/recheck", json={**body, "served_model": "glm"}
         )
