@@ -43,7 +43,7 @@ CursorQuery = Annotated[
     Query(
         max_length=200,
         description="the `next` cursor of the page before; blank: newest",
-        json_schema_extra={"pattern": f"^{CURSOR_FORM}$"},
+        json_schema_extra={"pattern": f"^$|^{CURSOR_FORM}$"},  # blank: the newest
     ),
 ]
 EPOCH = datetime(1970, 1, 1)

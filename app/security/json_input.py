@@ -189,8 +189,7 @@ def free_form_value_ref(depth: int) -> dict[str, str]:
 def free_form_components(max_depth: int = MAX_FREE_FORM_DEPTH) -> dict[str, dict[str, Any]]:
     """What check_free_form keeps, as OpenAPI schemas: a value at each depth below a
     free-form object (depth 0). Text up to its length; numbers within the range an integer
-    may take (a fraction past it is kept too, but the schema states the one rule for both);
-    arrays and objects only above `max_depth`."""
+    may take; arrays and objects only above `max_depth`."""
     components = {}
     for depth in range(1, max_depth + 1):
         # One schema with a list of types (each keyword binds only its own type), not a
@@ -263,6 +262,10 @@ def check_free_form(
         elif isinstance(item, float):
             if not math.isfinite(item):
                 return "NaN and infinite numbers cannot be stored; use null or a finite number"
+            # One range for every number, as the OpenAPI schema states it: JSON Schema
+            # cannot tell 1e19 written with an exponent from the integer it equals.
+            if not INT_MIN <= item <= INT_MAX:
+                return "a number is outside the range -2^63..2^63-1"
         elif isinstance(item, str):
             if len(item) > MAX_FREE_FORM_TEXT:
                 return f"a text value is longer than {MAX_FREE_FORM_TEXT:,} characters"

@@ -54,6 +54,7 @@ def test_what_the_document_admits_is_accepted_and_what_it_leaves_out_is_refused(
         {**valid, "model": "no-such-model"},
         {**valid, "artifact": foreign.slug},
         {**valid, "applied_values": {"big": 2**63}},
+        {**valid, "applied_values": {"big": -1e19}},
         {**valid, "applied_values": {"deep": [[[[[[[[1]]]]]]]]}},
         {**valid, "measurements": [{"context_length": 1024, "ttft_ms": None}]},
     ]

@@ -124,7 +124,7 @@ def test_every_cursor_of_the_stated_form_is_a_place_in_the_list(client: TestClie
     described = client.get("/openapi.json").json()["paths"]["/api/records"]["get"]
     pattern = next(p for p in described["parameters"] if p["name"] == "cursor")["schema"]
     for cursor in ("0-1", "9999999999999999u-9999999999", "1796162400123456-7"):
-        assert re.fullmatch(pattern["pattern"].strip("^$"), cursor)
+        assert re.search(pattern["pattern"], cursor)
         for url in ("/api/records", "/api/benchmarks"):
             answer = client.get(url, params={"cursor": cursor})
             assert answer.status_code == 200, answer.text
