@@ -154,7 +154,7 @@ class MeasurementIn(BaseModel):
 class EnvironmentIn(BaseModel):
     """Where it ran; free-form extras are kept as given."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=FREE_FORM_SCHEMA)
 
     driver: str | None = Field(default=None, max_length=200, description="GPU driver, e.g. 580.95")
     os: str | None = Field(default=None, max_length=200, description="operating system and kernel")
