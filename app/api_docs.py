@@ -1,23 +1,50 @@
 """The API docs (/docs): Swagger UI from the vendored copy under /static, so the page works
 with no network and under the Content-Security-Policy (its inline start-up script runs by
-nonce). The favicon lives here too: browsers ask for /favicon.ico on every site."""
+nonce). The OpenAPI document it shows is served here, with the catalog stated in it
+(app.catalog.openapi). The favicon lives here too: browsers ask for /favicon.ico on every
+site."""
 
 import secrets
 
 from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from app.bench.url_schema import state_bench_urls
+from app.catalog.openapi import state_stored, stated_catalog
+from app.catalog.references import catalog_references
+from app.db import SessionDep
 from app.security.headers import DOCS_PATH, docs_policy
+from app.tasks.service import task_ids
 
 SWAGGER_UI_VERSION = "5.35.0"  # static/vendor/README.md
 router = APIRouter(include_in_schema=False)
 
 
+OPENAPI_PATH = "/openapi.json"
+
+
+@router.get(OPENAPI_PATH, name="api:openapi")
+def openapi(request: Request, session: SessionDep) -> Response:
+    """The API's schema, the slugs the catalog holds listed where a body names a catalog
+    row and the stored tasks' ids where it names a task; built again when either changes."""
+    catalog = catalog_references(session)
+    tasks = task_ids(session)
+    key = (catalog.definition, tuple(tasks))
+    held = getattr(request.app.state, "stated_openapi", None)
+    if held is None or held[0] != key:
+        document = stated_catalog(request.app.openapi(), catalog)
+        state_stored(document, "task", tasks)
+        state_bench_urls(document, request.app.state.settings.bench_allowed_hosts)
+        held = (key, document)
+        request.app.state.stated_openapi = held
+    return JSONResponse(held[1])
+
+
 @router.get(DOCS_PATH, name="api:docs")
 def docs(request: Request) -> Response:
     page = get_swagger_ui_html(
-        openapi_url=str(request.app.openapi_url),
+        openapi_url=str(request.app.url_path_for("api:openapi")),
         title=f"{request.app.title} · API",
         swagger_js_url=static(request, f"vendor/swagger-ui-bundle-{SWAGGER_UI_VERSION}.js"),
         swagger_css_url=static(request, f"vendor/swagger-ui-{SWAGGER_UI_VERSION}.css"),

@@ -65,6 +65,7 @@ from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.exposure import AnsweredHostsMiddleware
 from app.security.headers import server_error
 from app.security.http import prefers_json
+from app.security.json_input import free_form_components, state_free_forms
 from app.security.no_nul import NulRefusedMiddleware
 from app.sentinel.routes import api_router as sentinel_api
 from app.sentinel.routes import router as sentinel_pages
@@ -132,9 +133,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for pooled in (engine, revision_engine, write_engine):
             pooled.dispose()
 
-    # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN.
+    # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN, and
+    # the OpenAPI document with the catalog stated in it.
     app = FastAPI(
-        title="servebook", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None
+        title="servebook",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     app.state.bench_api_keys = {}  # job id -> key, memory only, for the in-process worker
     app.state.page_cache = PageCache()
@@ -271,6 +278,8 @@ def _openapi_with_one_error_shape(app: FastAPI) -> dict[str, Any]:
         components.update(errors_out.pop("$defs", {}))
         components["HTTPValidationError"] = errors_out
         components.pop("ValidationError", None)
+        components.update(free_form_components())
+        state_free_forms(schema)
         app.openapi_schema = schema
     return app.openapi_schema
 

@@ -15,10 +15,12 @@ from pydantic import (
 )
 
 from app.bench.result import MAX_CONCURRENCY
+from app.bench.url_schema import bench_url_field
+from app.catalog.openapi import STORED_KEY, catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.records.schemas import not_a_bool
+from app.records.schemas import TRIMMED_TEXT, not_a_bool
 
 # A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -58,12 +60,19 @@ class JobIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # The server to measure.
-    base_url: str = Field(min_length=8, max_length=300, description="e.g. http://127.0.0.1:8000/v1")
+    base_url: str = Field(
+        min_length=8,
+        max_length=300,
+        description="e.g. http://127.0.0.1:8000/v1",
+        json_schema_extra=bench_url_field(),
+    )
     served_model: str = Field(
         min_length=1, max_length=200, description="model name the server serves"
     )
     api_key: SecretStr | None = Field(default=None, description="sent to the server; never stored")
-    metrics_url: str | None = Field(default=None, max_length=300)
+    metrics_url: str | None = Field(
+        default=None, max_length=300, json_schema_extra=bench_url_field()
+    )
     worker_label: WorkerLabel | None = Field(
         default=None,
         description="only a worker started with this --label runs the job (e.g. the GPU "
@@ -81,7 +90,14 @@ class JobIn(BaseModel):
         description=f"requests in flight per level, at most {MAX_CONCURRENCY:,}",
     )
     repeat: int = Field(default=3, ge=1, le=20)
-    max_tokens: int = Field(default=128, ge=8, le=4096)
+    # JSON Schema cannot compare fields: `x-below` says every context length exceeds it.
+    max_tokens: int = Field(
+        default=128,
+        ge=8,
+        le=4096,
+        description="output tokens per request, below every context length",
+        json_schema_extra={"x-below": "lengths"},
+    )
     needle: StrictBool = False
     needle_grid: StrictBool | None = Field(
         default=None,
@@ -102,14 +118,22 @@ class JobIn(BaseModel):
     )
     ttft_limit_ms: float | None = Field(default=None, gt=0, le=86_400_000, allow_inf_nan=False)
     request_timeout_s: float = Field(default=600, gt=0, le=7200, allow_inf_nan=False)
-    task_id: int | None = Field(default=None, ge=1, description="a stored task to run and score")
+    task_id: int | None = Field(
+        default=None,
+        ge=1,
+        description="a stored task to run and score",
+        json_schema_extra={STORED_KEY: "task"},
+    )
     # What the record will be about (catalog slugs).
-    model: str = Field(min_length=1, max_length=100)
-    artifact: str = Field(min_length=1, max_length=120)
-    runtime: str = Field(min_length=1, max_length=50)
-    runtime_version: str = Field(min_length=1, max_length=100)
-    hardware: str = Field(min_length=1, max_length=100)
-    profile: str | None = Field(default=None, max_length=50)
+    model: str = Field(min_length=1, max_length=100, json_schema_extra=catalog_field("model"))
+    artifact: str = Field(min_length=1, max_length=120, json_schema_extra=catalog_field("artifact"))
+    runtime: str = Field(min_length=1, max_length=50, json_schema_extra=catalog_field("runtime"))
+    # As a record's: no space at either end.
+    runtime_version: str = Field(min_length=1, max_length=100, pattern=TRIMMED_TEXT)
+    hardware: str = Field(min_length=1, max_length=100, json_schema_extra=catalog_field("hardware"))
+    profile: str | None = Field(
+        default=None, max_length=50, json_schema_extra=catalog_field("profile")
+    )
     command: str = Field(default="", max_length=20_000)
 
     _lists = field_validator("lengths", "concurrency", mode="before")(int_list)

@@ -43,7 +43,13 @@ class ClaimOut(Strict):
 
 class ProgressIn(Strict):
     step: str = Field(min_length=1, max_length=100)
-    done: int = Field(ge=0, le=MAX_STEPS)
+    # JSON Schema cannot compare two fields: `x-at-most` names the one `done` may not pass.
+    done: int = Field(
+        ge=0,
+        le=MAX_STEPS,
+        description="steps done, at most `total`",
+        json_schema_extra={"x-at-most": "total"},
+    )
     total: int = Field(ge=1, le=MAX_STEPS)
 
     @model_validator(mode="after")

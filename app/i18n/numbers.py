@@ -4,6 +4,7 @@ the formatting itself. The wording of each (number, pattern, language) is kept t
 same figures come back in every answer (a card's bandwidth, a reserve's fraction), and
 Babel's formatting costs a hundred times a lookup."""
 
+from decimal import InvalidOperation
 from functools import lru_cache
 from math import copysign
 
@@ -37,13 +38,18 @@ def decimal(value: float | int, form: str | None = None, locale: str | None = No
 
 
 def _worded(value: float | int, form: str | None, code: str) -> str:
-    return _pattern(form, code).apply(
-        value,
-        _locale(code),
-        decimal_quantization=True,
-        group_separator=True,
-        numbering_system="latn",
-    )
+    try:
+        return _pattern(form, code).apply(
+            value,
+            _locale(code),
+            decimal_quantization=True,
+            group_separator=True,
+            numbering_system="latn",
+        )
+    except InvalidOperation:
+        # Past 28 significant digits Babel cannot round (a figure someone typed into a
+        # refused field, echoed back): six significant digits and an exponent.
+        return f"{value:.6g}"
 
 
 # Typed: 2 and 2.0 are equal keys, and each keeps its own wording.

@@ -18,7 +18,7 @@ from app.i18n.sentences import register
 from app.models import Record, RecordEvent
 from app.records.quality_gate import QualityDrop, quality_drop_for
 from app.records.repository import RecordRepository
-from app.records.schemas import FieldError, ReviewIn
+from app.records.schemas import REASON_REQUIRED, FieldError, ReviewIn
 from app.records.service import get_record
 from app.records.store import RecordStore
 from app.records.validation import RecordInvalid, schema_errors
@@ -28,7 +28,6 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     ("pending", "reject"): "rejected",
     ("accepted", "retract"): "retracted",
 }
-REASON_REQUIRED = frozenset({"reject", "retract"})
 
 # The states and actions a sentence names, in the words the pages use for them.
 STATE_WORDS = {

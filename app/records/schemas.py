@@ -8,11 +8,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
 from app.i18n.validation_words import refusal
-from app.security.json_input import LONE_SURROGATE, check_free_form
+from app.security.json_input import FREE_FORM_SCHEMA, LONE_SURROGATE, check_free_form
 from app.security.json_scan import lone_surrogate_at
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
@@ -62,14 +63,32 @@ def free_form(value: Any) -> Any:
     return value
 
 
-FreeForm = Annotated[dict[str, Any], BeforeValidator(free_form)]
+FreeForm = Annotated[
+    dict[str, Any], BeforeValidator(free_form), Field(json_schema_extra=FREE_FORM_SCHEMA)
+]
 FiniteFloat = Annotated[float, BeforeValidator(not_a_bool), Field(allow_inf_nan=False)]
+
+
+# Text with no space at either end. Each whitespace character is spelled out: `\s` and `.`
+# differ between the regex engines that read this pattern (the server's, Python's, and the
+# ECMAScript a client's schema validator uses), and here they must all agree.
+SPACE = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+TRIMMED_TEXT = rf"^[^{SPACE}]([\s\S]*[^{SPACE}])?$"
 
 
 class MeasurementIn(BaseModel):
     """One measured point: a context length at a concurrency, with what was seen there."""
 
-    model_config = ConfigDict(extra="forbid")
+    # At least one value measured: the schema states it as one branch per metric.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+                for name in METRICS
+            ]
+        },
+    )
 
     context_length: int = Field(ge=1, le=10_000_000, description="prompt tokens at this point")
     concurrency: int = Field(default=1, ge=1, le=100_000, description="requests in flight")
@@ -135,7 +154,7 @@ class MeasurementIn(BaseModel):
 class EnvironmentIn(BaseModel):
     """Where it ran; free-form extras are kept as given."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=FREE_FORM_SCHEMA)
 
     driver: str | None = Field(default=None, max_length=200, description="GPU driver, e.g. 580.95")
     os: str | None = Field(default=None, max_length=200, description="operating system and kernel")
@@ -200,15 +219,46 @@ class RecordIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(min_length=1, max_length=100, description="model slug")
-    artifact: str = Field(min_length=1, max_length=120, description="model file (artifact) slug")
-    runtime: str = Field(min_length=1, max_length=50, description="runtime slug")
-    runtime_version: str = Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")
-    hardware: str = Field(min_length=1, max_length=100, description="hardware slug")
-    gpu_count: int | None = Field(
-        default=None, ge=1, le=1024, description="GPUs used; default: all of the hardware's"
+    # `x-catalog`: the served OpenAPI document lists the slugs the catalog holds here
+    # (app.catalog.openapi).
+    model: str = Field(
+        min_length=1,
+        max_length=100,
+        description="model slug",
+        json_schema_extra=catalog_field("model"),
     )
-    profile: str | None = Field(default=None, max_length=50, description="profile slug")
+    artifact: str = Field(
+        min_length=1,
+        max_length=120,
+        description="model file (artifact) slug",
+        json_schema_extra=catalog_field("artifact"),
+    )
+    runtime: str = Field(
+        min_length=1,
+        max_length=50,
+        description="runtime slug",
+        json_schema_extra=catalog_field("runtime"),
+    )
+    runtime_version: str = Field(min_length=1, max_length=100, pattern=TRIMMED_TEXT)
+    hardware: str = Field(
+        min_length=1,
+        max_length=100,
+        description="hardware slug",
+        json_schema_extra=catalog_field("hardware"),
+    )
+    gpu_count: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="GPUs used; default: all of the hardware's",
+        json_schema_extra=catalog_field("gpu_count"),
+    )
+    profile: str | None = Field(
+        default=None,
+        max_length=50,
+        description="profile slug",
+        json_schema_extra=catalog_field("profile"),
+    )
     command: str = Field(default="", max_length=20_000, description="the command as run")
     applied_values: FreeForm = Field(default_factory=dict, max_length=100)
     environment: EnvironmentIn = Field(default_factory=EnvironmentIn)
@@ -273,8 +323,22 @@ class RecordCreated(BaseModel):
     flags: list[Flag]
 
 
+# Rejecting or retracting a record says why: its schema states that, so a body valid by the
+# schema is one the review accepts.
+REASON_REQUIRED = frozenset({"reject", "retract"})
+
+
 class ReviewIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"action": {"enum": sorted(REASON_REQUIRED)}}},
+            "then": {
+                "required": ["reason"],
+                "properties": {"reason": {"pattern": r"\S"}},
+            },
+        },
+    )
 
     action: ReviewAction
     reason: str = Field(default="", max_length=5_000)

@@ -179,6 +179,53 @@ async def loads_strict_off_loop(body: bytes) -> Any:
     return loads_strict(body)
 
 
+FREE_FORM_VALUE = "FreeFormValue"
+
+
+def free_form_value_ref(depth: int) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{FREE_FORM_VALUE}{depth}"}
+
+
+def free_form_components(max_depth: int = MAX_FREE_FORM_DEPTH) -> dict[str, dict[str, Any]]:
+    """What check_free_form keeps, as OpenAPI schemas: a value at each depth below a
+    free-form object (depth 0). Text up to its length; numbers within the range an integer
+    may take; arrays and objects only above `max_depth`."""
+    components = {}
+    for depth in range(1, max_depth + 1):
+        # One schema with a list of types (each keyword binds only its own type), not a
+        # branch per type: a value is of one type, whichever branch a reader tries.
+        value: dict[str, Any] = {
+            "type": ["string", "number", "boolean", "null"],
+            "maxLength": MAX_FREE_FORM_TEXT,
+            "minimum": INT_MIN,
+            "maximum": INT_MAX,
+        }
+        if depth < max_depth:
+            inner = free_form_value_ref(depth + 1)
+            value["type"] += ["array", "object"]
+            value.update(items=inner, additionalProperties=inner)
+        components[f"{FREE_FORM_VALUE}{depth}"] = value
+    return components
+
+
+# A free-form object's mark in a model's JSON schema: the OpenAPI document gives it the
+# values above (pydantic resolves every `$ref` it meets, so the reference goes in after).
+FREE_FORM_MARK = "x-free-form"
+FREE_FORM_SCHEMA = {FREE_FORM_MARK: True}
+
+
+def state_free_forms(node: Any) -> None:
+    """Every free-form object under `node` says which values it may hold."""
+    if isinstance(node, dict):
+        if node.pop(FREE_FORM_MARK, False):
+            node["additionalProperties"] = free_form_value_ref(1)
+        for value in node.values():
+            state_free_forms(value)
+    elif isinstance(node, list):
+        for value in node:
+            state_free_forms(value)
+
+
 def check_free_form(
     value: Any,
     *,
@@ -215,6 +262,10 @@ def check_free_form(
         elif isinstance(item, float):
             if not math.isfinite(item):
                 return "NaN and infinite numbers cannot be stored; use null or a finite number"
+            # One range for every number, as the OpenAPI schema states it: JSON Schema
+            # cannot tell 1e19 written with an exponent from the integer it equals.
+            if not INT_MIN <= item <= INT_MAX:
+                return "a number is outside the range -2^63..2^63-1"
         elif isinstance(item, str):
             if len(item) > MAX_FREE_FORM_TEXT:
                 return f"a text value is longer than {MAX_FREE_FORM_TEXT:,} characters"

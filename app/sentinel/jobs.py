@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 
 from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.bench.url_schema import bench_url_field
 from app.benchmarks.repository import JobRepository
 from app.benchmarks.service import JobInvalid
 from app.config import Settings
@@ -30,10 +31,24 @@ NO_MODEL = register(
 )
 
 
+class RecordCannotRecheck(JobInvalid):
+    """The record keeps too little to repeat (no plan, or no served model's name and none
+    given): the body is well formed, the record's state is what stands in the way, so it
+    is a conflict (409) naming the field that would resolve it, not a refusal of the
+    input."""
+
+    status_code = 409
+
+
 class RecheckIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str = Field(min_length=1, max_length=2000, description="the upgraded server")
+    base_url: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="the upgraded server",
+        json_schema_extra=bench_url_field(),
+    )
     served_model: str | None = Field(default=None, max_length=200)
     worker_label: str | None = Field(default=None, max_length=100)
 
@@ -49,7 +64,8 @@ def enqueue_recheck(
     try:
         baseline = load_baseline(session, record_id)
     except NoPlan as error:
-        raise JobInvalid([FieldError.of("record", NO_PLAN(record=str(record_id)))]) from error
+        said = NO_PLAN(record=str(record_id))
+        raise RecordCannotRecheck([FieldError.of("record", said)]) from error
     hosts = settings.bench_allowed_hosts
     if data.worker_label is not None:  # that worker measures only what it allows
         hosts = [*hosts, urlsplit(data.base_url).hostname or ""]
@@ -59,7 +75,8 @@ def enqueue_recheck(
         raise JobInvalid([FieldError.of("base_url", error.said)]) from error
     model = data.served_model or baseline.plan.get("model")
     if not model:
-        raise JobInvalid([FieldError.of("served_model", NO_MODEL(record=str(record_id)))])
+        said = NO_MODEL(record=str(record_id))
+        raise RecordCannotRecheck([FieldError.of("served_model", said)])
     try:
         plan = sentinel_plan(
             baseline, base_url=data.base_url, model=model, api_key=None, allowed_hosts=hosts

@@ -24,7 +24,7 @@ api_router = APIRouter(prefix="/api", tags=["benchmarks"])
     "/records/{record_id}/recheck",
     name="sentinel:recheck",
     dependencies=[Depends(verify_csrf)],
-    responses=page_responses(303, 401, 403, 404, 413, 422),
+    responses=page_responses(303, 401, 403, 404, 409, 413, 422),
 )
 async def recheck(
     request: Request, record_id: RowIdPath, session: SessionDep, principal: SubmitterDep
@@ -50,6 +50,10 @@ RECHECK_BODY = {
     openapi_extra=RECHECK_BODY,
     responses={
         **error_responses(401, 403, 404, 413, 415),
+        409: {
+            "model": ErrorsOut,
+            "description": "the record keeps no plan, or no served model's name and none given",
+        },
         422: {"model": ErrorsOut, "description": "every field error at once"},
     },
 )
@@ -67,5 +71,5 @@ def recheck_api(
         )
     except JobInvalid as error:
         errors: dict[str, Any] = {"errors": [e.model_dump(exclude_none=True) for e in error.errors]}
-        return JSONResponse(errors, status_code=422)
+        return JSONResponse(errors, status_code=error.status_code)
     return JSONResponse(api_job(request, job), status_code=202)

@@ -117,6 +117,9 @@ def test_a_load_nothing_can_serve_is_answered_with_every_limit(client: TestClien
         ({"max_ttft_ms": 2}, "max_ttft_ms"),  # below any single request's first token
         ({"price_per_gpu_hour": 0}, "price_per_gpu_hour"),
         ({"price_per_gpu_hour": -2.5}, "price_per_gpu_hour"),
+        # Past the digits a decimal rounds: echoed in the refusal all the same.
+        ({"price_per_gpu_hour": -2.925123827246204e55}, "price_per_gpu_hour"),
+        ({"price_per_gpu_hour": {"8x-h100-80gb": -1e30}}, "price_per_gpu_hour"),
         ({"price_per_gpu_hour": {"8x-h100-80gb": -1}}, "price_per_gpu_hour"),
         ({"price_per_gpu_hour": {"no-such-box": 2}}, "price_per_gpu_hour.no-such-box"),
         ({"hardware": ["no-such-box"]}, "hardware.0"),

@@ -1,5 +1,8 @@
 """Queue a re-check of a record on a new version through the API: the record's own plan,
-pinned to its baseline; bad input is a 422 naming the field."""
+pinned to its baseline; bad input is a 422 naming the field, a record that keeps too little
+to repeat a 409 naming the field that would make up for it."""
+
+import re
 
 from fastapi.testclient import TestClient
 
@@ -36,7 +39,7 @@ def test_recheck_refuses_bad_input(client: TestClient, valid: dict) -> None:
     no_model = client.post(
         f"/api/records/{record_id}/recheck", json={"base_url": "http://127.0.0.1:8000/v1"}
     )
-    assert no_model.status_code == 422, no_model.text
+    assert no_model.status_code == 409, no_model.text
     assert [error["field"] for error in no_model.json()["errors"]] == ["served_model"]
     extra = client.post(f"/api/records/{record_id}/recheck", json={"base_url": 1, "x": 2})
     assert extra.status_code == 422
@@ -64,3 +67,35 @@ def test_metrics_count_sentinel_runs_by_verdict(
     text = client.get("/metrics").text
     assert 'servebook_sentinel_runs{verdict="regressed"} 1.0' in text
     assert 'servebook_sentinel_runs{verdict="no_regression"} 0.0' in text
+
+
+def test_the_schema_states_which_servers_a_recheck_may_name(
+    client: TestClient, valid: dict
+) -> None:
+    """A URL the served document admits is one the host check admits, and the other way
+    round: loopback without a worker label, any host with one."""
+    import jsonschema
+
+    record_id = post_record(client, valid).json()["id"]
+    document = client.get("/openapi.json").json()
+    path = document["paths"]["/api/records/{record_id}/recheck"]["post"]
+    schema = path["requestBody"]["content"]["application/json"]["schema"]
+    validator = jsonschema.Draft202012Validator(schema)
+    cases = [
+        ({"base_url": "http://127.0.0.1:8000/v1"}, True),
+        ({"base_url": "https://localhost/v1"}, True),
+        ({"base_url": "http://[::1]:80"}, True),
+        ({"base_url": "http://gpu-box.lan:8000/v1"}, False),
+        ({"base_url": "http://gpu-box.lan:8000/v1", "worker_label": "gpu-box"}, True),
+        ({"base_url": "ftp://127.0.0.1/v1"}, False),
+    ]
+    unless = schema["properties"]["base_url"]["x-pattern-unless"]
+    assert unless["field"] == "worker_label"
+    for body, admitted in cases:
+        labelled_or_near = "worker_label" in body or re.search(unless["pattern"], body["base_url"])
+        stated = validator.is_valid({**body, "served_model": "glm"}) and bool(labelled_or_near)
+        assert stated is admitted, body
+        answer = client.post(
+            f"/api/records/{record_id}/recheck", json={**body, "served_model": "glm"}
+        )
+        assert (answer.status_code == 202) is admitted, (body, answer.text)
