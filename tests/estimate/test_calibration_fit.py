@@ -10,6 +10,7 @@ import pytest
 from app.estimate import ArtifactSpec, Plan, estimate
 from app.estimate.calibration import (
     MAX_ERROR,
+    MAX_SPREAD_OF_ROUNDS,
     DecodePoint,
     PrefillPoint,
     fit_calibration,
@@ -103,6 +104,18 @@ def test_timings_that_are_noise_are_refused():
     fit = fit_calibration(speed.step, decode, prefill, speed.prefill_chunk)
     assert not fit.ok
     assert fit.refusal.kind in ("poor_fit", "contradictory")
+
+
+def test_rounds_that_disagree_like_noise_are_refused_even_where_their_medians_fit():
+    speed = _speed()
+    decode, prefill = _probe(speed.step, speed.prefill_chunk)
+    noisy = [msgspec.structs.replace(p, spread=3.0) for p in decode]
+    fit = fit_calibration(speed.step, noisy, prefill, speed.prefill_chunk)
+    assert fit.refusal.kind == "noisy"
+    assert fit.refusal.figures == {"spread": 3.0, "limit": MAX_SPREAD_OF_ROUNDS}
+    # A busy machine's rounds, apart by a third at the typical point, are not noise.
+    busy = [msgspec.structs.replace(p, spread=1.3 if i % 3 else 2.5) for i, p in enumerate(decode)]
+    assert fit_calibration(speed.step, busy, prefill, speed.prefill_chunk).ok
 
 
 def test_a_poor_fit_names_its_error():
