@@ -18,8 +18,8 @@ the share of peak FLOPs that best matches the first-token times.
 The fit's error is the mean relative error of the fitted model on the probe's own points.
 A probe whose points do not fit (error over MAX_ERROR), whose rounds at the same point
 disagree like noise (MAX_SPREAD_OF_ROUNDS), or whose timings contradict each other (a
-request decoding alone slower than each request of a larger batch, beyond NOISE), is
-refused with the reason; its coefficients are never used.
+request decoding alone slower than each request of a larger batch, beyond NOISE and the
+points' own scatter), is refused with the reason; its coefficients are never used.
 """
 
 from __future__ import annotations
@@ -144,10 +144,13 @@ def _noise(points: list[DecodePoint]) -> Refusal | None:
 
 def _contradiction(points: list[DecodePoint]) -> Refusal | None:
     """A smaller batch's step slower than a larger one's at about the same depth, beyond
-    noise: one request alone cannot take longer per token than each of eight together."""
+    noise: one request alone cannot take longer per token than each of eight together.
+    Beyond NOISE and beyond the two points' own scatter: where a busy machine spreads a
+    point's requests, its median moves with them, and that is not a contradiction."""
     for small, large in itertools.combinations(sorted(points, key=lambda p: p.batch), 2):
         near = abs(small.depth - large.depth) <= 0.25 * max(small.depth, large.depth, 1)
-        if near and large.batch > small.batch and small.step_s > large.step_s * (1 + NOISE):
+        allowed = (1 + NOISE) * math.sqrt(small.spread * large.spread)
+        if near and large.batch > small.batch and small.step_s > large.step_s * allowed:
             return Refusal(
                 "contradictory",
                 {

@@ -35,7 +35,7 @@ from app.cli import main
 from app.config import get_settings
 from app.db import make_engine, make_sessionmaker
 from app.main import create_app
-from app.models import Artifact, LlmModel, Runtime
+from app.models import Artifact, CalibrationProfile, LlmModel, Runtime
 from tests.conftest import sqlite_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm, pytest.mark.xdist_group("vllm_cpu")]
@@ -103,6 +103,15 @@ def add_tiny_model(db_path: Path, model_dir: Path) -> None:
     engine.dispose()
 
 
+def stored_points(db_path: Path) -> dict:
+    """The points the stored profile was fitted on, printed beside the figures."""
+    engine = make_engine(sqlite_settings(db_path))
+    with make_sessionmaker(engine)() as session:
+        points = session.scalars(select(CalibrationProfile.points)).first() or {}
+    engine.dispose()
+    return points
+
+
 def bench_run(server: VllmServer, max_tokens: int) -> LengthResult:
     """One request at a time at PROMPT tokens, as `servebook bench` runs it."""
     plan = BenchPlan(
@@ -152,6 +161,7 @@ def test_calibration_on_real_vllm_lands_near_a_benchmark_of_it(
         result = pool.submit(CliRunner().invoke, main, args).result()
     get_settings.cache_clear()
     print("\n" + result.output)
+    print("decode points [batch, depth, step_s, spread]:", stored_points(db_path).get("decode"))
     assert result.exit_code == 0, result.output  # the runtime is read from /v1/models
     measured, first_to_last = measured_decode(vllm_server)
     body = {

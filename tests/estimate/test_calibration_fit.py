@@ -137,6 +137,21 @@ def test_one_request_slower_than_each_of_eight_contradicts():
     assert fit.refusal.figures["small_batch"] == 1
 
 
+def test_a_smaller_batch_slower_within_the_points_own_scatter_does_not_contradict():
+    speed = _speed()
+    decode, _ = _probe(speed.step, speed.prefill_chunk)
+    slower = [
+        msgspec.structs.replace(p, step_s=p.step_s * 1.8) if p.batch == 1 else p for p in decode
+    ]
+    assert fit_calibration(speed.step, slower, [], speed.prefill_chunk).refusal.kind == (
+        "contradictory"
+    )
+    # The same medians from requests that scatter (a busy machine): not a contradiction.
+    scattered = [msgspec.structs.replace(p, spread=1.9) for p in slower]
+    refusal = fit_calibration(speed.step, scattered, [], speed.prefill_chunk).refusal
+    assert refusal is None or refusal.kind != "contradictory"
+
+
 def test_too_few_points_are_refused():
     speed = _speed()
     fit = fit_calibration(speed.step, [DecodePoint(1, 100, 0.01)] * 5, [], speed.prefill_chunk)
