@@ -3,11 +3,13 @@ batch sizes and KV depths, and its first token over a sweep of prompt lengths.
 
 Every request goes through the benchmark client's transport (`app/bench`): the same host
 allow-list, the same bounded streams and timeouts, the same arrival stamps. A decode step
-at batch B is the median gap between tokens while all B requests of a round decode
-together (after the last one's first token, before the first one's last), the median of
-three rounds; a prompt's first-token time is the median of a few requests sent alone. The
-probe keeps to a time budget (ten minutes by default) and fits on what it measured within
-it.
+at batch B is read from a round of B requests sent together twice, asking for few tokens
+and for many: the extra time to the answers' ends per extra token (`decode.py`), which a
+server that writes tokens in bursts does not move. Each point's median over five rounds is
+kept, the rounds taken over all points in turn so that a drifting server drifts under
+every point alike; how far a point's requests lie apart is kept beside it, and tells noise.
+A prompt's first-token time is the median of a few requests sent alone. The probe keeps to
+a time budget (ten minutes by default) and fits on what it measured within it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from app.bench.prompts import PromptSizer, compose, filler_sentences, user_messa
 from app.bench.result import RequestSample
 from app.bench.stages.long_length import models_url
 from app.bench.stream import stream_chat
+from app.calibrate.decode import SHORT_OUTPUT_TOKENS, PointRounds
 from app.estimate.calibration import DecodePoint, PrefillPoint
 
 BATCHES = (1, 2, 4, 8, 16)
@@ -34,8 +37,8 @@ DEPTHS = (128, 1024, 4096)  # KV tokens per request, cut to what the server's co
 PROMPTS = (128, 512, 1024, 2048, 4096)
 OUTPUT_TOKENS = 48  # tokens each decode request is asked for
 # Rounds per decode point, their median kept: a server's step time moves from one round to
-# the next (a CPU server's by a fifth and more), and one slow round must not bend the fit.
-DECODE_ROUNDS = 3
+# the next (a busy CPU server's by half and more), and two slow rounds must not bend the fit.
+DECODE_ROUNDS = 5
 PREFILL_REPEATS = 2
 BUDGET_S = 600.0
 CONTEXT_MARGIN = 64  # tokens left between a request's prompt and output and the context
@@ -102,12 +105,15 @@ class ProbeResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProbeResult:
         """The inverse of `to_json` (raises ValueError, KeyError or TypeError on bad data)."""
-        decode = [DecodePoint(int(b), int(d), float(s)) for b, d, s in data["decode"]]
+        decode = [_decode_point(point) for point in data["decode"]]
         prefill = [PrefillPoint(int(p), float(t)) for p, t in data["prefill"]]
         times = [p.step_s for p in decode] + [p.ttft_s for p in prefill]
         counts = [p.batch for p in decode] + [p.prompt for p in prefill]
+        spreads = [p.spread for p in decode]
         if not all(0 < t < 3600 for t in times) or not all(0 < c < 10**8 for c in counts):
             raise ValueError("probe points must be positive times and counts")
+        if not all(1 <= s < 10**6 for s in spreads):
+            raise ValueError("a decode point's spread is a ratio of its steps, at least 1")
         return cls(
             served_model=str(data["served_model"]),
             owned_by=data.get("owned_by"),
@@ -122,7 +128,9 @@ class ProbeResult:
 
     def points_json(self) -> dict[str, Any]:
         return {
-            "decode": [[p.batch, p.depth, round(p.step_s, 6)] for p in self.decode],
+            "decode": [
+                [p.batch, p.depth, round(p.step_s, 6), round(p.spread, 3)] for p in self.decode
+            ],
             "prefill": [[p.prompt, round(p.ttft_s, 6)] for p in self.prefill],
             "requests": self.requests,
             "failed": self.failed,
@@ -186,9 +194,9 @@ class _Probe:
         room = (context or 8192) - self.plan.output_tokens - CONTEXT_MARGIN
         depths = sorted({min(d, room) for d in self.plan.depths if room > 0})
         prompts = sorted({min(p, room) for p in self.plan.prompts if room > 0})
-        total = len(depths) * len(self.plan.batches) + len(prompts)
+        total = len(depths) * len(self.plan.batches) * DECODE_ROUNDS + len(prompts)
         decode = await self._decode(depths, total)
-        prefill = await self._prefill(prompts, len(decode), total)
+        prefill = await self._prefill(prompts, total - len(prompts), total)
         if not decode and self.failed:
             raise ProbeError("failed_requests", "; ".join(self.errors[:3]))
         return ProbeResult(
@@ -263,30 +271,34 @@ class _Probe:
                 self.sizer.observe(words, sample.prompt_tokens)
 
     async def _decode(self, depths: list[int], total: int) -> list[DecodePoint]:
-        points: list[DecodePoint] = []
+        """Round after round over every point, not every round of one point and then the
+        next: a server whose speed drifts (a busy machine) then drifts under all points
+        alike, instead of under some batch sizes and not others."""
+        short = min(SHORT_OUTPUT_TOKENS, self.plan.output_tokens // 2)
+        order = [(depth, batch) for depth in depths for batch in self.plan.batches]
+        rounds = {point: PointRounds() for point in order}
         done = 0
-        for depth in depths:
-            for batch in self.plan.batches:
+        for _ in range(DECODE_ROUNDS):
+            for depth, batch in order:
                 self.progress("decode", done, total)
                 done += 1
                 if self.left_s() < 5:
-                    return points
+                    break
                 words = self.sizer.words_for(depth)
-                steps, prompts = [], []
-                for _ in range(DECODE_ROUNDS):
-                    if steps and self.left_s() < 5:
-                        break
-                    samples = await asyncio.gather(
-                        *(self._ask(i, words, self.plan.output_tokens) for i in range(batch))
-                    )
-                    step = decode_step_s(samples)
-                    if step is not None:
-                        steps.append(step)
-                        prompts.append(_prompt_tokens(samples, self.sizer.expected_tokens(words)))
-                if steps:
-                    kv_depth = round(median(prompts)) + self.plan.output_tokens // 2
-                    points.append(DecodePoint(batch, kv_depth, median(steps)))
-        return points
+                few = await self._round(batch, words, short)
+                many = await self._round(batch, words, self.plan.output_tokens)
+                prompt = _prompt_tokens(many, self.sizer.expected_tokens(words))
+                rounds[depth, batch].add(many, few, prompt)
+        middle = (short + self.plan.output_tokens) // 2  # midway through the timed tokens
+        return [
+            DecodePoint(batch, round(median(found.prompts)) + middle, found.step_s, found.spread)
+            for (_, batch), found in rounds.items()
+            if found.steps
+        ]
+
+    async def _round(self, batch: int, words: int, max_tokens: int) -> list[RequestSample]:
+        """`batch` requests sent together, each with a prompt of its own (no cache hits)."""
+        return list(await asyncio.gather(*(self._ask(i, words, max_tokens) for i in range(batch))))
 
     async def _prefill(self, prompts: list[int], done: int, total: int) -> list[PrefillPoint]:
         points: list[PrefillPoint] = []
@@ -305,30 +317,14 @@ class _Probe:
         return points
 
 
+def _decode_point(values: Any) -> DecodePoint:
+    """A decode point as sent: [batch, depth, step_s, spread] (older probes: no spread)."""
+    if not isinstance(values, list) or len(values) not in (3, 4):
+        raise ValueError("a decode point is [batch, depth, step_s, spread]")
+    spread = float(values[3]) if len(values) == 4 else 1.0
+    return DecodePoint(int(values[0]), int(values[1]), float(values[2]), spread)
+
+
 def _prompt_tokens(samples: list[RequestSample], expected: int) -> int:
     reported = [s.prompt_tokens for s in samples if s.prompt_tokens]
     return round(median(reported)) if reported else expected
-
-
-def decode_step_s(samples: list[RequestSample]) -> float | None:
-    """Seconds per decode step while every request of a round decodes: each request's time
-    per token across its chunks inside the window where all have their first token and
-    none has its last (its whole stream after the first token where the window holds too
-    few), the median over the requests. Spans, not single gaps: a reader that falls
-    behind receives chunks in bursts, which moves single gaps but not a span's length.
-    None when no request's tokens were spread over time."""
-    timed = [s for s in samples if s.ok and len(s.chunk_offsets_ms) >= 3 and s.output_tokens]
-    if not timed or len(timed) < len(samples):
-        return None
-    arrivals = [[s.send_offset_ms + t for t in s.chunk_offsets_ms] for s in timed]
-    start = max(times[0] for times in arrivals)
-    end = min(times[-1] for times in arrivals)
-    steps: list[float] = []
-    for sample, times in zip(timed, arrivals, strict=True):
-        per_chunk = (sample.output_tokens or 1) / max(1, sample.token_chunks)
-        inside = [t for t in times if start <= t <= end]
-        if len(inside) < 3:
-            inside = times[1:]
-        if len(inside) >= 2 and inside[-1] > inside[0]:
-            steps.append((inside[-1] - inside[0]) / ((len(inside) - 1) * per_chunk))
-    return median(steps) / 1e3 if steps else None

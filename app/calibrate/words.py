@@ -17,6 +17,13 @@ CONTRADICTORY = register(
         "%(small_ms)s ms, slower than at batch %(large_batch)s (%(large_ms)s ms)"
     ),
 )
+NOISY = register(
+    "calibrate.noisy",
+    _l(
+        "the timings are noise: requests timed at the same batch size and depth differ by "
+        "%(spread)s times (typical point), over %(limit)s"
+    ),
+)
 POOR_FIT = register(
     "calibrate.poor_fit",
     _l("the points do not fit the step model: error %(error)s%%, over %(limit)s%%"),
@@ -72,6 +79,7 @@ FAILED = register(
 
 REFUSALS = {
     "too_few_points": TOO_FEW_POINTS,
+    "noisy": NOISY,
     "contradictory": CONTRADICTORY,
     "poor_fit": POOR_FIT,
     "failed_requests": FAILED_REQUESTS,

@@ -16,9 +16,10 @@ least squares on the relative error, each within its physical bounds (u >= 1, th
 the share of peak FLOPs that best matches the first-token times.
 
 The fit's error is the mean relative error of the fitted model on the probe's own points.
-A probe whose points do not fit (error over MAX_ERROR), or whose timings contradict each
-other (a request decoding alone slower than each request of a larger batch, beyond
-NOISE), is refused with the reason; its coefficients are never used.
+A probe whose points do not fit (error over MAX_ERROR), whose rounds at the same point
+disagree like noise (MAX_SPREAD_OF_ROUNDS), or whose timings contradict each other (a
+request decoding alone slower than each request of a larger batch, beyond NOISE and the
+points' own scatter), is refused with the reason; its coefficients are never used.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from app.estimate.step import (
 
 MAX_ERROR = 0.25  # mean relative error above which a probe's points do not fit the model
 NOISE = 0.25  # how much slower a smaller batch's step may be before it contradicts a larger
+# The typical point's spread (its requests' steps, upper quartile over lower) beyond which
+# the timings are noise: a steady server's requests agree within a few tens of percent even
+# when its delivery is bursty or its machine busy; twice as slow is not one server's step.
+MAX_SPREAD_OF_ROUNDS = 2.0
 MIN_DECODE_POINTS = 3
 # The pull towards the shipped coefficients, against one point's squared relative error.
 PRIOR_WEIGHT = 1e-3
@@ -57,6 +62,7 @@ class DecodePoint(msgspec.Struct, frozen=True):
     batch: int
     depth: int  # KV tokens per request, midway through the timed tokens
     step_s: float
+    spread: float = 1.0  # its requests' steps, upper quartile over lower (1: they agree)
 
 
 class PrefillPoint(msgspec.Struct, frozen=True):
@@ -69,7 +75,7 @@ class PrefillPoint(msgspec.Struct, frozen=True):
 class Refusal(msgspec.Struct, frozen=True):
     """Why a probe's points cannot calibrate: a kind and the figures that show it."""
 
-    kind: str  # too_few_points | contradictory | poor_fit
+    kind: str  # too_few_points | noisy | contradictory | poor_fit
     figures: dict[str, float] = {}
 
 
@@ -97,7 +103,7 @@ def fit_calibration(
     if len(decode) < MIN_DECODE_POINTS or len(batches) < 2:
         refusal = Refusal("too_few_points", {"points": len(decode), "batches": len(batches)})
         return CalibrationFit(prior, math.inf, None, refusal)
-    contradiction = _contradiction(decode)
+    contradiction = _noise(decode) or _contradiction(decode)
     best: tuple[float, Coefficients] | None = None
     for tokens in (prior.long_context_tokens, NO_SLOWDOWN_TOKENS):
         fitted = _fit_decode(inputs, decode, tokens)
@@ -127,12 +133,24 @@ def _with(inputs: StepInputs, coefficients: Coefficients) -> StepInputs:
     return msgspec.structs.replace(inputs, coefficients=coefficients)
 
 
+def _noise(points: list[DecodePoint]) -> Refusal | None:
+    """Rounds at the same point that disagree, at the typical point, beyond what a steady
+    server's rounds do: the step a point gives is then a draw, not the server's."""
+    typical = float(np.median([p.spread for p in points]))
+    if typical > MAX_SPREAD_OF_ROUNDS:
+        return Refusal("noisy", {"spread": round(typical, 1), "limit": MAX_SPREAD_OF_ROUNDS})
+    return None
+
+
 def _contradiction(points: list[DecodePoint]) -> Refusal | None:
     """A smaller batch's step slower than a larger one's at about the same depth, beyond
-    noise: one request alone cannot take longer per token than each of eight together."""
+    noise: one request alone cannot take longer per token than each of eight together.
+    Beyond NOISE and beyond the two points' own scatter: where a busy machine spreads a
+    point's requests, its median moves with them, and that is not a contradiction."""
     for small, large in itertools.combinations(sorted(points, key=lambda p: p.batch), 2):
         near = abs(small.depth - large.depth) <= 0.25 * max(small.depth, large.depth, 1)
-        if near and large.batch > small.batch and small.step_s > large.step_s * (1 + NOISE):
+        allowed = (1 + NOISE) * math.sqrt(small.spread * large.spread)
+        if near and large.batch > small.batch and small.step_s > large.step_s * allowed:
             return Refusal(
                 "contradictory",
                 {

@@ -61,6 +61,10 @@ class Scenario:
     itl_ms: float = 5.0  # between token chunks
     tokens: int = 8  # output tokens (filler answers)
     per_chunk: int = 1  # tokens carried by each chunk
+    # > 1: chunks are made every itl_ms but held back and written N at a time, when the
+    # last of them is made (a front end that falls behind, then floods); the answer still
+    # ends when its last token is made
+    burst: int = 0
     role: str = "first"  # first: role-only chunk at role_ms | with_token | none
     role_ms: float = 0.0
     channel: str = "content"  # content | reasoning_content | reasoning | tool_calls
@@ -375,7 +379,7 @@ class _Reply:
                 return True
             if scenario.comments and index > 0:
                 await self._write_raw(f": ping{self.newline}{self.newline}")
-            due = self.received + ttft_s + index * itl_s
+            due = self.received + ttft_s + self._written_with(index, len(pieces)) * itl_s
             await self._sleep_until(due)
             chunk = self._token_chunk(index, piece, len(pieces))
             if index == 0:
@@ -394,6 +398,11 @@ class _Reply:
             await self._event(self._chunk([], usage=self._usage()))
         await self._finish(done=scenario.done)
         return True
+
+    def _written_with(self, index: int, count: int) -> int:
+        """The chunk whose making releases chunk `index`: itself, or the last of its burst."""
+        burst = self.scenario.burst
+        return index if burst <= 1 else min(count - 1, (index // burst + 1) * burst - 1)
 
     def _tool_pieces(self) -> list[tuple[str, int]]:
         """A call of the tool the prompt names, as tool_calls deltas or as plain text."""

@@ -10,6 +10,7 @@ import pytest
 from app.estimate import ArtifactSpec, Plan, estimate
 from app.estimate.calibration import (
     MAX_ERROR,
+    MAX_SPREAD_OF_ROUNDS,
     DecodePoint,
     PrefillPoint,
     fit_calibration,
@@ -105,6 +106,18 @@ def test_timings_that_are_noise_are_refused():
     assert fit.refusal.kind in ("poor_fit", "contradictory")
 
 
+def test_rounds_that_disagree_like_noise_are_refused_even_where_their_medians_fit():
+    speed = _speed()
+    decode, prefill = _probe(speed.step, speed.prefill_chunk)
+    noisy = [msgspec.structs.replace(p, spread=3.0) for p in decode]
+    fit = fit_calibration(speed.step, noisy, prefill, speed.prefill_chunk)
+    assert fit.refusal.kind == "noisy"
+    assert fit.refusal.figures == {"spread": 3.0, "limit": MAX_SPREAD_OF_ROUNDS}
+    # A busy machine's rounds, apart by a third at the typical point, are not noise.
+    busy = [msgspec.structs.replace(p, spread=1.3 if i % 3 else 2.5) for i, p in enumerate(decode)]
+    assert fit_calibration(speed.step, busy, prefill, speed.prefill_chunk).ok
+
+
 def test_a_poor_fit_names_its_error():
     speed = _speed()
     # Never slower at a smaller batch, but a step no line through the batches follows.
@@ -122,6 +135,21 @@ def test_one_request_slower_than_each_of_eight_contradicts():
     fit = fit_calibration(speed.step, decode, [], speed.prefill_chunk)
     assert fit.refusal.kind == "contradictory"
     assert fit.refusal.figures["small_batch"] == 1
+
+
+def test_a_smaller_batch_slower_within_the_points_own_scatter_does_not_contradict():
+    speed = _speed()
+    decode, _ = _probe(speed.step, speed.prefill_chunk)
+    slower = [
+        msgspec.structs.replace(p, step_s=p.step_s * 1.8) if p.batch == 1 else p for p in decode
+    ]
+    assert fit_calibration(speed.step, slower, [], speed.prefill_chunk).refusal.kind == (
+        "contradictory"
+    )
+    # The same medians from requests that scatter (a busy machine): not a contradiction.
+    scattered = [msgspec.structs.replace(p, spread=1.9) for p in slower]
+    refusal = fit_calibration(speed.step, scattered, [], speed.prefill_chunk).refusal
+    assert refusal is None or refusal.kind != "contradictory"
 
 
 def test_too_few_points_are_refused():
