@@ -21,6 +21,8 @@ from app.benchmarks.service import NO_JOB
 from app.benchmarks.to_record import kept_plan, record_from_result
 from app.db import utcnow
 from app.errors import Conflict, NotFound, ServebookError
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import BenchJob
 from app.records.service import submit_record
 
@@ -37,8 +39,21 @@ class LeaseLost(Conflict):
         self.job_id = job_id
 
 
-class ResultMismatch(ServebookError):
-    status_code = 422
+RESULT_MISMATCH = register(
+    "job.result_mismatch",
+    _l("the result measured %(measured)s as %(field)s, but job %(job)s asked for %(asked)s"),
+)
+
+
+class ResultMismatch(Conflict):
+    """A well-formed result of another server or model than the job asked for: the job's
+    stored state is what it contradicts, so a conflict (409) naming the field."""
+
+    def __init__(self, field: str, measured: object, asked: object, job_id: int) -> None:
+        super().__init__(
+            RESULT_MISMATCH(field=field, measured=repr(measured), asked=repr(asked), job=job_id)
+        )
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -182,13 +197,12 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
 
 def check_result_matches(job: BenchJob, result: BenchResult) -> None:
     """A result must measure what the job asked for: same server, same served model."""
-    asked = (job.plan.get("base_url"), job.plan.get("model"))
-    measured = (result.plan.base_url, result.plan.model)
-    if asked != measured:
-        raise ResultMismatch(
-            f"the result measured {measured[1]!r} at {measured[0]!r}, but job {job.id} asked "
-            f"for {asked[1]!r} at {asked[0]!r}"
-        )
+    for field, asked, measured in (
+        ("result.plan.base_url", job.plan.get("base_url"), result.plan.base_url),
+        ("result.plan.model", job.plan.get("model"), result.plan.model),
+    ):
+        if asked != measured:
+            raise ResultMismatch(field, measured, asked, job.id)
 
 
 def fail_job(session: Session, job_id: int, lease_token: str, message: str) -> bool:

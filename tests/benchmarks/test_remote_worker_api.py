@@ -166,8 +166,12 @@ def test_result_of_another_server_is_refused_and_the_job_stays_held(
             f"/api/worker/jobs/{job_id}/result",
             json={"lease_token": held["lease_token"], "result": result},
         )
-    assert response.status_code == 422, response.text
-    assert "but job" in response.json()["detail"]
+    # Well formed, but not what the job stored: a conflict naming the field.
+    assert response.status_code == 409, response.text
+    answer = response.json()
+    assert answer["code"] == "job.result_mismatch"
+    assert answer["params"]["field"] == "result.plan.model"
+    assert "but job" in answer["detail"]
     assert dashboard.job(job_id)["status"] == "running"
     assert dashboard.bench_record_ids() == []
 
