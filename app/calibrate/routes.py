@@ -12,6 +12,7 @@ from app.benchmarks.worker_routes import HELD_REFUSALS, body_doc, parse
 from app.calibrate.account import account
 from app.calibrate.jobs import enqueue_calibration, finish_calibration_job, parse_calibration_job
 from app.calibrate.probe import ProbeResult
+from app.calibrate.probe_schema import ProbePointsIn
 from app.calibrate.service import latest_profiles
 from app.catalog.choices import form_choices
 from app.catalog.repository import CatalogRepository
@@ -91,7 +92,7 @@ def job_page(request: Request, job_id: RowIdPath, session: SessionDep) -> Respon
 class ProbeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     lease_token: str = Field(min_length=1, max_length=64)
-    probe: dict[str, Any]
+    probe: ProbePointsIn
 
 
 class CalibrationOut(BaseModel):
@@ -114,7 +115,7 @@ def probe_result(
     """Fit a calibration job's probe points, store the profile and mark the job succeeded."""
     data = parse(ProbeIn, body)
     try:
-        probe = ProbeResult.from_json(data.probe)
+        probe = ProbeResult.from_json(data.probe.model_dump(mode="json"))
     except (ValueError, KeyError, TypeError) as error:
         problem = FieldError(field="probe", message=f"not a probe's points: {error}"[:500])
         raise RecordInvalid([problem]) from error

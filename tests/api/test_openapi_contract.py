@@ -44,8 +44,6 @@ SEMANTIC_422 = {
     # A worker's result becomes a record and must measure the server and model its job
     # asked for.
     "POST /api/worker/jobs/{job_id}/result",
-    # A calibration's points must be a probe's: positive times for each batch and prompt.
-    "POST /api/worker/jobs/{job_id}/calibration",
 }
 
 
