@@ -33,16 +33,18 @@ EXAMPLES_PER_OPERATION = 30
 # bounded free-form values), so a body valid by it is accepted. These still answer 422 to
 # some bodies valid by the schema, for rules it does not state yet:
 SEMANTIC_422 = {
-    # A task check's regex must compile and its json_schema be a valid schema.
+    # A task check's json_schema must be a valid JSON Schema, and the schema states it as
+    # any object (its regex is stated as `format: regex`, generated as one that compiles).
     "POST /api/tasks",
-    # A quant name must be one the estimator knows, and a Hugging Face config must
-    # describe a model.
+    # The model's slug must be in the catalog, a quant name one the estimator knows, and a
+    # Hugging Face config must describe a model.
     "POST /api/estimate",
-    # As the estimate's model, and a first-token target must be one a single request can
-    # reach (the estimator decides that).
+    # As the estimate's model. (A first-token target no single request reaches is a valid
+    # question: answered 200, none meeting, with why.)
     "POST /api/plan",
-    # A worker's result becomes a record and must measure the server and model its job
-    # asked for.
+    # A benchmark result's free values and counts are unbounded in the schema, and no JSON
+    # integer past 64 bits is accepted. (A result of another server or model than its job
+    # asked for is a conflict, 409.)
     "POST /api/worker/jobs/{job_id}/result",
 }
 
