@@ -100,7 +100,8 @@ def keeps_stated_relations(schema: dict[str, Any], value: Any) -> bool:
         most = at_most(field.get("x-at-most"), given)
         if number(most) and number(given[name]) and given[name] > most:
             return False
-        below = given.get(field.get("x-below", ""))
+        # Only a field that states `x-below` has a bound there (a generated key may be "").
+        below = given.get(field["x-below"]) if "x-below" in field else None
         if below and all(map(number, [*below, given[name]])) and given[name] >= min(below):
             return False
         if not keeps_pattern_unless(field.get("x-pattern-unless"), given, given[name]):
