@@ -13,7 +13,7 @@ from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
     run_worker_once,
 )
 
-STEADY = "fake?itl_ms=40&ttft_ms=30&tokens=12"
+STEADY = "fake?itl_ms=10&ttft_ms=10&tokens=12"
 
 
 def test_a_remote_worker_runs_a_calibration_and_the_dashboard_stores_it(
