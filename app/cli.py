@@ -6,14 +6,44 @@ from pathlib import Path
 
 import click
 from alembic import command
+from sqlalchemy.exc import DBAPIError
 
 from app.config import Settings, get_settings, is_loopback
 from app.db import alembic_config, session_scope, upgrade_database
 from app.estimate.load import MAX_CONCURRENCY
 from app.resolve.custom import INTERCONNECTS, PLATFORMS
 
+# SQLite's words for a missing table, and PostgreSQL's SQLSTATE for it.
+MISSING_TABLE_TEXT = "no such table"
+MISSING_TABLE_STATE = "42P01"
 
-@click.group()
+
+def _missing_tables(error: DBAPIError) -> bool:
+    state = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+    return state == MISSING_TABLE_STATE or MISSING_TABLE_TEXT in str(error.orig)
+
+
+class ServebookCommands(click.Group):
+    """The command group. A command run before the database has its tables (a first
+    `servebook plan` before any `servebook serve`) says what to run, not a database error."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except DBAPIError as error:
+            if not _missing_tables(error):
+                raise
+            from app.installation import shown_url
+
+            url = shown_url(get_settings().database_url)
+            raise click.ClickException(
+                f"the database {url} has no servebook tables yet: run `servebook serve`, "
+                "which migrates and seeds an empty database, or `servebook db upgrade` "
+                "then `servebook seed`"
+            ) from None
+
+
+@click.group(cls=ServebookCommands)
 @click.version_option(
     package_name="servebook", prog_name="servebook", message="%(prog)s %(version)s"
 )
