@@ -18,17 +18,19 @@ from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs, parse_json_body
 from app.records.pages import RecordPages
 from app.records.quality_gate import quality_drop_for
-from app.records.review import needs_confirmation
-from app.records.schemas import (
+from app.records.responses import (
     AcceptanceOut,
     ConflictOut,
+    RecordExportOut,
+    RecordListOut,
+    RecordOut,
+)
+from app.records.review import needs_confirmation
+from app.records.schemas import (
     ErrorsOut,
     FieldError,
     RecordCreated,
-    RecordExportOut,
     RecordIn,
-    RecordListOut,
-    RecordOut,
     ReviewIn,
 )
 from app.records.service import IdempotencyConflict, get_record
