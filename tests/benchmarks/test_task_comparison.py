@@ -3,8 +3,6 @@ server on 127.0.0.1: one through a benchmark job queued by the API, one through
 `servebook bench --record`. The task's results then compare the two with Fisher's exact
 test and say how many prompts would tell them apart."""
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -15,8 +13,8 @@ from fastapi.testclient import TestClient
 from app.cli import main
 from app.config import Settings, get_settings
 from app.records.statistics import fisher_exact, prompts_per_arm
-from tests.benchmarks.conftest import FAKE_SERVER
 from tests.benchmarks.test_bench_jobs import job_body, worker_for
+from tests.fake_server_process import fake_server_process
 
 STRONG = "fake?answer=scripted&ttft_ms=5&itl_ms=1"  # answers [[reply: ...]]
 WEAK = STRONG + "&alternate=1"  # answers [[alt: ...]]
@@ -40,15 +38,8 @@ def prompt(index: int) -> dict:
 @pytest.fixture
 def second_server() -> Iterator[str]:
     """A second test server in its own process: the other configuration's."""
-    process = subprocess.Popen(
-        [sys.executable, str(FAKE_SERVER), "--port", "0"], stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    assert line.startswith("PORT "), line
-    yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
-    process.terminate()
-    process.wait(timeout=10)
+    with fake_server_process() as url:
+        yield url
 
 
 @pytest.fixture
