@@ -3,9 +3,11 @@ forms sent with errors, screenshotted (test-output/pages/phone/, gitignored) so 
 look at them; a form's errors must be in the window after the submit, not below or beside it.
 """
 
+import contextlib
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.config import PROJECT_ROOT
 from tests.live_server import LiveServer
@@ -40,7 +42,14 @@ def open_page(page, url: str, language: str) -> None:  # noqa: ANN001
 
 
 def assert_in_view(page, selector: str, name: str) -> None:  # noqa: ANN001
-    box = page.locator(selector).first.evaluate(IN_VIEW)
+    """The page scrolls to the errors once htmx has settled the swapped form, a moment
+    after the errors exist: wait for that (up to 5 s), then judge the box where it is."""
+    element = page.locator(selector).first
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            f"(el) => ({IN_VIEW})(el).inView", arg=element.element_handle(), timeout=5000
+        )
+    box = element.evaluate(IN_VIEW)
     assert box["inView"], f"{name}: {selector} is not in the window: {box}"
 
 
