@@ -76,6 +76,10 @@ def test_collector_pauses_are_metrics(client: TestClient) -> None:
         assert float(line.split()[1]) >= 0, line
     pauses = next(line for line in text.splitlines() if line.startswith("servebook_gc_pauses "))
     assert float(pauses.split()[1]) >= 1  # the collection above was timed
+    # ... as a full one: its generation's largest pause is no longer zero.
+    full = 'servebook_gc_pause_max_cpu_seconds_by_generation{generation="2"} '
+    line = next(line for line in text.splitlines() if line.startswith(full))
+    assert float(line.split()[1]) > 0, line
 
 
 def test_readers_and_writers_keep_their_connections_open(

@@ -14,6 +14,7 @@ lock held, for the interpreter (see `app.main`) shows as a metric too.
 """
 
 import gc
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -33,6 +34,9 @@ class PauseTimer:
         self.largest_s = self.largest_cpu_s = 0.0
         self.count = 0
         self.total_s = 0.0
+        # The most CPU time of a collection of each generation: which one stalls most says
+        # which threshold to move.
+        self.largest_cpu_by_generation = [0.0, 0.0, 0.0]
 
     def __call__(self, phase: str, info: dict[str, Any]) -> None:
         # Called by the collector in the collecting thread, with the GIL held throughout.
@@ -43,7 +47,12 @@ class PauseTimer:
         self.count += 1
         self.total_s += took
         self.largest_s = max(self.largest_s, took)
-        self.largest_cpu_s = max(self.largest_cpu_s, time.thread_time() - self.started_cpu)
+        cpu = time.thread_time() - self.started_cpu
+        self.largest_cpu_s = max(self.largest_cpu_s, cpu)
+        generation = info["generation"]
+        self.largest_cpu_by_generation[generation] = max(
+            self.largest_cpu_by_generation[generation], cpu
+        )
 
 
 PAUSES = PauseTimer()
@@ -52,6 +61,15 @@ PAUSES = PauseTimer()
 def time_pauses() -> None:
     if PAUSES not in gc.callbacks:
         gc.callbacks.append(PAUSES)
+
+
+def share_the_interpreter(interval_ms: float) -> None:
+    """A submission's thread gives up the interpreter at every SQLite call and must then
+    wait for it while the event loop serves reads; the loop holds it until the switch
+    interval passes (CPython's default 5 ms), so a write of a dozen calls waited a dozen
+    intervals behind reads of a cached page or a static file. A shorter interval hands it
+    back sooner (Settings.switch_interval_ms, measured with tests/perf/bench_mixed_load.py)."""
+    sys.setswitchinterval(interval_ms / 1000)
 
 
 def settle_long_lived_objects(thresholds: tuple[int, int, int]) -> None:
@@ -75,6 +93,14 @@ class RuntimeCollector(Collector):
             "The most CPU time one garbage collection of this process took.",
             value=PAUSES.largest_cpu_s,
         )
+        by_generation = GaugeMetricFamily(
+            "servebook_gc_pause_max_cpu_seconds_by_generation",
+            "The most CPU time one collection of each generation took (2 is a full one).",
+            labels=["generation"],
+        )
+        for generation, cpu in enumerate(PAUSES.largest_cpu_by_generation):
+            by_generation.add_metric([str(generation)], cpu)
+        yield by_generation
         yield GaugeMetricFamily(
             "servebook_gc_pauses",
             "Garbage collections of this process since it started.",

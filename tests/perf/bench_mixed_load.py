@@ -47,6 +47,7 @@ STATIC = "/static/css/app.css"
 PHASES = ("pages", "mixed", "records", "junk", "cold")
 DETAIL = f"{FIT}/hardware/{{hardware}}/profiles/balanced"
 JUNK_URLS = 5000
+GENERATION_PAUSE = 'servebook_gc_pause_max_cpu_seconds_by_generation{{generation="{}"}}'
 
 
 def start_server(database_url: str, port: int, **extra_env: str) -> subprocess.Popen:
@@ -87,7 +88,7 @@ def rss_mb(server: subprocess.Popen) -> float:
 
 def metric(port: int, name: str) -> float:
     text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10).text
-    found = re.search(rf"^{name} (\S+)$", text, re.MULTILINE)
+    found = re.search(rf"^{re.escape(name)} (\S+)$", text, re.MULTILINE)
     return float(found.group(1)) if found else float("nan")
 
 
@@ -310,6 +311,10 @@ def gc_figures(port: int) -> None:
         f"{metric(port, 'servebook_gc_pauses'):.0f} collections, "
         f"{metric(port, 'servebook_gc_pause_seconds_total'):.2f} s in all)"
     )
+    by_generation = " / ".join(
+        f"{metric(port, GENERATION_PAUSE.format(generation)) * 1000:.1f}" for generation in range(3)
+    )
+    print(f"{'  its most CPU, generation 0 / 1 / 2':<44} {by_generation} ms")
 
 
 if __name__ == "__main__":

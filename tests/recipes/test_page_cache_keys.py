@@ -2,6 +2,9 @@
 it again nor takes a slot, the parameters it reads do, the cache stays within its bytes,
 and the estimate form and the records list are kept like any page."""
 
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -101,3 +104,28 @@ def test_the_cache_stays_within_its_bytes() -> None:
     # A body kept again in place of itself is counted once.
     cache.put("page-en", "/p/499", CachedBody(2, None, body, "text/html", None), "/p", None)
     assert cache.bytes == sum(kept.cost for kept in cache.bodies.values())
+
+
+def test_readers_who_find_no_kept_page_wait_for_the_one_being_built(client: TestClient) -> None:
+    """Eight readers of /records just after a record moved its revision: one builds it, the
+    others are answered the body it kept. Each query is slowed so that, built by each, the
+    builds would overlap."""
+    client.get("/records?state=pending")
+    post_record(client)
+    built = QueryCounter()
+
+    def slowed(_conn: object, _cursor: object, statement: str, *args: object) -> None:
+        if "FROM records" in statement and "LIMIT" in statement:
+            built()
+            time.sleep(0.2)
+
+    event.listen(Engine, "before_cursor_execute", slowed)
+    try:
+        with ThreadPoolExecutor(8) as readers:
+            pages = list(readers.map(lambda _: client.get("/records?state=pending"), range(8)))
+    finally:
+        event.remove(Engine, "before_cursor_execute", slowed)
+    assert {page.status_code for page in pages} == {200}
+    assert len({page.content for page in pages}) == 1
+    assert built.count == 1
+    assert not kept(client).building  # nobody left waiting, nothing left behind
