@@ -5,7 +5,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import event, func, inspect, select, update
-from sqlalchemy.orm import Session, joinedload, selectinload
+from sqlalchemy.orm import Session, aliased, joinedload, selectinload
 from sqlalchemy.sql import Select
 
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, RecordEvent
@@ -194,6 +194,25 @@ class RecordRepository:
             Record.profile_id.is_(None) if profile_id is None else (Record.profile_id == profile_id)
         )
         accepted = (RecordEvent.record_id == Record.id) & (RecordEvent.action == "accepted")
+        # The runtime version is part of the key: one a sentinel found regressed on this
+        # configuration (its run pending or accepted) never becomes known-good, whichever
+        # record ran it.
+        sentinel = aliased(Record)
+        regressed_version = (
+            select(sentinel.id)
+            .where(
+                sentinel.sentinel_verdict == "regressed",
+                sentinel.model_id == model_id,
+                sentinel.hardware_id == hardware_id,
+                sentinel.profile_id.is_(None)
+                if profile_id is None
+                else (sentinel.profile_id == profile_id),
+                sentinel.review_state.in_(("pending", "accepted")),
+                sentinel.runtime_id == Record.runtime_id,
+                sentinel.runtime_version == Record.runtime_version,
+            )
+            .exists()
+        )
         statement = (
             select(Record.id, RecordEvent.created_at)
             .join(RecordEvent, accepted)
@@ -203,8 +222,7 @@ class RecordRepository:
                 profile,
                 Record.review_state == "accepted",
                 Record.outcome == "ok",
-                # A runtime version a sentinel found regressed never becomes known-good.
-                Record.sentinel_verdict.is_distinct_from("regressed"),
+                ~regressed_version,
             )
             .order_by(RecordEvent.created_at.desc(), RecordEvent.id.desc())
             .limit(1)

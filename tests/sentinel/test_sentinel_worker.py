@@ -13,7 +13,7 @@ from app.benchmarks.worker import Worker
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker
 from app.models import BenchJob, Record, SentinelCheck
-from app.records.known_good import known_good_for
+from app.records.known_good import KnownGood, known_good_for
 from app.records.repository import RecordRepository
 from app.records.review import review_record
 from app.sentinel.watch import SentinelWatch
@@ -37,6 +37,14 @@ def accept(settings: Settings, record_id: int) -> None:
     with sessions.begin() as session:
         review = {"action": "accept", "reason": "checked on the box", "confirm_flags": True}
         review_record(session, record_id, review, "maintainer")
+
+
+def known_good_now(session: Session, record_id: int) -> KnownGood | None:
+    """The known-good configuration of the record's own, as the database holds it now."""
+    session.expire_all()
+    record = RecordRepository(session).get(record_id)
+    assert record is not None
+    return known_good_for(session, record)
 
 
 def test_worker_rechecks_once_per_new_version(settings: Settings, session: Session) -> None:
@@ -76,6 +84,18 @@ def test_worker_rechecks_once_per_new_version(settings: Settings, session: Sessi
     found = known_good_for(session, loaded)
     assert found is not None and found.record.id == good
     assert [bad.id for bad in found.regressions] == [rechecked.id]
+    # Nor does another record of that version: the version is part of the key. A record of
+    # a version no sentinel found regressed does.
+    with timed_server(BASELINE_TIMING, {"version": "0.25.0"}) as again:
+        same_version = baseline_record(again.base_url, "0.25.0")
+    accept(settings, same_version)
+    found = known_good_now(session, rechecked.id)
+    assert found is not None and found.record.id == good
+    with timed_server(BASELINE_TIMING, {"version": "0.24.1"}) as fixed:
+        other_version = baseline_record(fixed.base_url, "0.24.1")
+    accept(settings, other_version)
+    found = known_good_now(session, rechecked.id)
+    assert found is not None and found.record.id == other_version
 
     with timed_server(BASELINE_TIMING, {"version": "0.26.0"}) as newer:
         watch = SentinelWatch(sessions, settings, HARDWARE, newer.base_url, LABEL)
