@@ -121,8 +121,6 @@ class Plan:
     request: PlanRequest
     options: list[PlanOption] = field(default_factory=list)
     listed_all: bool = True  # False: only the configurations that fit are listed
-    # Why no option can meet the targets whatever the replicas, when that is so.
-    unreachable: str | None = None
 
     @property
     def priced(self) -> bool:

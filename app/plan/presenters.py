@@ -68,7 +68,4 @@ def plan_out(plan: Plan) -> dict[str, Any]:
         "options": [option_out(option) for option in plan.options],
         "cheapest": plan.cheapest,
         "smallest": plan.smallest,
-        "unreachable": (
-            {"field": "max_ttft_ms", "message": plan.unreachable} if plan.unreachable else None
-        ),
     }

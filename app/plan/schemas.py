@@ -113,16 +113,8 @@ class PlanOptionOut(BaseModel):
     command: str | None
 
 
-class PlanUnreachableOut(BaseModel):
-    """Why no option can meet the targets whatever the replicas, and the field to change."""
-
-    field: str
-    message: str
-
-
 class PlanOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     options: list[PlanOptionOut]
     cheapest: int | None  # index of the meeting option of least cost per hour
     smallest: int | None  # index of the meeting option of fewest GPUs
-    unreachable: PlanUnreachableOut | None = None

@@ -93,14 +93,14 @@ def plan_load(
         _plan_one(service, model, candidate, request, prices.get(candidate.label))
         for candidate in candidates
     ]
-    unreachable = _ttft_unreachable(request, options)
+    _check_ttft_target(request, options)
     listed_all = True
     if request.hardware is None:  # by default the configurations that fit; all if none does
         fitting = [option for option in options if option.single.limit(request) != MEMORY]
         listed_all = not fitting
         options = fitting or options
     options.sort(key=_order)
-    return Plan(request, options, listed_all, unreachable)
+    return Plan(request, options, listed_all)
 
 
 def _order(option: PlanOption) -> tuple:
@@ -273,26 +273,22 @@ def _plan_one(
     return option(replicas, carried, carried.limit(request))
 
 
-def _ttft_unreachable(request: PlanRequest, options: list[PlanOption]) -> str | None:
-    """Why no option meets a first-token target below any single request's first token:
-    a valid question whose answer is that none meets it (every option says it is the
-    first token that stops it), in the reader's language; None when the target is in
-    reach."""
+def _check_ttft_target(request: PlanRequest, options: list[PlanOption]) -> None:
+    """A first-token target below any single request's first token is refused (422)."""
     if request.max_ttft_ms is None:
-        return None
+        return
     singles = [
         (option.single.ttft["low"], option)
         for option in options
         if option.single.limit(request) != MEMORY and option.single.ttft is not None
     ]
     if not singles:
-        return None
+        return
     least, fastest = min(singles, key=lambda pair: pair[0])
-    if request.max_ttft_ms >= least:
-        return None
-    said = TTFT_BELOW_ONE_REQUEST(
-        prompt=fastest.single.figures["request_shape"]["prompt_tokens"],
-        least=round(least),
-        hardware=fastest.candidate.name,
-    )
-    return say(said)
+    if request.max_ttft_ms < least:
+        said = TTFT_BELOW_ONE_REQUEST(
+            prompt=fastest.single.figures["request_shape"]["prompt_tokens"],
+            least=round(least),
+            hardware=fastest.candidate.name,
+        )
+        raise PlanRefused({"max_ttft_ms": say(said)})

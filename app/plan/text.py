@@ -45,9 +45,6 @@ def format_plan(plan: dict[str, Any]) -> str:
     lines = [f"{load['users']:,} users at {load['min_decode_tokens_per_s']:,.1f} tok/s each{ttft}"]
     if plan["listed"] == "all":
         lines.append("the model fits none of the hardware weighed: every one is listed")
-    if plan.get("unreachable"):
-        unreachable = plan["unreachable"]
-        lines.append(f"none meets the load: {unreachable['field']}: {unreachable['message']}")
     for index, option in enumerate(plan["options"]):
         lines += option_lines(index, option)
     for key in ("cheapest", "smallest"):

@@ -106,14 +106,12 @@ def test_without_prices_options_go_by_gpus(session: Session, settings: Settings)
     assert all(option.cost_per_hour is None for option in found.options)
 
 
-def test_a_first_token_target_no_single_request_reaches_is_answered_none_meets(
+def test_a_first_token_target_no_single_request_reaches_is_refused(
     session: Session, settings: Settings
 ) -> None:
-    found = plan(session, settings, max_ttft_ms=1)
-    assert found.options and not any(option.meets for option in found.options)
-    assert found.cheapest is None and found.smallest is None
-    assert found.unreachable is not None and "first token" in found.unreachable
-    assert plan(session, settings).unreachable is None
+    with pytest.raises(PlanRefused) as refused:
+        plan(session, settings, max_ttft_ms=1)
+    assert set(refused.value.errors) == {"max_ttft_ms"}
 
 
 def test_unknown_hardware_is_refused_by_its_place(session: Session, settings: Settings) -> None:
