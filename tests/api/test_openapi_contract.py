@@ -39,8 +39,9 @@ SEMANTIC_422 = {
     # The model's slug must be in the catalog, a quant name one the estimator knows, and a
     # Hugging Face config must describe a model.
     "POST /api/estimate",
-    # As the estimate's model. (A first-token target no single request reaches is a valid
-    # question: answered 200, none meeting, with why.)
+    # As the estimate's model; and a first-token target below what one request takes on
+    # every hardware weighed is refused (422, naming max_ttft_ms): that floor depends on the
+    # model and the hardware, so no schema can state it.
     "POST /api/plan",
     # A benchmark result's free values and counts are unbounded in the schema, and no JSON
     # integer past 64 bits is accepted. (A result of another server or model than its job
