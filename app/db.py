@@ -154,6 +154,9 @@ class Holds:
     count: int
     total_s: float
     largest_s: float
+    # The holding threads' CPU time in all: what the hold takes beyond it, it spent waiting
+    # for the interpreter while other threads ran.
+    cpu_s: float
 
 
 class HoldStats:
@@ -161,17 +164,18 @@ class HoldStats:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.count, self.total_s, self.largest_s = 0, 0.0, 0.0
+        self.count, self.total_s, self.largest_s, self.cpu_s = 0, 0.0, 0.0, 0.0
 
-    def add(self, seconds: float) -> None:
+    def add(self, seconds: float, cpu_seconds: float) -> None:
         with self.lock:
             self.count += 1
             self.total_s += seconds
             self.largest_s = max(self.largest_s, seconds)
+            self.cpu_s += cpu_seconds
 
     def read(self) -> Holds:
         with self.lock:
-            return Holds(self.count, self.total_s, self.largest_s)
+            return Holds(self.count, self.total_s, self.largest_s, self.cpu_s)
 
 
 WRITE_LOCK_HOLDS = HoldStats()
@@ -264,7 +268,7 @@ def write_transaction(session: Session) -> Iterator[None]:
     block holds the database's only write lock."""
     connection = session.connection()  # checked out before queueing, never while holding
     queue = _queue_sqlite_writer(connection) if connection.dialect.name == "sqlite" else None
-    held_from = time.perf_counter()
+    held_from, cpu_from = time.perf_counter(), time.thread_time()
     try:
         yield
         session.commit()
@@ -274,7 +278,7 @@ def write_transaction(session: Session) -> Iterator[None]:
     finally:
         if queue is not None:
             queue.release()
-            WRITE_LOCK_HOLDS.add(time.perf_counter() - held_from)
+            WRITE_LOCK_HOLDS.add(time.perf_counter() - held_from, time.thread_time() - cpu_from)
 
 
 # ---------------------------------------------------------------- commands and migrations

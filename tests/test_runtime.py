@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
 from app.config import Settings
-from app.db import CONNECTIONS_OPENED
+from app.db import CONNECTIONS_OPENED, WRITE_LOCK_HOLDS
 from app.main import REVISION_READS_AT_ONCE, SUBMISSIONS_AT_ONCE, create_app
 from app.web import templates
 from tests.live_server import LiveServer
@@ -71,6 +71,7 @@ def test_collector_pauses_are_metrics(client: TestClient) -> None:
         "servebook_gc_pauses",
         "servebook_database_connections_opened",
         "servebook_sqlite_write_held_max_seconds",
+        "servebook_sqlite_write_held_cpu_seconds_total",
     ):
         line = next(line for line in text.splitlines() if line.startswith(name + " "))
         assert float(line.split()[1]) >= 0, line
@@ -112,3 +113,6 @@ def test_readers_and_writers_keep_their_connections_open(
         for done in work:
             done.result()
     assert CONNECTIONS_OPENED.count - opened <= REVISION_READS_AT_ONCE + SUBMISSIONS_AT_ONCE
+    # Each hold is timed on the clock and in the holding thread's CPU, which it cannot pass.
+    holds = WRITE_LOCK_HOLDS.read()
+    assert holds.count >= 40 and 0 < holds.cpu_s <= holds.total_s

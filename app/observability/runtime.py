@@ -14,7 +14,6 @@ lock held, for the interpreter (see `app.main`) shows as a metric too.
 """
 
 import gc
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -61,15 +60,6 @@ PAUSES = PauseTimer()
 def time_pauses() -> None:
     if PAUSES not in gc.callbacks:
         gc.callbacks.append(PAUSES)
-
-
-def share_the_interpreter(interval_ms: float) -> None:
-    """A submission's thread gives up the interpreter at every SQLite call and must then
-    wait for it while the event loop serves reads; the loop holds it until the switch
-    interval passes (CPython's default 5 ms), so a write of a dozen calls waited a dozen
-    intervals behind reads of a cached page or a static file. A shorter interval hands it
-    back sooner (Settings.switch_interval_ms, measured with tests/perf/bench_mixed_load.py)."""
-    sys.setswitchinterval(interval_ms / 1000)
 
 
 def settle_long_lived_objects(thresholds: tuple[int, int, int]) -> None:
@@ -131,6 +121,12 @@ class RuntimeCollector(Collector):
             "servebook_sqlite_write_held_seconds_total",
             "Time this process held the SQLite write lock, summed.",
             value=holds.total_s,
+        )
+        yield GaugeMetricFamily(
+            "servebook_sqlite_write_held_cpu_seconds_total",
+            "CPU time this process's writers spent holding the SQLite write lock, summed "
+            "(the rest of the time held they waited for the interpreter).",
+            value=holds.cpu_s,
         )
         yield GaugeMetricFamily(
             "servebook_sqlite_write_held_max_seconds",

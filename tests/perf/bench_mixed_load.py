@@ -92,6 +92,15 @@ def metric(port: int, name: str) -> float:
     return float(found.group(1)) if found else float("nan")
 
 
+def write_holds(port: int) -> tuple[float, float, float]:
+    """The server's SQLite write-lock holds so far: how many, their time, their CPU time."""
+    return (
+        metric(port, "servebook_sqlite_write_holds"),
+        metric(port, "servebook_sqlite_write_held_seconds_total"),
+        metric(port, "servebook_sqlite_write_held_cpu_seconds_total"),
+    )
+
+
 def wait_for_warm_up(port: int) -> float:
     """Seconds until the server's background warm-up froze its long-lived objects."""
     start = time.perf_counter()
@@ -143,13 +152,24 @@ def cores_used(server: subprocess.Popen, run: Callable[[], Any]) -> tuple[Any, s
 def mixed(port: int, server: subprocess.Popen, body: dict, seconds: float) -> None:
     print("-- mixed load: 16 readers and 16 writers (each alone, then together)")
 
+    holds: dict[str, str] = {}
+
     def run(path: str | None, readers: int, writing: dict | None, writers: int) -> tuple:
-        return cores_used(
+        before = write_holds(port)
+        result = cores_used(
             server,
             lambda: side_by_side(
                 port, path, readers, writing, writers, seconds, uuid.uuid4().hex[:8]
             ),
         )
+        count, held, cpu = (
+            after - then for after, then in zip(write_holds(port), before, strict=True)
+        )
+        if count:
+            holds[path or "alone"] = (
+                f"{held / count * 1000:.2f} ms ({cpu / count * 1000:.2f} of CPU)"
+            )
+        return result
 
     (alone_reads, _), reads_cores = run(FIT, 16, None, 0)
     (_, alone_writes), writes_cores = run(None, 0, body, 16)
@@ -174,6 +194,12 @@ def mixed(port: int, server: subprocess.Popen, body: dict, seconds: float) -> No
     )
     assert static_reads
     print(line("static file with 16 writers", static_reads))
+    # Writers take the one SQLite write lock in turn: a hold that grows beside readers, its
+    # CPU time not, is a writer waiting for the interpreter with the lock held.
+    print(
+        f"{'write lock held per record':<44} alone {holds['alone']}; beside the fit page "
+        f"{holds[FIT]}; beside the static file {holds[STATIC]}"
+    )
 
 
 def pages(port: int, seconds: float) -> dict[str, float]:
