@@ -21,7 +21,7 @@ from app.benchmarks.worker import InProcessWorker
 from app.benchmarks.worker_routes import api_router as worker_api
 from app.calibrate.routes import router as calibrate_pages
 from app.calibrate.routes import worker_api as calibrate_worker_api
-from app.catalog.revision import Revisions, current_revisions_on
+from app.catalog.revision import Revisions, SqliteRevisionGlance, current_revisions_on
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import Settings, get_settings
@@ -115,6 +115,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             with revision_engine.connect() as connection:
                 return current_revisions_on(connection)
 
+        # On a SQLite file, read on the event loop first (a worker thread when it is busy).
+        sqlite_path = settings.sqlite_path
+        glance = SqliteRevisionGlance(str(sqlite_path)) if sqlite_path else None
+        _app.state.revision_glance = glance
+
         yield {
             # Submissions run in worker threads at most this many at a time per process:
             # records are written one at a time on SQLite, and through the few pooled
@@ -122,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "submissions_at_once": CapacityLimiter(SUBMISSIONS_AT_ONCE),
             "write_sessions": make_sessionmaker(write_engine),
             "read_revisions": read_revisions,
+            "glance_revisions": glance,
             "revision_reads_at_once": CapacityLimiter(REVISION_READS_AT_ONCE),
             "settings": settings,
             "engine": engine,
@@ -132,6 +138,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             worker.stop()
         for pooled in (engine, revision_engine, write_engine):
             pooled.dispose()
+        if glance is not None:
+            glance.close()
 
     # The API docs are served from the vendored Swagger UI (app.api_docs), not a CDN, and
     # the OpenAPI document with the catalog stated in it.

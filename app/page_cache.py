@@ -273,8 +273,11 @@ class CachedAtRevision:
         if not (known or REVISION_TAG.search(tags)):
             await self.app(scope, receive, send)
             return
-        limiter = scope["state"].get("revision_reads_at_once")
-        revisions: Revisions = await anyio.to_thread.run_sync(read_revisions, limiter=limiter)
+        glance = scope["state"].get("glance_revisions")
+        revisions = glance() if glance is not None else None
+        if revisions is None:
+            limiter = scope["state"].get("revision_reads_at_once")
+            revisions = await anyio.to_thread.run_sync(read_revisions, limiter=limiter)
         cached = self.cache.get(variant, key, revisions) if known and key else None
         if cached is not None:
             scope["route"] = cached.route

@@ -10,6 +10,7 @@ writes what it touched (`CatalogChange`), so a cache a few revisions behind rebu
 """
 
 import secrets
+import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
@@ -240,3 +241,38 @@ def bump_definition(session: Session) -> None:
     """Mark the catalog's rows as changed (and the recipe pages with them)."""
     session.execute(NEW_DEFINITION.values(definition=new_definition()))
     bump_revision(session)
+
+
+class SqliteRevisionGlance:
+    """Both revisions read on the event loop, for the cached pages of a SQLite file: a
+    read of one row through SQLite's own driver takes microseconds under WAL, where a
+    reader never waits for a writer, while a trip to a worker thread and a pooled
+    connection took more than the rest of a cached answer (a kept page ran at 0.45x the
+    static file). It never waits: when SQLite is busy (a writer recovering the log, say)
+    it answers None and the caller reads in a worker thread as before."""
+
+    STATEMENT = "SELECT revision, records_revision FROM catalog_state WHERE id = 1"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.connection: sqlite3.Connection | None = None
+        self.reads = 0  # answered here, not in a worker thread
+
+    def __call__(self) -> Revisions | None:
+        try:
+            if self.connection is None:
+                # Autocommit: each read sees the newest commit, and holds no snapshot open.
+                self.connection = sqlite3.connect(
+                    self.path, timeout=0, isolation_level=None, check_same_thread=False
+                )
+            row = self.connection.execute(self.STATEMENT).fetchone()
+        except sqlite3.Error:
+            self.close()
+            return None
+        self.reads += 1
+        return Revisions(0, 0) if row is None else Revisions(row[0] or 0, row[1] or 0)
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
