@@ -30,8 +30,9 @@ from tests.records.conftest import h200, valid  # noqa: F401 (fixtures)
 EXAMPLES_PER_OPERATION = 30
 # Every other operation is held to positive data acceptance: the served schema states what
 # the server requires (the catalog's slugs, stored tasks, allowed servers, cursors' form,
-# bounded free-form values), so a body valid by it is accepted. These still answer 422 to
-# some bodies valid by the schema, for rules it does not state yet:
+# bounded free-form values, 64-bit integers), so a body valid by it is accepted. (A worker's
+# result of another server or model than its job asked for is a conflict, 409.) These
+# still answer 422 to some bodies valid by the schema, for rules it does not state yet:
 SEMANTIC_422 = {
     # A task check's json_schema must be a valid JSON Schema, and the schema states it as
     # any object (its regex is stated as `format: regex`, generated as one that compiles).
@@ -42,10 +43,6 @@ SEMANTIC_422 = {
     # As the estimate's model. (A first-token target no single request reaches is a valid
     # question: answered 200, none meeting, with why.)
     "POST /api/plan",
-    # A benchmark result's free values and counts are unbounded in the schema, and no JSON
-    # integer past 64 bits is accepted. (A result of another server or model than its job
-    # asked for is a conflict, 409.)
-    "POST /api/worker/jobs/{job_id}/result",
 }
 
 
