@@ -34,12 +34,17 @@ EXAMPLES_PER_OPERATION = 30
 # result of another server or model than its job asked for is a conflict, 409.) These
 # still answer 422 to some bodies valid by the schema, for rules it does not state yet:
 SEMANTIC_422 = {
-    # The model's slug must be in the catalog, a quant name one the estimator knows, and a
-    # Hugging Face config must describe a model.
-    # "POST /api/estimate",
-    # As the estimate's model. (A first-token target no single request reaches is a valid
-    # question: answered 200, none meeting, with why.)
-    # "POST /api/plan",
+    # A catalog model is stated by slug, and a safetensors description as one of its two
+    # files; a described model is not yet: a Hugging Face config must describe a model (its
+    # fields under several names, defaults by model_type, text_config merged, attention
+    # and MoE fields that go together), a quant name be one the estimator knows, a GPU name
+    # one it recognises, a repo one the Hub answers for; described hardware needs its
+    # figures, and a runtime, file and profile must go with the model.
+    "POST /api/estimate",
+    # As the estimate's model and hardware; a price per GPU-hour is stated as any value.
+    # (A first-token target no single request reaches is a valid question: answered 200,
+    # none meeting, with why.)
+    "POST /api/plan",
 }
 
 
