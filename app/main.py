@@ -15,6 +15,7 @@ from starlette.types import Scope
 from app.accuracy.routes import api_router as accuracy_api
 from app.accuracy.routes import router as accuracy_pages
 from app.api_docs import router as api_docs
+from app.bench.answer_schema import answer_schema_components, state_answer_schemas
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker
@@ -288,6 +289,8 @@ def _openapi_with_one_error_shape(app: FastAPI) -> dict[str, Any]:
         components.pop("ValidationError", None)
         components.update(free_form_components())
         state_free_forms(schema)
+        components.update(answer_schema_components())
+        state_answer_schemas(schema)
         app.openapi_schema = schema
     return app.openapi_schema
 

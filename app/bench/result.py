@@ -9,7 +9,7 @@ offsets from the moment the request was handed to the socket, measured with
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
@@ -17,6 +17,7 @@ from app.bench.metrics import Distribution
 from app.bench.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
 from app.bench.quality_result import NeedleGrid, ToolCallCheck
 from app.bench.task_spec import TaskSpec
+from app.security.json_input import FreeForm
 
 TokenCountSource = Literal["usage", "chunks"]
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
@@ -43,6 +44,9 @@ MAX_CONCURRENCY = 1024
 MAX_ERROR_SHARE = 0.10
 
 
+DepthFraction = Annotated[float, Field(ge=0, le=1)]
+
+
 class BenchPlan(BaseModel):
     """What to measure and where. ``api_key`` is sent as a Bearer token, never serialised."""
 
@@ -51,12 +55,20 @@ class BenchPlan(BaseModel):
     )
     model: str
     api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
-    lengths: list[int] = Field(
-        default_factory=lambda: [1024], description="context lengths, tokens"
+    lengths: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: [1024], min_length=1, description="context lengths, tokens"
     )
     repeat: int = Field(default=3, ge=1)
-    max_tokens: int = Field(default=128, ge=1, description="output tokens asked per request")
-    concurrency_levels: list[int] = Field(default_factory=lambda: [1, 2, 4, 8])
+    # JSON Schema cannot compare fields: `x-below` says every length exceeds it.
+    max_tokens: int = Field(
+        default=128,
+        ge=1,
+        description="output tokens asked per request, below every length",
+        json_schema_extra={"x-below": "lengths"},
+    )
+    concurrency_levels: list[Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1
+    )
     concurrency_length: int | None = Field(
         default=None, description="context length for the ramp; default the smallest length"
     )
@@ -68,7 +80,9 @@ class BenchPlan(BaseModel):
     needle_min_length: int = Field(
         default=16 * 1024, description="'auto' runs the needle above this"
     )
-    needle_depths: list[float] = Field(default_factory=lambda: [0.1, 0.5, 0.9])
+    needle_depths: list[DepthFraction] = Field(
+        default_factory=lambda: [0.1, 0.5, 0.9], min_length=1
+    )
     request_timeout_s: float = Field(default=600.0, gt=0, description="whole-request deadline")
     connect_timeout_s: float = Field(default=10.0, gt=0)
     metrics_url: str | None = Field(default=None, description="a Prometheus /metrics URL to sample")
@@ -84,7 +98,7 @@ class BenchPlan(BaseModel):
         description="flag truncation when reported prompt tokens fall short by more",
     )
     seed: int = 0
-    extra_body: dict[str, Any] = Field(
+    extra_body: FreeForm = Field(
         default_factory=dict, description="extra JSON fields for every request, e.g. ignore_eos"
     )
     add_long_length: bool = Field(
@@ -99,7 +113,9 @@ class BenchPlan(BaseModel):
         description="the needle at 5 depths of every length from 4,096 up to the context; "
         "'auto' when the context is known and past needle_min_length",
     )
-    grid_depths: list[float] = Field(default_factory=lambda: list(GRID_DEPTHS))
+    grid_depths: list[DepthFraction] = Field(
+        default_factory=lambda: list(GRID_DEPTHS), min_length=1
+    )
     grid_first_length: int = Field(
         default=GRID_FIRST_LENGTH, ge=256, description="the grid's shortest length; it doubles"
     )
@@ -119,24 +135,8 @@ class BenchPlan(BaseModel):
 
     @field_validator("lengths", "concurrency_levels")
     @classmethod
-    def _positive_ascending(cls, values: list[int]) -> list[int]:
-        if not values or any(value < 1 for value in values):
-            raise ValueError("needs at least one value, all positive")
+    def _ascending(cls, values: list[int]) -> list[int]:
         return sorted(set(values))
-
-    @field_validator("concurrency_levels")
-    @classmethod
-    def _bounded_concurrency(cls, values: list[int]) -> list[int]:
-        if max(values) > MAX_CONCURRENCY:
-            raise ValueError(f"at most {MAX_CONCURRENCY:,} requests in flight")
-        return values
-
-    @field_validator("needle_depths", "grid_depths")
-    @classmethod
-    def _fractions(cls, values: list[float]) -> list[float]:
-        if not values or any(not 0.0 <= value <= 1.0 for value in values):
-            raise ValueError("depths are fractions within [0, 1]")
-        return values
 
     @model_validator(mode="after")
     def _lengths_leave_room_for_output(self) -> BenchPlan:

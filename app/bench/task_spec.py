@@ -25,6 +25,8 @@ from pydantic import (
     model_validator,
 )
 
+from app.bench.answer_schema import ANSWER_SCHEMA_MARK, MAX_KEYS, answer_schema_problem
+
 CHECK_KINDS = ("equals", "contains", "regex", "json_schema", "number")
 MAX_PROMPTS = 200
 # About 25K tokens of English: room for a long document, while a prompt at the limit stays
@@ -51,7 +53,12 @@ class TaskCheck(BaseModel):
     equals: str | None = None
     contains: str | None = Field(default=None, min_length=1)
     regex: str | None = Field(default=None, min_length=1)
-    json_schema: dict[str, Any] | None = Field(default=None, max_length=100)
+    json_schema: dict[str, Any] | None = Field(
+        default=None,
+        max_length=MAX_KEYS,
+        description="a JSON Schema in the keywords a check supports (app/bench/answer_schema.py)",
+        json_schema_extra={ANSWER_SCHEMA_MARK: True},
+    )
     # strict: JSON `false` is not the number 0 (it was stored as 0.0); ints still pass.
     number: float | None = Field(default=None, ge=-1e15, le=1e15, allow_inf_nan=False, strict=True)
     tolerance: float | None = Field(default=None, ge=0, le=1e15, allow_inf_nan=False, strict=True)
@@ -81,6 +88,9 @@ class TaskCheck(BaseModel):
     @classmethod
     def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is not None:
+            problem = answer_schema_problem(value)
+            if problem is not None:
+                raise ValueError(f"not a JSON Schema a check supports: {problem}")
             try:
                 Draft202012Validator.check_schema(value)
             except SchemaError as error:

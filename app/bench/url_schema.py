@@ -39,7 +39,12 @@ def state_bench_urls(node: Any, allowed_hosts: list[str]) -> None:
 
 
 def state_object(schema: dict[str, Any], properties: dict[str, Any], allowed: list[str]) -> None:
-    marked = [name for name, field in properties.items() if field.pop(BENCH_URL_KEY, False)]
+    # (A map of property schemas may itself name a property "properties": only schemas count.)
+    marked = [
+        name
+        for name, field in properties.items()
+        if isinstance(field, dict) and field.pop(BENCH_URL_KEY, False)
+    ]
     if not marked:
         return
     hosts = [*LOOPBACK, *(re.escape(h.lower()) for h in allowed)]

@@ -25,6 +25,7 @@ from app.records.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.records.validation import RecordInvalid, schema_errors
 from app.security import WorkerDep
+from app.security.json_input import state_integer_range
 from app.web import RowIdPath
 
 api_router = APIRouter(prefix="/api/worker", tags=["workers"])
@@ -37,15 +38,33 @@ HELD_REFUSALS = {**REFUSALS, **error_responses(404, 409)}
 
 
 def parse(model: type[Body], body: Any) -> Body:
+    """The body as `model`, every object in it holding only the fields its model names: a
+    worker's result is one this server reads in full, or a 422 naming the field it lacks
+    (a result file read elsewhere keeps ignoring fields it does not know)."""
     try:
-        return model.model_validate(as_object(body))
+        return model.model_validate(as_object(body), extra="forbid")
     except ValidationError as error:
         raise RecordInvalid(schema_errors(error)) from error
 
 
 def body_doc(model: type[BaseModel]) -> dict[str, Any]:
+    """The request body as `parse` reads it: objects closed, integers 64-bit."""
     schema = inline_refs(model.model_json_schema())
+    close_objects(schema)
+    state_integer_range(schema)
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+def close_objects(node: Any) -> None:
+    """Every object schema under `node` that names its fields allows no others."""
+    if isinstance(node, dict):
+        if isinstance(node.get("properties"), dict):
+            node.setdefault("additionalProperties", False)
+        for value in node.values():
+            close_objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            close_objects(value)
 
 
 @api_router.post(

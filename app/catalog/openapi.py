@@ -96,8 +96,9 @@ def artifact_branches(fields: dict[str, str], catalog: CatalogReferences) -> lis
 
 
 def restrict(field: dict[str, Any], slugs: list[str]) -> None:
-    """The field's text is one of `slugs` (a null it allows stays allowed)."""
-    branches = field.get("anyOf")
+    """The field's text is one of `slugs` (a null or a description it allows stays
+    allowed)."""
+    branches = field.get("anyOf", field.get("oneOf"))
     if branches is None:
         field["enum"] = slugs
         return

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
@@ -41,7 +42,10 @@ class PlanRequest(BaseModel):
     `min_decode_tokens_per_s`, the first token within `max_ttft_ms` at `prompt_tokens`."""
 
     model_config = ConfigDict(extra="forbid")
-    model: ModelIn = Field(description="catalog slug, or a model description (as /api/estimate)")
+    model: ModelIn = Field(
+        description="catalog slug, or a model description (as /api/estimate)",
+        json_schema_extra=catalog_field("model"),
+    )
     users: int = Field(ge=1, le=MAX_USERS, description="concurrent requests to serve")
     min_decode_tokens_per_s: float = Field(
         gt=0, le=100_000, description="the least decode speed each request must see"

@@ -12,6 +12,7 @@ from pydantic import (
     model_validator,
 )
 
+from app.catalog.openapi import catalog_field
 from app.catalog.schemas import ModelOut
 from app.estimate import Verdict
 from app.estimate.load import MAX_CONCURRENCY
@@ -185,7 +186,16 @@ class ModelBySafetensors(BaseModel):
     """A model.safetensors.index.json or a safetensors header (exact bytes), optionally with
     the config.json (shapes, KV cache)."""
 
-    model_config = _STRICT
+    # One of the two files, as `one_file` checks.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "oneOf": [
+                {"required": [name], "properties": {name: {"type": "object"}}}
+                for name in ("safetensors_index", "safetensors_header")
+            ]
+        },
+    )
     safetensors_index: dict[str, Any] | None = None
     safetensors_header: dict[str, Any] | None = None
     hf_config: HfConfig | None = None
@@ -273,7 +283,10 @@ class EstimateRequest(BaseModel):
     """
 
     model_config = _STRICT
-    model: ModelIn = Field(description="catalog slug, or a model description")
+    model: ModelIn = Field(
+        description="catalog slug, or a model description",
+        json_schema_extra=catalog_field("model"),
+    )
     hardware: HardwareIn = Field(default="custom", description="catalog slug, a GPU, or custom")
     runtime: str | None = Field(default=None, max_length=50)
     artifact: str | None = Field(default=None, max_length=120)

@@ -13,7 +13,7 @@ from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
 from app.i18n.validation_words import refusal
-from app.security.json_input import FREE_FORM_SCHEMA, LONE_SURROGATE, check_free_form
+from app.security.json_input import FREE_FORM_SCHEMA, LONE_SURROGATE, FreeForm, free_form
 from app.security.json_scan import lone_surrogate_at
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
@@ -55,17 +55,6 @@ def not_a_bool(value: Any) -> Any:
     return value
 
 
-def free_form(value: Any) -> Any:
-    """Kept as given, within bounds checked before anything recurses into it."""
-    problem = check_free_form(value)
-    if problem is not None:
-        raise ValueError(problem)
-    return value
-
-
-FreeForm = Annotated[
-    dict[str, Any], BeforeValidator(free_form), Field(json_schema_extra=FREE_FORM_SCHEMA)
-]
 FiniteFloat = Annotated[float, BeforeValidator(not_a_bool), Field(allow_inf_nan=False)]
 
 

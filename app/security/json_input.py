@@ -20,10 +20,11 @@ import math
 import re
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from pydantic import BeforeValidator, Field
 from starlette.concurrency import run_in_threadpool
 
 from app.i18n.catalogs import lazy_gettext as _l
@@ -226,6 +227,22 @@ def state_free_forms(node: Any) -> None:
             state_free_forms(value)
 
 
+def state_integer_range(node: Any) -> None:
+    """Every integer under `node` (a body's schema) says the range `loads_strict` reads, where
+    it states no narrower bound of its own."""
+    if isinstance(node, dict):
+        if node.get("type") == "integer":
+            if "minimum" not in node and "exclusiveMinimum" not in node:
+                node["minimum"] = INT_MIN
+            if "maximum" not in node and "exclusiveMaximum" not in node:
+                node["maximum"] = INT_MAX
+        for value in node.values():
+            state_integer_range(value)
+    elif isinstance(node, list):
+        for value in node:
+            state_integer_range(value)
+
+
 def check_free_form(
     value: Any,
     *,
@@ -275,6 +292,20 @@ def check_free_form(
     if where is not None:
         return f"{where or 'a key'} holds text that is not valid Unicode (a lone surrogate)"
     return None
+
+
+def free_form(value: Any) -> Any:
+    """Kept as given, within bounds checked before anything recurses into it."""
+    problem = check_free_form(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A free-form object in a body: checked as above, and stated so in the OpenAPI document.
+FreeForm = Annotated[
+    dict[str, Any], BeforeValidator(free_form), Field(json_schema_extra=FREE_FORM_SCHEMA)
+]
 
 
 class StrictJsonRequest(Request):

@@ -30,23 +30,22 @@ from tests.records.conftest import h200, valid  # noqa: F401 (fixtures)
 EXAMPLES_PER_OPERATION = 30
 # Every other operation is held to positive data acceptance: the served schema states what
 # the server requires (the catalog's slugs, stored tasks, allowed servers, cursors' form,
-# bounded free-form values), so a body valid by it is accepted. These still answer 422 to
-# some bodies valid by the schema, for rules it does not state yet:
+# bounded free-form values, 64-bit integers), so a body valid by it is accepted. (A worker's
+# result of another server or model than its job asked for is a conflict, 409.) These
+# still answer 422 to some bodies valid by the schema, for rules it does not state yet:
 SEMANTIC_422 = {
-    # A task check's json_schema must be a valid JSON Schema, and the schema states it as
-    # any object (its regex is stated as `format: regex`, generated as one that compiles).
-    "POST /api/tasks",
-    # The model's slug must be in the catalog, a quant name one the estimator knows, and a
-    # Hugging Face config must describe a model.
+    # A catalog model is stated by slug, and a safetensors description as one of its two
+    # files; a described model is not yet: a Hugging Face config must describe a model (its
+    # fields under several names, defaults by model_type, text_config merged, attention
+    # and MoE fields that go together), a quant name be one the estimator knows, a GPU name
+    # one it recognises, a repo one the Hub answers for; described hardware needs its
+    # figures, and a runtime, file and profile must go with the model.
     "POST /api/estimate",
-    # As the estimate's model; and a first-token target below what one request takes on
-    # every hardware weighed is refused (422, naming max_ttft_ms): that floor depends on the
-    # model and the hardware, so no schema can state it.
+    # As the estimate's model and hardware; a price per GPU-hour is stated as any value;
+    # and a first-token target below what one request takes on every hardware weighed is
+    # refused (422, naming max_ttft_ms): that floor depends on the model and the hardware,
+    # so no schema can state it.
     "POST /api/plan",
-    # A benchmark result's free values and counts are unbounded in the schema, and no JSON
-    # integer past 64 bits is accepted. (A result of another server or model than its job
-    # asked for is a conflict, 409.)
-    "POST /api/worker/jobs/{job_id}/result",
 }
 
 

@@ -66,6 +66,26 @@ def test_what_the_document_admits_is_accepted_and_what_it_leaves_out_is_refused(
     assert post_record(client, kept).status_code == 201
 
 
+def test_an_estimate_and_a_plan_name_a_catalog_model_or_describe_one(
+    client: TestClient, session: Session
+) -> None:
+    catalog = catalog_references(session)
+    document = client.get("/openapi.json").json()
+    for path in ("/api/estimate", "/api/plan"):
+        body = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+        schema = {**body["schema"], "components": document["components"]}
+        by_slug = schema["properties"]["model"]["oneOf"][0]
+        assert by_slug["enum"] == list(catalog.models)
+        validator = jsonschema.Draft202012Validator(schema["properties"]["model"])
+        assert not validator.is_valid("no-such-model")
+        assert not validator.is_valid({"safetensors_index": None, "params_b": 8})
+        assert validator.is_valid({"safetensors_header": {}, "safetensors_index": None})
+        assert client.post(path, json={"model": "no-such-model"}).status_code == 422
+        neither = client.post(path, json={"model": {"safetensors_index": None, "params_b": 8}})
+        assert neither.status_code == 422, neither.text
+        assert "model" in str(neither.json()["errors"])
+
+
 def test_the_document_follows_the_catalog(client: TestClient) -> None:
     """Built once per catalog definition: the same document while the catalog stands."""
     first = client.get("/openapi.json")

@@ -15,6 +15,16 @@ from tests.benchmarks.test_bench_jobs import FAST, job_body
 CLAIM = "/api/worker/claim"
 
 
+PLAN = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "extra_body": {"ignore_eos": True}}
+SMALL_RESULT = {
+    "plan": PLAN,
+    "started_at": "2026-01-01T00:00:00Z",
+    "finished_at": "2026-01-01T00:01:00Z",
+    "duration_s": 60.0,
+    "outcome": "ok",
+}
+
+
 def claim(client: httpx.Client, **body: Any) -> httpx.Response:
     return client.post(CLAIM, json={"worker": "test", **body})
 
@@ -191,6 +201,31 @@ def test_result_of_another_server_is_refused_and_the_job_stays_held(
             "progress",
         ),
         ("/api/worker/jobs/1/result", {"lease_token": "0" * 32, "result": {}}, "result.plan"),
+        # Every object of a result holds only the fields this server reads, as the schema says.
+        (
+            "/api/worker/jobs/1/result",
+            {"lease_token": "0" * 32, "result": {**SMALL_RESULT, "surprise": 1}},
+            "result.surprise",
+        ),
+        (
+            "/api/worker/jobs/1/result",
+            {"lease_token": "0" * 32, "result": {**SMALL_RESULT, "plan": {**PLAN, "x": 1}}},
+            "result.plan.x",
+        ),
+        # A plan's free-form extra body keeps to the free-form bounds.
+        (
+            "/api/worker/jobs/1/result",
+            {
+                "lease_token": "0" * 32,
+                "result": {**SMALL_RESULT, "plan": {**PLAN, "extra_body": {"a": 2.0**70}}},
+            },
+            "result.plan.extra_body",
+        ),
+        (
+            "/api/worker/jobs/1/result",
+            {"lease_token": "0" * 32, "result": {**SMALL_RESULT, "plan": {**PLAN, "lengths": []}}},
+            "result.plan.lengths",
+        ),
         ("/api/worker/jobs/1/fail", {"lease_token": "0" * 32, "error": ""}, "error"),
     ],
 )
@@ -205,6 +240,16 @@ def test_bad_bodies_are_refused_naming_the_field(
     assert response.status_code == 422, response.text
     fields = [error["field"] for error in response.json()["errors"]]
     assert any(f.startswith(field) for f in fields), fields
+
+
+def test_a_well_formed_result_passes_validation(dashboard: Dashboard) -> None:  # noqa: F811
+    with dashboard.client("worker") as client:
+        response = client.post(
+            "/api/worker/jobs/999999/result",
+            json={"lease_token": "0" * 32, "result": SMALL_RESULT},
+        )
+    # Read in full: only the job is missing.
+    assert response.status_code == 404, response.text
 
 
 def test_unknown_job_and_non_json_are_refused(dashboard: Dashboard) -> None:  # noqa: F811

@@ -58,7 +58,20 @@ def test_wrong_answers_fail_with_the_reason(check: dict, answer: str, reason: st
         ({}, "give exactly one of"),
         ({"equals": "a", "contains": "a"}, "got 2"),
         ({"regex": "(unclosed"}, "not a valid regular expression"),
-        ({"json_schema": {"type": "no-such-type"}}, "not a valid JSON Schema"),
+        ({"json_schema": {"type": "no-such-type"}}, "type: give one of object, array"),
+        # The keywords a check supports, and no others: what the OpenAPI document states.
+        ({"json_schema": {"oneOf": [{"type": "string"}]}}, "oneOf: not a keyword a check"),
+        (
+            {"json_schema": {"properties": {"a": {"pattern": "(x"}}}},
+            "pattern at properties.a: not a valid regular expression",
+        ),
+        ({"json_schema": {"required": ["a", "a"]}}, "required: name a property once"),
+        ({"json_schema": {"enum": [{"a": 1}]}}, "enum: give text, a number"),
+        ({"json_schema": {"maxLength": -1}}, "maxLength: give a whole number"),
+        (
+            {"json_schema": {"items": {"items": {"items": {"items": {"items": {"items": {}}}}}}}},
+            "nested deeper than 6 schemas at items.items.items.items.items.items",
+        ),
         ({"contains": "a", "tolerance": 1}, "tolerance goes with number only"),
         ({"number": 4, "tolerance": -1}, "greater than or equal to 0"),
         ({"contains": "a", "spelling": "b"}, "Extra inputs are not permitted"),
@@ -68,6 +81,27 @@ def test_bad_checks_are_refused_naming_the_problem(check: dict, message: str) ->
     with pytest.raises(ValidationError) as caught:
         TaskCheck.model_validate(check)
     assert message in str(caught.value)
+
+
+def test_every_supported_keyword_makes_a_check() -> None:
+    schema = {
+        "type": "object",
+        "description": "a person",
+        "required": ["name", "tags"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 80, "pattern": "^[A-Z]"},
+            "year": {"type": ["integer", "null"], "minimum": 1800, "maximum": 2100.0},
+            "role": {"enum": ["keeper", "clerk", None]},
+            "kind": {"const": 1887},
+            "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 5},
+            "extra": {"type": "object", "additionalProperties": {"type": "number"}},
+        },
+    }
+    check = TaskCheck.model_validate({"json_schema": schema})
+    answer = '{"name": "Harwick", "year": 1887, "kind": 1887, "tags": ["a"], "extra": {"x": 1}}'
+    assert check_answer(check, answer) is None
+    assert check_answer(check, '{"name": "harwick", "tags": ["a"]}') is not None
 
 
 def test_first_json_prefers_the_whole_answer_then_a_fence_then_the_first_value() -> None:

@@ -68,6 +68,7 @@ def test_bad_tasks_get_422_naming_every_field_and_store_nothing(
             {"prompt": "", "check": {"contains": "x"}},
             {"prompt": "q", "check": {"regex": "(", "contains": "x"}},
             {"prompt": "q", "check": {"json_schema": {"type": 5}}},
+            {"prompt": "q", "check": {"json_schema": {"$ref": "#/nowhere"}}},
         ],
         "colour": "red",
     }
@@ -75,7 +76,7 @@ def test_bad_tasks_get_422_naming_every_field_and_store_nothing(
     assert response.status_code == 422
     fields = {error["field"] for error in response.json()["errors"]}
     assert {"name", "prompts.0.prompt", "prompts.1.check.regex", "colour"} <= fields
-    assert "prompts.2.check.json_schema" in fields
+    assert {"prompts.2.check.json_schema", "prompts.3.check.json_schema"} <= fields
     empty = client.post("/api/tasks", json={"name": "empty", "prompts": []})
     assert empty.status_code == 422
     assert [e["field"] for e in empty.json()["errors"]] == ["prompts"]
