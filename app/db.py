@@ -4,7 +4,7 @@ import os
 import select
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -240,6 +240,11 @@ def _sqlite_writer_queue(engine: Engine) -> SqliteWriterQueue:
         if key not in _SQLITE_WRITERS:
             _SQLITE_WRITERS[key] = SqliteWriterQueue(engine.url.database)
         return _SQLITE_WRITERS[key]
+
+
+def sqlite_writing(engine: Engine) -> Callable[[], bool]:
+    """Whether a thread of this process holds the write turn of the engine's SQLite file."""
+    return _sqlite_writer_queue(engine).threads.locked
 
 
 def _queue_sqlite_writer(connection: Connection) -> SqliteWriterQueue | None:

@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.catalog.revision import Revisions
 from app.i18n import current_locale
 from app.i18n.negotiation import QUERY as LANGUAGE_QUERY
+from app.write_priority import give_way_to_a_write
 
 REVISION_TAG = re.compile(r'W/"r\d+(?:\.\d+)?-[\w-]+"')
 # What one kept body costs beyond its bytes: its key, its entry and the objects around it.
@@ -273,6 +274,7 @@ class CachedAtRevision:
         if not (known or REVISION_TAG.search(tags)):
             await self.app(scope, receive, send)
             return
+        await give_way_to_a_write(scope)
         glance = scope["state"].get("glance_revisions")
         revisions = glance() if glance is not None else None
         if revisions is None:

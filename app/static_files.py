@@ -20,6 +20,8 @@ from starlette.responses import FileResponse, Response
 from starlette.staticfiles import PathLike, StaticFiles
 from starlette.types import Scope
 
+from app.write_priority import give_way_to_a_write
+
 # A file larger than this is streamed from disk as before.
 LARGEST_KEPT = 4 * 1024 * 1024
 
@@ -40,6 +42,7 @@ class CachedStaticFiles(StaticFiles):
             except (OSError, ValueError):
                 full_path, stat_result = "", None  # Starlette's own path answers these
             if stat_result is not None and S_ISREG(stat_result.st_mode):
+                await give_way_to_a_write(scope)
                 return self.file_response(full_path, stat_result, scope)
         return await super().get_response(path, scope)  # directories, refusals, 404s
 
