@@ -101,7 +101,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         recipes = RecipeCache(sessions)
         _app.state.recipe_cache = recipes  # what the warm-up fills, for whoever checks it
         _app.state.warm_up = (
-            start_warm_up(sessions, recipes, settings.gc_thresholds) if settings.warm_up else None
+            start_warm_up(sessions, recipes, _app.router, settings.gc_thresholds)
+            if settings.warm_up
+            else None
         )
 
         # Writes beside reads: submissions and the revision reads of cached pages each

@@ -12,13 +12,19 @@ collector's sight (app.observability.runtime).
 
 import logging
 import threading
+from contextlib import suppress
+from datetime import UTC, datetime
 
+from babel.dates import format_datetime
+from babel.lists import format_list
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.routing import NoMatchFound, Router
 
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import current_revisions
 from app.i18n import LOCALES
 from app.i18n.catalogs import translations
+from app.i18n.numbers import decimal
 from app.observability.runtime import settle_long_lived_objects
 from app.records.evidence import load_detail_evidence
 from app.records.known_good import find_known_good
@@ -30,9 +36,11 @@ from app.web import templates
 log = logging.getLogger("servebook.warm_up")
 
 
-def warm_up(sessions: sessionmaker[Session], recipes: RecipeCache) -> None:
+def warm_up(sessions: sessionmaker[Session], recipes: RecipeCache, router: Router) -> None:
     for locale in LOCALES:
         translations(locale)
+        load_locale_data(locale)
+    find_every_route(router)
     for name in templates.env.list_templates(extensions=["html"]):
         templates.env.get_template(name)
     with sessions() as session:
@@ -50,8 +58,27 @@ def warm_up(sessions: sessionmaker[Session], recipes: RecipeCache) -> None:
             RecordPages(session).page(None, None, None, None, 1)
 
 
+def load_locale_data(locale: str) -> None:
+    """Babel reads a language's number, date and list patterns from its data files on first
+    use (19 ms of a first page's CPU, measured): word a number, a date and a list once."""
+    decimal(1234.5, locale=locale)
+    format_datetime(datetime(2026, 1, 1, tzinfo=UTC), locale=locale)
+    format_list(["a", "b"], locale=locale)
+
+
+def find_every_route(router: Router) -> None:
+    """A page's first link by route name walks every route, and FastAPI works out each
+    route's parameters on that first walk (half of a first detail page's CPU, measured): a
+    name no route has walks them all."""
+    with suppress(NoMatchFound):
+        router.url_path_for("servebook-warm-up: no such route")
+
+
 def start_warm_up(
-    sessions: sessionmaker[Session], recipes: RecipeCache, gc_thresholds: tuple[int, int, int]
+    sessions: sessionmaker[Session],
+    recipes: RecipeCache,
+    router: Router,
+    gc_thresholds: tuple[int, int, int],
 ) -> threading.Thread:
     """The warm-up on a thread of its own; `settle_long_lived_objects` when it is done."""
 
@@ -62,7 +89,7 @@ def start_warm_up(
         # Frozen before the collector runs again, none of it is walked at all.
         with collector_paused():
             try:
-                warm_up(sessions, recipes)
+                warm_up(sessions, recipes, router)
             except Exception:  # a cold first request is slower, never wrong
                 log.exception("warming up failed; the first requests do it themselves")
             settle_long_lived_objects(gc_thresholds)
