@@ -4,7 +4,7 @@ import os
 import select
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -213,6 +213,10 @@ class SqliteWriterQueue:
         )
         self.descriptor: int | None = None
         self.opened_by = 0  # a forked child opens its own: a shared descriptor shares the lock
+        # Clear while a thread of this process holds the write lock (the file lock taken,
+        # not only waited for): reads on the event loop give way to it (app.write_priority).
+        self.free = threading.Event()
+        self.free.set()
 
     def acquire(self) -> None:
         self.threads.acquire()
@@ -225,8 +229,10 @@ class SqliteWriterQueue:
         except BaseException:
             self.threads.release()
             raise
+        self.free.clear()
 
     def release(self) -> None:
+        self.free.set()
         try:
             if self.descriptor is not None:
                 fcntl.flock(self.descriptor, fcntl.LOCK_UN)
@@ -242,9 +248,9 @@ def _sqlite_writer_queue(engine: Engine) -> SqliteWriterQueue:
         return _SQLITE_WRITERS[key]
 
 
-def sqlite_writing(engine: Engine) -> Callable[[], bool]:
-    """Whether a thread of this process holds the write turn of the engine's SQLite file."""
-    return _sqlite_writer_queue(engine).threads.locked
+def sqlite_write_lock_free(engine: Engine) -> threading.Event:
+    """Set unless a thread of this process holds the write lock of the engine's SQLite file."""
+    return _sqlite_writer_queue(engine).free
 
 
 def _queue_sqlite_writer(connection: Connection) -> SqliteWriterQueue | None:

@@ -26,7 +26,7 @@ from app.catalog.revision import Revisions, SqliteRevisionGlance, current_revisi
 from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import Settings, get_settings
-from app.db import make_engine, make_sessionmaker, sqlite_writing
+from app.db import make_engine, make_sessionmaker, sqlite_write_lock_free
 from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
 from app.i18n import LocaleMiddleware
 from app.i18n.sentences import english, render
@@ -132,7 +132,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "read_revisions": read_revisions,
             "glance_revisions": glance,
             # Reads answered on the event loop give way to a write (app.write_priority).
-            "sqlite_writing": sqlite_writing(write_engine) if settings.is_sqlite else None,
+            "sqlite_write_lock_free": (
+                sqlite_write_lock_free(write_engine) if settings.is_sqlite else None
+            ),
             "revision_reads_at_once": CapacityLimiter(REVISION_READS_AT_ONCE),
             "settings": settings,
             "engine": engine,

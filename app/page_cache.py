@@ -274,7 +274,7 @@ class CachedAtRevision:
         if not (known or REVISION_TAG.search(tags)):
             await self.app(scope, receive, send)
             return
-        await give_way_to_a_write(scope)
+        give_way_to_a_write(scope)
         glance = scope["state"].get("glance_revisions")
         revisions = glance() if glance is not None else None
         if revisions is None:

@@ -42,7 +42,7 @@ class CachedStaticFiles(StaticFiles):
             except (OSError, ValueError):
                 full_path, stat_result = "", None  # Starlette's own path answers these
             if stat_result is not None and S_ISREG(stat_result.st_mode):
-                await give_way_to_a_write(scope)
+                give_way_to_a_write(scope)
                 return self.file_response(full_path, stat_result, scope)
         return await super().get_response(path, scope)  # directories, refusals, 404s
 
