@@ -3,9 +3,10 @@
 A recipe page, a fit table or their JSON changes only when the catalog revision moves; a
 page that lists records (a detail page's pending count, /records) changes with the records
 revision too, which every record and review moves. The body rendered at its revisions is
-kept and served again until they move. Every request still reads both (one indexed row,
-off the event loop), so a change committed by any app process shows on the next request of
-every other: nothing is served past a change.
+kept and served again until they move. Every request still reads both (one row: on a
+SQLite file on the event loop, never waiting; otherwise in a worker thread), so a change
+committed by any app process shows on the next request of every other: nothing is served
+past a change.
 
 A cached body is kept under the query parameters its page reads, not the whole query
 string: `?utm=x` or any other parameter no route reads asks for the same page, so it is
