@@ -4,10 +4,11 @@ so that what the OpenAPI document states is what the server takes.
 Keywords: `type` (a name or a list of names), `properties`, `required`,
 `additionalProperties` (true, false or a schema), `items`, `minItems`/`maxItems`, `enum`
 and `const` (text, numbers, true, false or null), `minimum`/`maximum`,
-`minLength`/`maxLength`, `pattern` (a regular expression) and `description`. A schema
+`minLength`/`maxLength`, `pattern` (a regular expression), `description`, and the
+annotations `title`, `$schema`, `$comment` and `format` (text, which accepts anything). A schema
 nests at most `MAX_ANSWER_SCHEMA_DEPTH` levels (a property's or an item's schema is one
 level below its parent's). Any other keyword is refused by name, rather than kept and
-perhaps not applied as its writer meant.
+perhaps not applied as its writer meant; a check stored before these rules still runs.
 
 The OpenAPI document states it as one component per level (`AnswerSchema1` ...), as the
 free-form values are (app.security.json_input): a generator expands each level once.
@@ -24,6 +25,9 @@ MAX_NAME = 200  # a property's name
 MAX_TEXT = 2000  # a description, a pattern, a text in `enum` or `const`
 MAX_COUNT = 1_000_000  # lengths and item counts: far past any answer
 TYPE_NAMES = ["object", "array", "string", "number", "integer", "boolean", "null"]
+# Text that explains a schema and changes nothing it accepts (`format` is an annotation in
+# JSON Schema 2020-12): schemas written elsewhere carry them, and they are kept as written.
+ANNOTATIONS = ("title", "$schema", "$comment", "format")
 
 ANSWER_SCHEMA = "AnswerSchema"
 # A field's mark in a model's JSON schema: the OpenAPI document refers it to the first level.
@@ -84,6 +88,7 @@ def answer_schema_components() -> dict[str, dict[str, Any]]:
             "maxItems": count(),
             "pattern": {"type": "string", "format": "regex", "maxLength": MAX_TEXT},
             "description": {"type": "string", "maxLength": MAX_TEXT},
+            **{key: {"type": "string", "maxLength": MAX_TEXT} for key in ANNOTATIONS},
             "additionalProperties": {"type": "boolean"},
         }
         if depth < MAX_ANSWER_SCHEMA_DEPTH:
@@ -167,7 +172,7 @@ def keyword_problem(key: str, value: Any) -> str | None:
         # As JSON Schema reads an integer: 12.0 is one.
         whole = is_bounded_number(value) and float(value).is_integer()
         return None if whole and 0 <= value <= MAX_COUNT else f"give a whole number 0..{MAX_COUNT}"
-    if key in ("pattern", "description"):
+    if key in ("pattern", "description", *ANNOTATIONS):
         if not isinstance(value, str) or len(value) > MAX_TEXT:
             return f"give text of at most {MAX_TEXT} characters"
         return regex_problem(value) if key == "pattern" else None

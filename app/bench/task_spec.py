@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
@@ -28,6 +29,8 @@ from pydantic import (
 from app.bench.answer_schema import ANSWER_SCHEMA_MARK, MAX_KEYS, answer_schema_problem
 
 CHECK_KINDS = ("equals", "contains", "regex", "json_schema", "number")
+# Validation context of a check read back from the database (app.tasks.service.prompt_spec).
+STORED = "stored"
 MAX_PROMPTS = 200
 # About 25K tokens of English: room for a long document, while a prompt at the limit stays
 # far below the API's body limit (the needle covers longer contexts).
@@ -86,9 +89,13 @@ class TaskCheck(BaseModel):
 
     @field_validator("json_schema")
     @classmethod
-    def _valid_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _valid_schema(
+        cls, value: dict[str, Any] | None, info: ValidationInfo
+    ) -> dict[str, Any] | None:
         if value is not None:
-            problem = answer_schema_problem(value)
+            # A stored check is read as it was accepted, whatever rules came after.
+            stored = bool(info.context and info.context.get(STORED))
+            problem = None if stored else answer_schema_problem(value)
             if problem is not None:
                 raise ValueError(f"not a JSON Schema a check supports: {problem}")
             try:

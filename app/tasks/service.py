@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.bench.task_spec import STORED, TaskSpec
 from app.bench.task_spec import TaskPrompt as PromptSpec
-from app.bench.task_spec import TaskSpec
 from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
@@ -85,7 +85,8 @@ def same_content(task: Task, data: TaskIn) -> bool:
 
 def prompt_spec(prompt: TaskPrompt) -> PromptSpec:
     return PromptSpec.model_validate(
-        {"prompt": prompt.prompt, "check": prompt.check, "max_tokens": prompt.max_tokens}
+        {"prompt": prompt.prompt, "check": prompt.check, "max_tokens": prompt.max_tokens},
+        context={STORED: True},
     )
 
 
