@@ -27,6 +27,8 @@ from pydantic import (
 )
 
 from app.bench.answer_schema import ANSWER_SCHEMA_MARK, MAX_KEYS, answer_schema_problem
+from app.i18n.validation_words import refused
+from app.security.json_input import not_a_bool
 
 CHECK_KINDS = ("equals", "contains", "regex", "json_schema", "number")
 # Validation context of a check read back from the database (app.tasks.service.prompt_spec).
@@ -97,7 +99,7 @@ class TaskCheck(BaseModel):
             stored = bool(info.context and info.context.get(STORED))
             problem = None if stored else answer_schema_problem(value)
             if problem is not None:
-                raise ValueError(f"not a JSON Schema a check supports: {problem}")
+                raise refused(problem)
             try:
                 Draft202012Validator.check_schema(value)
             except SchemaError as error:
@@ -134,6 +136,8 @@ class TaskPrompt(BaseModel):
     check: TaskCheck
     max_tokens: int | None = Field(default=None, ge=1, le=32_768)
 
+    _whole_numbers = field_validator("max_tokens", mode="before")(not_a_bool)
+
 
 class TaskSpec(BaseModel):
     """What a benchmark run needs of a task; ``id`` is set when it comes from the database."""
@@ -149,6 +153,8 @@ class TaskSpec(BaseModel):
         default=None, ge=1, le=32_768, description="output tokens per prompt; else the plan's"
     )
     prompts: list[TaskPrompt] = Field(min_length=1, max_length=MAX_PROMPTS)
+
+    _whole_numbers = field_validator("id", "version", "max_tokens", mode="before")(not_a_bool)
 
 
 class TaskFileError(ValueError):

@@ -20,7 +20,8 @@ from app.catalog.openapi import STORED_KEY, catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.records.schemas import TRIMMED_TEXT, not_a_bool
+from app.records.schemas import TRIMMED_TEXT
+from app.security.json_input import not_a_bool
 
 # A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"

@@ -54,6 +54,11 @@ def refusal(kind: Kind, **params: Any) -> PydanticCustomError:
     return PydanticCustomError(kind.code, "{text}", {"text": text, **params})
 
 
+def refused(sentence: Sentence) -> PydanticCustomError:
+    """`refusal` of a sentence already made."""
+    return refusal(Kind(sentence.code), **sentence.params)
+
+
 def said_by_pydantic(item: dict[str, Any]) -> Sentence | None:
     """The coded form of one of pydantic's `errors()`, when its type is known."""
     kind = str(item.get("type", ""))

@@ -13,7 +13,13 @@ from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
 from app.i18n.validation_words import refusal
-from app.security.json_input import FREE_FORM_SCHEMA, LONE_SURROGATE, FreeForm, free_form
+from app.security.json_input import (
+    FREE_FORM_SCHEMA,
+    LONE_SURROGATE,
+    FreeForm,
+    free_form,
+    not_a_bool,
+)
 from app.security.json_scan import lone_surrogate_at
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
@@ -42,17 +48,9 @@ FINITE: dict[str, bool] = {"allow_inf_nan": False}
 MAX_SAMPLES = 10_000  # per metric: the benchmark client's largest ramp sends far fewer
 
 
-NOT_A_BOOL = register("input.not_a_bool", _l("give a number, not true or false"))
 NO_VALUE = register(
     "record.no_measured_value", _l("give at least one measured value for this point")
 )
-
-
-def not_a_bool(value: Any) -> Any:
-    """JSON `true` is not the number 1: numbers must be numbers (or, from a form, digits)."""
-    if isinstance(value, bool):
-        raise refusal(NOT_A_BOOL)
-    return value
 
 
 FiniteFloat = Annotated[float, BeforeValidator(not_a_bool), Field(allow_inf_nan=False)]

@@ -29,6 +29,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
+from app.i18n.validation_words import refusal
 from app.security.json_scan import lone_surrogate_at, may_hold_surrogate, nesting_depth
 
 # SQLite stores integers as signed 64-bit; JSON numbers beyond that cannot round-trip.
@@ -292,6 +293,16 @@ def check_free_form(
     if where is not None:
         return f"{where or 'a key'} holds text that is not valid Unicode (a lone surrogate)"
     return None
+
+
+NOT_A_BOOL = register("input.not_a_bool", _l("give a number, not true or false"))
+
+
+def not_a_bool(value: Any) -> Any:
+    """JSON `true` is not the number 1: numbers must be numbers (or, from a form, digits)."""
+    if isinstance(value, bool):
+        raise refusal(NOT_A_BOOL)
+    return value
 
 
 def free_form(value: Any) -> Any:

@@ -3,11 +3,11 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.bench.task_spec import MAX_PROMPTS, TaskPrompt
 from app.i18n.validation_words import refusal
-from app.security.json_input import LONE_SURROGATE
+from app.security.json_input import LONE_SURROGATE, not_a_bool
 from app.security.json_scan import lone_surrogate_at
 
 
@@ -25,6 +25,9 @@ class TaskIn(BaseModel):
     )
     max_tokens: int | None = Field(default=None, ge=1, le=32_768)
     prompts: list[TaskPrompt] = Field(min_length=1, max_length=MAX_PROMPTS)
+
+    # JSON `true` is not the count 1 (it was stored as 1).
+    _whole_numbers = field_validator("version", "max_tokens", mode="before")(not_a_bool)
 
     @model_validator(mode="before")
     @classmethod

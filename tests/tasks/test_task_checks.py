@@ -66,7 +66,7 @@ def test_wrong_answers_fail_with_the_reason(check: dict, answer: str, reason: st
         ({"json_schema": {"oneOf": [{"type": "string"}]}}, "oneOf: not a keyword a check"),
         (
             {"json_schema": {"properties": {"a": {"pattern": "(x"}}}},
-            "pattern at properties.a: not a valid regular expression",
+            "properties.a.pattern: not a valid regular expression",
         ),
         ({"json_schema": {"required": ["a", "a"]}}, "required: name a property once"),
         ({"json_schema": {"enum": [{"a": 1}]}}, "enum: give text, a number"),

@@ -4,6 +4,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.i18n.messages import in_locale
+from app.i18n.sentences import Sentence, render
 from app.models import Task
 
 TASK = {
@@ -80,9 +82,42 @@ def test_bad_tasks_get_422_naming_every_field_and_store_nothing(
     empty = client.post("/api/tasks", json={"name": "empty", "prompts": []})
     assert empty.status_code == 422
     assert [e["field"] for e in empty.json()["errors"]] == ["prompts"]
+    # JSON `true` is not the count 1.
+    counts = {**TASK, "max_tokens": True, "version": True}
+    counts["prompts"] = [{**TASK["prompts"][0], "max_tokens": True}]
+    bools = client.post("/api/tasks", json=counts)
+    assert bools.status_code == 422
+    assert {e["field"] for e in bools.json()["errors"]} == {
+        "max_tokens",
+        "version",
+        "prompts.0.max_tokens",
+    }
     not_object = client.post("/api/tasks", json=[TASK])
     assert not_object.status_code == 422
     assert not_object.json()["errors"][0]["field"] == "body"
+    assert task_rows(session) == 0
+
+
+def test_a_refused_answer_schema_is_coded_for_the_readers_language(
+    client: TestClient, session: Session
+) -> None:
+    """JSON says it in English with its code and params; a page words the code in the
+    reader's language, from the same catalogs."""
+    bad = {**TASK, "prompts": [{"prompt": "q", "check": {"json_schema": {"oneOf": []}}}]}
+    response = client.post("/api/tasks", json=bad)
+    assert response.status_code == 422
+    (error,) = response.json()["errors"]
+    assert error["field"] == "prompts.0.check.json_schema"
+    assert error["message"] == "oneOf: not a keyword a check supports"
+    assert error["code"] == "answer_schema.not_a_keyword"
+    assert error["params"] == {"at": "oneOf"}
+    worded = {}
+    for language in ("en", "ko", "ja"):
+        with in_locale(language):
+            worded[language] = render(Sentence(error["code"], error["params"]))
+    assert worded["en"] == error["message"]
+    assert all(text.startswith("oneOf: ") for text in worded.values())
+    assert len(set(worded.values())) == 3
     assert task_rows(session) == 0
 
 
