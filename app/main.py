@@ -101,7 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         recipes = RecipeCache(sessions)
         _app.state.recipe_cache = recipes  # what the warm-up fills, for whoever checks it
         _app.state.warm_up = (
-            start_warm_up(sessions, recipes, _app.router, settings.gc_thresholds)
+            start_warm_up(sessions, recipes, _app, settings.gc_thresholds)
             if settings.warm_up
             else None
         )
@@ -121,6 +121,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # On a SQLite file, read on the event loop first (a worker thread when it is busy).
         sqlite_path = settings.sqlite_path
         glance = SqliteRevisionGlance(str(sqlite_path)) if sqlite_path else None
+        if glance is not None:
+            glance()  # its connection opened now, before the first page waits for it
         _app.state.revision_glance = glance
 
         yield {

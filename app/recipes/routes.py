@@ -20,6 +20,8 @@ from app.page_cache import serve_at_revision
 from app.plan.fit_load import row_load_out, rows_for_load
 from app.plan.options import PlanOption
 from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
+from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
+from app.recipes.detail_page import detail_context
 from app.recipes.estimate_page import (
     PAGE_FIELDS,
     FormRefused,
@@ -28,17 +30,11 @@ from app.recipes.estimate_page import (
     page_request,
     share_query,
 )
-from app.recipes.knobs import knob_rows
 from app.recipes.load_curve import load_curve
-from app.recipes.load_out import profile_line, speed_at_load
+from app.recipes.load_out import profile_line
 from app.recipes.presenters import (
-    benchmark_prefill,
     detail_out,
-    exposure_note,
     fit_row_out,
-    memory_check,
-    record_prefill,
-    smoke_test,
 )
 from app.recipes.schemas import (
     EstimateOut,
@@ -162,27 +158,8 @@ def detail_page(
     recipe = resolved.recipe(hardware, profile)
 
     def build() -> Response:
-        records = load_detail_evidence(session, recipe, Revisions(revision, records_at))
-        context = {
-            "recipe": recipe,
-            "profiles": resolved.inputs.profiles,
-            "knobs": knob_rows(recipe),
-            "speed_at_load": speed_at_load(recipe),
-            "load_curve": load_curve(recipe, records.summary),
-            "smoke_test": smoke_test(recipe),
-            "memory_check": memory_check(recipe),
-            "exposure_note": exposure_note(recipe),
-            "records": records,
-            "record_prefill": record_prefill(recipe),
-            "benchmark_prefill": benchmark_prefill(recipe),
-            "known_good": find_known_good(
-                session, recipe.model, recipe.hardware, recipe.profile, revision
-            ),
-            "safe_ceiling": load_safe_ceiling(
-                session, recipe.model.id, recipe.hardware.id, recipe.profile.id
-            ),
-        }
-        return render(request, "recipes/detail.html", context)
+        context = detail_context(session, resolved, recipe, Revisions(revision, records_at))
+        return render(request, DETAIL_TEMPLATE, context)
 
     return serve_at_revision(request, revision, build, records=records_at)
 
