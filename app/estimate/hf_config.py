@@ -20,7 +20,7 @@ from typing import Any
 from app.estimate.errors import EstimateError
 
 # Fields transformers fills in when a config leaves them out, by model type.
-_DEFAULTS: dict[str, dict[str, Any]] = {
+MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {
         "vocab_size": 262208,
         "max_position_embeddings": 131072,
@@ -34,7 +34,22 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 _GATED_ATTENTION = {"qwen3_next"}
 # Llama 4: every MoE layer adds one always-active shared expert of the routed experts' size,
 # and its dense layers have their own, wider MLP (`intermediate_size_mlp`).
-_LLAMA4 = {"llama4", "llama4_text"}
+LLAMA4 = {"llama4", "llama4_text"}
+# The names a config gives each field under (the first one given is read); the schema the
+# API states (app.estimate.hf_config_schema) is written from the same names.
+LAYER_FIELDS = ("num_hidden_layers", "n_layer", "num_layers")
+HIDDEN_FIELDS = ("hidden_size", "n_embd", "d_model")
+HEAD_FIELDS = ("num_attention_heads", "n_head")
+EXPERT_FIELDS = ("num_local_experts", "num_experts", "n_routed_experts")
+ACTIVE_EXPERT_FIELDS = ("num_experts_per_tok", "experts_per_token", "top_k_experts")
+MLA_FIELDS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+LINEAR_FIELDS = (
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
 # Fields a config may give its native context under.
 CONTEXT_FIELDS = (
     "max_position_embeddings",
@@ -98,13 +113,8 @@ class _Config:
     def __init__(self, raw: Mapping[str, Any]) -> None:
         if not isinstance(raw, Mapping):
             raise EstimateError("hf_config", "a config.json must be a JSON object")
-        text = raw.get("text_config")
-        merged = dict(raw)
-        if isinstance(text, Mapping):
-            merged = {**{k: v for k, v in raw.items() if k != "text_config"}, **text}
-        model_type = str(merged.get("model_type") or "")
-        self.values = {**_DEFAULTS.get(model_type, {}), **merged}
-        self.model_type = model_type
+        self.values = merged_config(raw)
+        self.model_type = str(self.values.get("model_type") or "")
 
     def int(self, *names: str, default: int | None = None, required: bool = True) -> int | None:
         for name in names:
@@ -125,12 +135,24 @@ class _Config:
         return default if value is None else value
 
 
+def merged_config(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields as read: the language model's (`text_config`) over the top level's (a
+    null there gives none), over the defaults transformers fills in for its model type."""
+    text = raw.get("text_config")
+    merged = dict(raw)
+    if isinstance(text, Mapping):
+        given = {k: v for k, v in text.items() if v is not None}
+        merged = {**{k: v for k, v in raw.items() if k != "text_config"}, **given}
+    model_type = str(merged.get("model_type") or "")
+    return {**MODEL_TYPE_DEFAULTS.get(model_type, {}), **merged}
+
+
 def read_hf_config(raw: Mapping[str, Any]) -> ModelShape:
     """The model fields and parameter counts a config.json gives."""
     c = _Config(raw)
-    layers = c.int("num_hidden_layers", "n_layer", "num_layers")
-    hidden = c.int("hidden_size", "n_embd", "d_model")
-    heads = c.int("num_attention_heads", "n_head")
+    layers = c.int(*LAYER_FIELDS)
+    hidden = c.int(*HIDDEN_FIELDS)
+    heads = c.int(*HEAD_FIELDS)
     if not layers or not hidden or not heads:
         raise EstimateError("hf_config", "layers, hidden_size and attention heads must be > 0")
     kv_heads = c.int("num_key_value_heads", "n_head_kv", default=heads)
@@ -279,14 +301,14 @@ def _attention_params(
 
 def _moe(c: _Config, hidden: int) -> tuple[int, int, int, int]:
     """Routed experts, experts per token, parameters of one routed expert, MoE layers."""
-    experts = c.int("num_local_experts", "num_experts", "n_routed_experts", default=0) or 0
+    experts = c.int(*EXPERT_FIELDS, default=0) or 0
     if experts <= 1:
         return 0, 0, 0, 0
-    active = c.int("num_experts_per_tok", "experts_per_token", "top_k_experts")
+    active = c.int(*ACTIVE_EXPERT_FIELDS)
     if not 1 <= active <= experts:
         raise EstimateError("hf_config", f"{active} experts per token of {experts}")
     size = c.int("moe_intermediate_size", "intermediate_size")
-    layers = c.int("num_hidden_layers", "n_layer", "num_layers")
+    layers = c.int(*LAYER_FIELDS)
     # gate, up and down projections; gpt-oss adds a bias to each
     bias = 2 * size + hidden if c.model_type == "gpt_oss" else 0
     return experts, active, 3 * hidden * size + bias, _moe_layer_count(c, layers)
@@ -310,7 +332,7 @@ def _moe_layer_count(c: _Config, layers: int) -> int:
 
 def _dense_mlp_size(c: _Config) -> int:
     """The MLP width of a dense (non-MoE) layer."""
-    if c.model_type in _LLAMA4:
+    if c.model_type in LLAMA4:
         return c.int("intermediate_size_mlp", "intermediate_size", default=0) or 0
     return c.int("intermediate_size", "ffn_dim", default=0) or 0
 
@@ -320,7 +342,7 @@ def _shared_expert_params(c: _Config, hidden: int) -> int:
     shared = c.int("n_shared_experts", default=0) or 0
     if shared:
         return shared * 3 * hidden * c.int("moe_intermediate_size")
-    if c.model_type in _LLAMA4:
+    if c.model_type in LLAMA4:
         return 3 * hidden * c.int("intermediate_size")
     size = c.int("shared_expert_intermediate_size", default=0) or 0
     return 3 * hidden * size + hidden if size else 0  # plus its one-output gate

@@ -121,6 +121,8 @@ class Plan:
     request: PlanRequest
     options: list[PlanOption] = field(default_factory=list)
     listed_all: bool = True  # False: only the configurations that fit are listed
+    # One request's first token on the fastest hardware weighed (its figure and option).
+    least_ttft: tuple[float, PlanOption] | None = None
 
     @property
     def priced(self) -> bool:

@@ -68,4 +68,19 @@ def plan_out(plan: Plan) -> dict[str, Any]:
         "options": [option_out(option) for option in plan.options],
         "cheapest": plan.cheapest,
         "smallest": plan.smallest,
+        # The least a first-token target can ask: one request on the fastest hardware
+        # weighed that holds the model (a target below it is refused, naming max_ttft_ms).
+        "least_ttft": _least_ttft(plan),
+    }
+
+
+def _least_ttft(plan: Plan) -> dict[str, Any] | None:
+    if plan.least_ttft is None:
+        return None
+    least_ms, option = plan.least_ttft
+    assert option.single.ttft is not None
+    return {
+        "ms": least_ms,
+        "basis": option.single.ttft["basis"],
+        "hardware": option.candidate.label,
     }

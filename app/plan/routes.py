@@ -11,7 +11,7 @@ from app.plan.presenters import plan_out
 from app.plan.schemas import PlanOut, PlanRequest
 from app.plan.service import PlanRefused, plan_load
 from app.recipes.described_estimate import dotted_errors, inline_schema
-from app.recipes.routes import RecipesDep, hub_fetch_refused
+from app.recipes.routes import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused
 from app.security.json_input import StrictJsonRoute
 from app.web import is_htmx, render
 
@@ -21,27 +21,28 @@ api_router = APIRouter(prefix="/api", tags=["recipes"], route_class=StrictJsonRo
 
 def answer(
     request: Request, service: RecipesDep, body: dict[str, Any]
-) -> tuple[dict[str, Any] | None, dict[str, str]]:
-    """The plan's JSON, or the errors by field."""
+) -> tuple[dict[str, Any] | None, dict[str, str], int]:
+    """The plan's JSON, or the errors by field and the status they answer (422; 403 for a
+    Hub fetch this server will not make; the Hub's own answer for a repository)."""
     try:
         parsed = PlanRequest.model_validate(body)
     except ValidationError as error:
-        return None, dotted_errors(error)
+        return None, dotted_errors(error), 422
     refused = hub_fetch_refused(request, parsed)  # type: ignore[arg-type]
     if refused:
-        return None, refused
+        return None, refused, 403
     try:
         plan = plan_load(service, parsed, request.app.state.settings)
     except PlanRefused as refusal:
-        return None, refusal.errors
-    return plan_out(plan), {}
+        return None, refusal.errors, refusal.status
+    return plan_out(plan), {}, 200
 
 
 @api_router.post(
     "/plan",
     name="api:plan",
     response_model=PlanOut,
-    responses={422: {"description": 'errors by field name: {"errors": {field: message}}'}},
+    responses=DESCRIBED_RESPONSES,
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -55,9 +56,9 @@ def plan_api(
     """The hardware that serves `users` concurrent requests at the speed and first-token
     targets: replicas, profile, figures at that load, cost and command, by cost (by GPUs
     without prices); `cheapest` and `smallest` index the options that meet the load."""
-    out, errors = answer(request, service, body)
+    out, errors, status = answer(request, service, body)
     if errors:
-        return JSONResponse({"errors": errors}, status_code=422)
+        return JSONResponse({"errors": errors}, status_code=status)
     return JSONResponse(out)
 
 
@@ -79,7 +80,7 @@ def plan_page(request: Request, service: RecipesDep) -> Response:
     if asked:
         body, errors = page_body(request.query_params)
         if not errors:
-            context["plan"], errors = answer(request, service, body)
+            context["plan"], errors, _ = answer(request, service, body)
         context["errors"] = errors
     # htmx swaps only a 2xx answer: its fragment says what to fix with a 200.
     status = 422 if context["errors"] and not is_htmx(request) else 200

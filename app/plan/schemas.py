@@ -9,7 +9,7 @@ from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.recipes.schemas import GpuByName, HardwareIn, ModelIn
+from app.recipes.estimate_request import GpuByName, HardwareIn, ModelIn
 
 MAX_USERS = 1_000_000
 
@@ -20,6 +20,12 @@ PRICE_NOT_POSITIVE = register(
 PRICE_FOR_NOT_POSITIVE = register(
     "plan.price_for_not_positive",
     _l("the price per GPU-hour for %(hardware)s must be greater than 0, not %(price)s"),
+)
+# A price per GPU-hour past any rental's (the dearest machines rent for tens of dollars).
+MAX_PRICE = 1_000_000
+PRICE_TOO_HIGH = register(
+    "plan.price_too_high",
+    _l("a price per GPU-hour is at most %(most)s, not %(price)s"),
 )
 PRICE_NOT_A_NUMBER = register(
     "plan.price_not_a_number",
@@ -34,7 +40,26 @@ def _price(value: Any, hardware: str | None = None) -> float:
         if hardware is None:
             raise refusal(PRICE_NOT_POSITIVE, price=value)
         raise refusal(PRICE_FOR_NOT_POSITIVE, hardware=hardware, price=value)
+    if value > MAX_PRICE:
+        raise refusal(PRICE_TOO_HIGH, most=MAX_PRICE, price=value)
     return float(value)
+
+
+_PRICE = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_PRICE}
+# One price for every hardware, or prices keyed by catalog hardware (the served document
+# lists its slugs; a weighed card's own label is read too).
+PRICE_SCHEMA = {
+    "anyOf": [
+        _PRICE,
+        {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"type": "string", **catalog_field("hardware")},
+            "additionalProperties": _PRICE,
+        },
+        {"type": "null"},
+    ]
+}
 
 
 class PlanRequest(BaseModel):
@@ -51,7 +76,12 @@ class PlanRequest(BaseModel):
         gt=0, le=100_000, description="the least decode speed each request must see"
     )
     max_ttft_ms: float | None = Field(
-        default=None, gt=0, le=86_400_000, description="the first token within, milliseconds"
+        default=None,
+        gt=0,
+        le=86_400_000,
+        description="the first token within, milliseconds; at least the plan's "
+        "`least_ttft.ms` (the same request answered without it)",
+        json_schema_extra={"x-at-least-answered": ["least_ttft", "ms"]},
     )
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
@@ -61,12 +91,16 @@ class PlanRequest(BaseModel):
         max_length=64,
         description="catalog slugs or {gpu, count}; every catalog configuration that fits "
         "when not given",
+        json_schema_extra=catalog_field("hardware"),
     )
     price_per_gpu_hour: Any = Field(
         default=None,
         description="a price per GPU-hour for every hardware, or an object keyed by hardware",
+        json_schema_extra=PRICE_SCHEMA,
     )
-    profile: str = Field(default="balanced", max_length=50)
+    profile: str = Field(
+        default="balanced", max_length=50, json_schema_extra=catalog_field("profile", also=[])
+    )
     evidence: Literal["use", "ignore"] = "use"
 
     @field_validator("price_per_gpu_hour")
@@ -117,8 +151,19 @@ class PlanOptionOut(BaseModel):
     command: str | None
 
 
+class LeastTtftOut(BaseModel):
+    ms: float
+    basis: Basis | None
+    hardware: str
+
+
 class PlanOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     options: list[PlanOptionOut]
     cheapest: int | None  # index of the meeting option of least cost per hour
     smallest: int | None  # index of the meeting option of fewest GPUs
+    least_ttft: LeastTtftOut | None = Field(
+        default=None,
+        description="one request's first token on the fastest hardware weighed that holds "
+        "the model: the least max_ttft_ms may ask",
+    )

@@ -35,11 +35,12 @@ from app.plan.search import most_carried
 from app.recipes.described_estimate import (
     RequestHardware,
     RequestModel,
+    errors_status,
     request_hardware,
     request_model,
 )
+from app.recipes.estimate_request import GpuByName
 from app.recipes.load_out import asked_load_out
-from app.recipes.schemas import GpuByName
 from app.recipes.selector import (
     CUSTOM,
     SelectorInput,
@@ -78,6 +79,7 @@ class PlanRefused(Exception):
     def __init__(self, errors: dict[str, str]) -> None:
         super().__init__(errors)
         self.errors = errors
+        self.status = errors_status(errors)  # 422, or the Hub's answer for a repository
 
 
 def plan_load(
@@ -93,14 +95,15 @@ def plan_load(
         _plan_one(service, model, candidate, request, prices.get(candidate.label))
         for candidate in candidates
     ]
-    _check_ttft_target(request, options)
+    least = least_first_token(request, options)
+    _check_ttft_target(request, least)
     listed_all = True
     if request.hardware is None:  # by default the configurations that fit; all if none does
         fitting = [option for option in options if option.single.limit(request) != MEMORY]
         listed_all = not fitting
         options = fitting or options
     options.sort(key=_order)
-    return Plan(request, options, listed_all)
+    return Plan(request, options, listed_all, least)
 
 
 def _order(option: PlanOption) -> tuple:
@@ -273,22 +276,28 @@ def _plan_one(
     return option(replicas, carried, carried.limit(request))
 
 
-def _check_ttft_target(request: PlanRequest, options: list[PlanOption]) -> None:
-    """A first-token target below any single request's first token is refused (422)."""
-    if request.max_ttft_ms is None:
-        return
+def least_first_token(
+    request: PlanRequest, options: list[PlanOption]
+) -> tuple[float, PlanOption] | None:
+    """The first token one request sees on the fastest hardware weighed that holds the
+    model (the low end of its range), and that hardware: the least a target can ask."""
     singles = [
         (option.single.ttft["low"], option)
         for option in options
         if option.single.limit(request) != MEMORY and option.single.ttft is not None
     ]
-    if not singles:
+    return min(singles, key=lambda pair: pair[0]) if singles else None
+
+
+def _check_ttft_target(request: PlanRequest, least: tuple[float, PlanOption] | None) -> None:
+    """A first-token target below any single request's first token is refused (422)."""
+    if request.max_ttft_ms is None or least is None:
         return
-    least, fastest = min(singles, key=lambda pair: pair[0])
-    if request.max_ttft_ms < least:
+    least_ms, fastest = least
+    if request.max_ttft_ms < least_ms:
         said = TTFT_BELOW_ONE_REQUEST(
             prompt=fastest.single.figures["request_shape"]["prompt_tokens"],
-            least=round(least),
+            least=round(least_ms),
             hardware=fastest.candidate.name,
         )
         raise PlanRefused({"max_ttft_ms": say(said)})

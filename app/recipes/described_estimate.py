@@ -19,8 +19,7 @@ from app.estimate.messages import Code, Message, message
 from app.i18n.messages import english, messages_json
 from app.i18n.validation_words import pydantic_text
 from app.models import Hardware
-from app.recipes.presenters import estimate_out
-from app.recipes.schemas import (
+from app.recipes.estimate_request import (
     EstimateRequest,
     GpuByName,
     ModelByConfig,
@@ -28,10 +27,11 @@ from app.recipes.schemas import (
     ModelByRepo,
     ModelBySafetensors,
 )
+from app.recipes.presenters import estimate_out
 from app.recipes.selector import SelectorResult, run_selector
 from app.resolve.custom import HardwareDescription
 from app.resolve.described import ModelDescription, described_inputs, described_model
-from app.resolve.hub import describe_repo
+from app.resolve.hub import HubUnavailable, describe_repo
 from app.resolve.inputs import ModelInputs
 from app.resolve.model_sources import (
     from_hf_config,
@@ -41,6 +41,19 @@ from app.resolve.model_sources import (
     safetensors_index_bytes,
 )
 from app.resolve.service import RecipeService
+
+
+class FieldErrors(dict[str, str]):
+    """Errors by field, and the HTTP status they answer: 422 (the request is at fault)
+    unless the Hub's answer for a repository says otherwise (`HubUnavailable.status`)."""
+
+    def __init__(self, errors: dict[str, str], status: int = 422) -> None:
+        super().__init__(errors)
+        self.status = status
+
+
+def errors_status(errors: dict[str, str]) -> int:
+    return errors.status if isinstance(errors, FieldErrors) else 422
 
 
 @dataclass
@@ -53,6 +66,7 @@ class DescribedResult:
     # What the answer assumed beyond the recipe's own inputs (a card's common size).
     assumed: tuple[Message, ...] = ()
     card: dict[str, Any] | None = None  # the card a GPU name was read as, and its others
+    status: int = 422  # what errors answer (the Hub's part may be 403, 404 or 502)
 
 
 def answer_out(answer: DescribedResult, concurrency: int | None = None) -> dict[str, Any]:
@@ -234,6 +248,8 @@ def request_model(
     if description is None:
         try:
             description = describe(model, settings, context)
+        except HubUnavailable as error:
+            return FieldErrors({"model.repo": error.message}, error.status)
         except EstimateError as error:
             return {f"model.{error.field}": error.message}
     described = described_model(description, context)
@@ -257,7 +273,7 @@ def run_estimate(
     raw.update(hardware.fields)
     model = request_model(service, request.model, settings, request.context, description)
     if isinstance(model, dict):
-        return DescribedResult(SelectorResult(raw, model))
+        return DescribedResult(SelectorResult(raw, model), status=errors_status(model))
     if model.artifact is not None:
         raw["artifact"] = model.artifact
     result = run_selector(service, model.inputs, raw)

@@ -11,7 +11,7 @@ from app.catalog.presenters import model_out
 from app.catalog.revision import Revisions, current_records_revision, current_revision
 from app.catalog.schemas import FitFilters
 from app.db import SessionDep
-from app.errors import error_responses
+from app.errors import ERROR_DESCRIPTIONS, error_responses
 from app.estimate import EstimateError, Verdict
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
@@ -30,19 +30,14 @@ from app.recipes.estimate_page import (
     page_request,
     share_query,
 )
+from app.recipes.estimate_request import EstimateRequest, ModelByRepo
 from app.recipes.load_curve import load_curve
 from app.recipes.load_out import profile_line
 from app.recipes.presenters import (
     detail_out,
     fit_row_out,
 )
-from app.recipes.schemas import (
-    EstimateOut,
-    EstimateRequest,
-    FitTableOut,
-    ModelByRepo,
-    RowLoadOut,
-)
+from app.recipes.schemas import EstimateOut, FitTableOut, RowLoadOut
 from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.records.known_good import find_known_good, known_good_out
@@ -239,11 +234,28 @@ def selector_context(
     }
 
 
+_BY_FIELD = ' by field name: {"errors": {field: message}}'
+# What a request that names a Hub repository may also answer, beside 422 for its own faults.
+DESCRIBED_RESPONSES: dict[int | str, dict[str, Any]] = {
+    403: {
+        "description": "a repository this server does not fetch while exposed, or one the "
+        "Hub keeps private or gated;" + _BY_FIELD
+    },
+    404: {
+        "description": "a repository the Hub does not have (or without safetensors "
+        "weights);" + _BY_FIELD
+    },
+    413: {"description": ERROR_DESCRIPTIONS[413]},
+    422: {"description": "errors" + _BY_FIELD},
+    502: {"description": "the Hub could not be reached for a repository, or failed;" + _BY_FIELD},
+}
+
+
 @api_router.post(
     "/estimate",
     name="api:estimate",
     response_model=EstimateOut,
-    responses={422: {"description": 'errors by field name: {"errors": {field: message}}'}},
+    responses=DESCRIBED_RESPONSES,
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -260,12 +272,12 @@ def estimate_api(
     if isinstance(parsed, dict):
         return JSONResponse({"errors": parsed}, status_code=422)
     refused = hub_fetch_refused(request, parsed)
-    if refused:
-        return JSONResponse({"errors": refused}, status_code=422)
+    if refused:  # a well-formed request this server will not carry out for a remote caller
+        return JSONResponse({"errors": refused}, status_code=403)
     answer = run_estimate(service, parsed, request.app.state.settings)
     result = answer.result
     if not result.ok:
-        return JSONResponse({"errors": result.errors}, status_code=422)
+        return JSONResponse({"errors": result.errors}, status_code=answer.status)
     assert result.recipe is not None
     return JSONResponse(answer_out(answer, parsed.concurrency))
 

@@ -68,7 +68,7 @@ class SelectorInput(BaseModel):
     memory_gb_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
     usable_memory_gb: float | None = Field(default=None, gt=0, le=1_000_000)
     gpu_count: int = Field(default=1, ge=1, le=64)
-    bandwidth_gb_s_per_gpu: float | None = Field(default=None, gt=0, le=100_000)
+    bandwidth_gb_s_per_gpu: float | None = Field(default=None, ge=1, le=100_000)
     bf16_tflops_per_gpu: float | None = Field(default=None, gt=0, le=100_000)
     interconnect: Interconnect = "none"
     platform: Platform = "cuda"

@@ -172,6 +172,35 @@ def _index(path: Path = GPU_TABLE_PATH) -> dict[str, list[GpuEntry]]:
     return index
 
 
+@dataclass(frozen=True)
+class StatedName:
+    """A card name as the table writes it, with what a request naming it may add: the
+    memory sizes the card comes in, its platform, and whether it is one unified system."""
+
+    sizes: tuple[float, ...]
+    platform: str
+    unified: bool
+
+
+@cache
+def stated_gpu_names(path: Path = GPU_TABLE_PATH) -> dict[str, StatedName]:
+    """Every name and alias of the table that names a card by itself (one entry, or the
+    common one of its sizes): what the API's schema lists for a GPU name. Other spellings
+    are read too ("rtx4090", "A100 80GB"); these are the ones it states."""
+    table = _Table.model_validate(yaml.safe_load(path.read_text()))
+    stated: dict[str, StatedName] = {}
+    for row in table.gpus:
+        for name in [row.name, *row.aliases]:
+            try:
+                entry = match_gpu(name).entry
+            except ValueError:  # a name several cards share, with none the common one
+                continue
+            base, _ = _split_memory(name)
+            sizes = tuple(sorted({e.memory_gb for e in _index().get(normalize(base), [])}))
+            stated[name] = StatedName(sizes, entry.platform, entry.unified)
+    return stated
+
+
 def all_gpus() -> list[GpuEntry]:
     """Every entry of the table once, in table order."""
     seen: dict[tuple[str, float], GpuEntry] = {}

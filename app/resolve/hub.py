@@ -18,12 +18,19 @@ from app.estimate import EstimateError
 from app.resolve.described import ModelDescription
 from app.resolve.model_sources import from_safetensors, safetensors_index_bytes
 
-REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}$")
+REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9_.-]{1,96}$")
 TIMEOUT_S = 10.0
 
 
 class HubUnavailable(EstimateError):
-    """The Hub could not be reached (or does not have the repo): paste the files instead."""
+    """The Hub could not be reached, or does not have the repo (or its weights), or keeps
+    it from us: paste the files instead. `status` is the HTTP answer that says which: 502
+    (the Hub failed or was not reached), 404 (no such repository, or no safetensors
+    weights in it), 403 (gated or private)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__("repo", message)
+        self.status = status
 
 
 def describe_repo(repo: str, settings: Settings, quant: str | None = None) -> ModelDescription:
@@ -54,7 +61,7 @@ def fetch_repo_files(repo: str, settings: Settings) -> dict[str, Any]:
             if index is None:
                 listing = _get_json(client, f"{base}/api/models/{repo}?blobs=true", repo)
     except httpx.HTTPError as error:
-        raise HubUnavailable("repo", _offline_message(repo, str(error))) from error
+        raise HubUnavailable(_offline_message(repo, str(error)), 502) from error
     files = {"config": config, "index": index, "listing": listing}
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(files))
@@ -67,22 +74,23 @@ def _get_json(client: httpx.Client, url: str, repo: str, optional: bool = False)
         return None
     if response.status_code != 200:
         reason = f"{url} answered {response.status_code}"
-        raise HubUnavailable("repo", _offline_message(repo, reason))
+        status = {404: 404, 401: 403, 403: 403}.get(response.status_code, 502)
+        raise HubUnavailable(_offline_message(repo, reason), status)
     try:
         return response.json()
     except ValueError as error:
-        raise HubUnavailable("repo", _offline_message(repo, f"{url} is not JSON")) from error
+        raise HubUnavailable(_offline_message(repo, f"{url} is not JSON"), 502) from error
 
 
 def _weights_bytes(files: dict[str, Any]) -> tuple[int, str]:
     """The weights' bytes and where they were read."""
     index = files.get("index")
     if index:
-        return safetensors_index_bytes(index), "repository's safetensors index"
+        return safetensors_index_bytes(index, stated=False), "repository's safetensors index"
     siblings = (files.get("listing") or {}).get("siblings") or []
     size = sum(s.get("size") or 0 for s in siblings if s["rfilename"].endswith(".safetensors"))
     if not size:
-        raise EstimateError("repo", "the repository lists no safetensors files with sizes")
+        raise HubUnavailable("the repository lists no safetensors files with sizes", 404)
     return size, "repository's safetensors files (file sizes, headers included)"
 
 

@@ -124,17 +124,88 @@ def _config_name(config: Mapping[str, Any], shape: ModelShape) -> str:
     return f"{kind} {shape.params_total / 1e9:.1f}B"
 
 
-def safetensors_index_bytes(index: Mapping[str, Any]) -> int:
-    """The exact weight bytes a model.safetensors.index.json states."""
-    metadata = index.get("metadata") if isinstance(index, Mapping) else None
-    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
-    if not isinstance(total, int | float) or isinstance(total, bool) or total <= 0:
+# What the API states of the two safetensors files (POST /api/estimate, /api/plan), and what
+# the readers below check: the index's total size and its map of tensors to files; each
+# tensor of a header with its dtype, shape and byte offsets (its `__metadata__` as text).
+# Counts and offsets are at most 2^53 (9 PB), which a JSON number holds exactly.
+MAX_COUNT = 2**53
+_COUNT = {"type": "integer", "minimum": 0, "maximum": MAX_COUNT}
+SAFETENSORS_INDEX_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["metadata", "weight_map"],
+    "additionalProperties": False,
+    "properties": {
+        "metadata": {
+            "type": "object",
+            "required": ["total_size"],
+            "additionalProperties": False,
+            "properties": {
+                "total_size": {**_COUNT, "minimum": 1},
+                "total_parameters": _COUNT,
+            },
+        },
+        "weight_map": {"type": "object", "additionalProperties": {"type": "string"}},
+    },
+}
+TENSOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["dtype", "shape", "data_offsets"],
+    "additionalProperties": False,
+    "properties": {
+        "dtype": {"type": "string", "minLength": 1, "maxLength": 20},
+        "shape": {"type": "array", "items": _COUNT, "maxItems": 16},
+        "data_offsets": {"type": "array", "items": _COUNT, "minItems": 2, "maxItems": 2},
+    },
+}
+SAFETENSORS_HEADER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"__metadata__": {"type": "object", "additionalProperties": {"type": "string"}}},
+    "additionalProperties": TENSOR_SCHEMA,
+    # The tensors' offsets span some bytes in all (end after begin, summed).
+    "x-spans-bytes": True,
+}
+_INDEX_KEYS = set(SAFETENSORS_INDEX_SCHEMA["properties"])
+_METADATA_KEYS = set(SAFETENSORS_INDEX_SCHEMA["properties"]["metadata"]["properties"])
+
+
+def _count(value: Any, least: int = 0) -> bool:
+    """A whole number (JSON's 4.0 too) from `least` up to MAX_COUNT."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return float(value).is_integer() and least <= value <= MAX_COUNT
+
+
+def safetensors_index_bytes(index: Mapping[str, Any], stated: bool = True) -> int:
+    """The exact weight bytes a model.safetensors.index.json states. `stated`: held to what
+    the API states of it (a request's); the Hub's own file is read for its total only."""
+    if not isinstance(index, Mapping):
+        raise EstimateError("safetensors_index", "an index must be a JSON object")
+    if not stated:
+        metadata = index.get("metadata")
+        total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
+        if not _count(total, 1):
+            raise EstimateError("safetensors_index", "the index has no metadata.total_size")
+        return int(total)  # type: ignore[arg-type]
+    if set(index) - _INDEX_KEYS:
         raise EstimateError(
-            "safetensors_index", "the index has no metadata.total_size (a positive byte count)"
+            "safetensors_index", "an index holds only metadata and weight_map (as saved)"
         )
-    if not isinstance(index.get("weight_map"), Mapping):
-        raise EstimateError("safetensors_index", "the index has no weight_map")
-    return int(total)
+    metadata = index.get("metadata")
+    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
+    if not _count(total, 1) or set(metadata or {}) - _METADATA_KEYS:  # type: ignore[arg-type]
+        raise EstimateError(
+            "safetensors_index",
+            "the index has no metadata.total_size (a positive byte count), or metadata "
+            "other than total_size and total_parameters",
+        )
+    if not _count(metadata.get("total_parameters", 0)):  # type: ignore[union-attr]
+        raise EstimateError("safetensors_index", "metadata.total_parameters is not a count")
+    weight_map = index.get("weight_map")
+    if not isinstance(weight_map, Mapping) or not all(
+        isinstance(file, str) for file in weight_map.values()
+    ):
+        raise EstimateError("safetensors_index", "the index has no weight_map of file names")
+    return int(total)  # type: ignore[arg-type]
 
 
 def safetensors_header_bytes(header: Mapping[str, Any]) -> tuple[int, int | None]:
@@ -142,23 +213,44 @@ def safetensors_header_bytes(header: Mapping[str, Any]) -> tuple[int, int | None
     tensor is a plain float type (packed integer types hide how many weights they hold)."""
     if not isinstance(header, Mapping):
         raise EstimateError("safetensors_header", "a safetensors header must be a JSON object")
+    metadata = header.get("__metadata__", {})
+    if not isinstance(metadata, Mapping) or not all(
+        isinstance(text, str) for text in metadata.values()
+    ):
+        raise EstimateError("safetensors_header", "__metadata__ must map names to text")
     total, elements, plain = 0, 0, True
     for name, tensor in header.items():
         if name == "__metadata__":
             continue
-        try:
-            begin, end = tensor["data_offsets"]
-            shape, dtype = tensor["shape"], tensor["dtype"]
-            total += int(end) - int(begin)
-            elements += math.prod(int(n) for n in shape)
-        except (KeyError, TypeError, ValueError) as error:
+        if not _is_tensor(tensor):
             raise EstimateError(
-                "safetensors_header", f"tensor {name!r} lacks dtype, shape or data_offsets"
-            ) from error
-        plain = plain and dtype in _FLOAT_DTYPES
+                "safetensors_header",
+                f"tensor {name!r} needs just its dtype (text), shape (counts) and "
+                "data_offsets (two counts)",
+            )
+        begin, end = tensor["data_offsets"]
+        total += int(end) - int(begin)
+        elements += math.prod(int(n) for n in tensor["shape"])
+        plain = plain and tensor["dtype"] in _FLOAT_DTYPES
     if total <= 0:
         raise EstimateError("safetensors_header", "the header lists no tensor bytes")
     return total, elements if plain else None
+
+
+def _is_tensor(tensor: Any) -> bool:
+    if not isinstance(tensor, Mapping) or set(tensor) != {"dtype", "shape", "data_offsets"}:
+        return False
+    dtype, shape, offsets = tensor["dtype"], tensor["shape"], tensor["data_offsets"]
+    return (
+        isinstance(dtype, str)
+        and 1 <= len(dtype) <= 20
+        and isinstance(shape, list)
+        and len(shape) <= 16
+        and all(_count(n) for n in shape)
+        and isinstance(offsets, list)
+        and len(offsets) == 2
+        and all(_count(n) for n in offsets)
+    )
 
 
 def from_safetensors(

@@ -219,8 +219,9 @@ FREE_FORM_SCHEMA = {FREE_FORM_MARK: True}
 def state_free_forms(node: Any) -> None:
     """Every free-form object under `node` says which values it may hold."""
     if isinstance(node, dict):
-        if node.pop(FREE_FORM_MARK, False):
-            node["additionalProperties"] = free_form_value_ref(1)
+        mark = node.pop(FREE_FORM_MARK, False)
+        if mark:  # True: a free-form object in the body; a number: one that deep in one
+            node["additionalProperties"] = free_form_value_ref(1 if mark is True else mark)
         for value in node.values():
             state_free_forms(value)
     elif isinstance(node, list):

@@ -8,14 +8,18 @@ states in its `x-` extensions too).
 Bounded to a few examples per operation and mode, so it stays a CI test.
 """
 
+import math
 import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
-from schemathesis.checks import positive_data_acceptance
+from hypothesis import HealthCheck, Phase, given
+from hypothesis import settings as run_settings
 from schemathesis.config._checks import (
     NEGATIVE_DATA_REJECTION_EXPECTED_STATUSES,
     NegativeDataRejectionConfig,
@@ -28,25 +32,13 @@ from tests.live_server import LiveServer
 from tests.records.conftest import h200, valid  # noqa: F401 (fixtures)
 
 EXAMPLES_PER_OPERATION = 30
-# Every other operation is held to positive data acceptance: the served schema states what
-# the server requires (the catalog's slugs, stored tasks, allowed servers, cursors' form,
-# bounded free-form values, 64-bit integers), so a body valid by it is accepted. (A worker's
-# result of another server or model than its job asked for is a conflict, 409.) These
-# still answer 422 to some bodies valid by the schema, for rules it does not state yet:
-SEMANTIC_422 = {
-    # A catalog model is stated by slug, and a safetensors description as one of its two
-    # files; a described model is not yet: a Hugging Face config must describe a model (its
-    # fields under several names, defaults by model_type, text_config merged, attention
-    # and MoE fields that go together), a quant name be one the estimator knows, a GPU name
-    # one it recognises, a repo one the Hub answers for; described hardware needs its
-    # figures, and a runtime, file and profile must go with the model.
-    "POST /api/estimate",
-    # As the estimate's model and hardware; a price per GPU-hour is stated as any value;
-    # and a first-token target below what one request takes on every hardware weighed is
-    # refused (422, naming max_ttft_ms): that floor depends on the model and the hardware,
-    # so no schema can state it.
-    "POST /api/plan",
-}
+# Every operation is held to positive data acceptance: the served schema states what the
+# server requires (the catalog's slugs and how they go together, stored tasks, allowed
+# servers, cursors' form, bounded free-form values, 64-bit integers, the quant and GPU
+# tables' names, a config.json the estimate reads, the safetensors files' shapes), and the
+# relations JSON Schema has no word for in `x-` extensions that a generated case keeps. (A
+# worker's result of another server or model than its job asked for is a conflict, 409; a
+# Hub repository the Hub does not have is a 404.)
 
 
 def operations() -> list[tuple[str, bool]]:
@@ -84,12 +76,20 @@ def request_body_schema(server: LiveServer, label: str) -> dict[str, Any]:
 
 def keeps_stated_relations(schema: dict[str, Any], value: Any) -> bool:
     """Whether `value` keeps the relations between fields that the schema states in its
-    extensions (`x-at-most`, `x-below`, `x-pattern-unless`): JSON Schema cannot compare two
-    fields, and a branch for each case would grow past what the generator expands. A
-    positive case is one valid by everything the schema says."""
+    extensions (`x-at-most`, `x-below`, `x-pattern-unless`, `x-one-of`, `x-runs`): JSON
+    Schema cannot compare two fields, and a branch for each case would grow past what the
+    generator expands. A positive case is one valid by everything the schema says."""
+    if isinstance(value, list):
+        items = [part["items"] for part in [schema, *branches(schema)] if "items" in part]
+        return all(keeps_stated_relations(item, one) for item in items for one in value)
     if not isinstance(value, dict):
         return True
-    if not all(keeps_stated_relations(part, value) for part in schema.get("anyOf", [])):
+    if not all(keeps_stated_relations(part, value) for part in branches(schema)):
+        return False
+    together = schema.get("x-together")
+    if together and not all(
+        keeps_together(rule, merged(value, together)) for rule in together["rules"]
+    ):
         return False
     properties = schema.get("properties", {})
     # A field left out holds its default, and the relations hold for that too.
@@ -106,7 +106,125 @@ def keeps_stated_relations(schema: dict[str, Any], value: Any) -> bool:
             return False
         if not keeps_pattern_unless(field.get("x-pattern-unless"), given, given[name]):
             return False
+        if not keeps_one_of(field.get("x-one-of"), given, given[name]):
+            return False
+        if not keeps_runs(field.get("x-runs"), given, given[name]):
+            return False
+        many = field.get("x-as-many-as")
+        if many and isinstance(given[name], list) and given[name]:
+            if len(given[name]) != at_most(many, given):
+                return False
+        if field.get("x-spans-bytes") and spanned_bytes(given[name]) <= 0:
+            return False
         if not keeps_stated_relations(field, given[name]):
+            return False
+    return True
+
+
+def merged(value: dict[str, Any], together: dict[str, Any]) -> dict[str, Any]:
+    """The object as `x-together` reads it: its `merge` field's fields over its own (a null
+    there gives none)."""
+    inner = value.get(together["merge"])
+    if not isinstance(inner, dict):
+        return value
+    return {**value, **{key: one for key, one in inner.items() if one is not None}}
+
+
+def keeps_together(rule: dict[str, Any], value: dict[str, Any]) -> bool:
+    """`x-together`: when any of the rule's conditions holds, each field it needs is given
+    (under one of its names, a number at least so large)."""
+
+    def holds(condition: dict[str, Any]) -> bool:
+        if "names" in condition:
+            return any(
+                number(value.get(name)) and value[name] >= condition["at_least"]
+                for name in condition["names"]
+            )
+        given = value.get(condition["field"])
+        if "contains" in condition:
+            return isinstance(given, list) and condition["contains"] in given
+        return given in condition["in"]
+
+    return not any(map(holds, rule["when"])) or all(map(holds, rule["needs"]))
+
+
+def spanned_bytes(header: Any) -> int:
+    """`x-spans-bytes`: a safetensors header's tensors' bytes, end minus begin, summed."""
+    if not isinstance(header, dict):
+        return 1  # not a header: nothing stated of it here
+    return sum(
+        tensor["data_offsets"][1] - tensor["data_offsets"][0]
+        for name, tensor in header.items()
+        if name != "__metadata__" and isinstance(tensor, dict) and "data_offsets" in tensor
+    )
+
+
+def branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parts of a schema's `anyOf` and `oneOf` (the relations a part states hold for a
+    value that is not of its kind vacuously: they name fields it does not have)."""
+    return [*schema.get("anyOf", []), *schema.get("oneOf", [])]
+
+
+def keeps_one_of(relation: dict[str, Any] | None, value: dict[str, Any], own: Any) -> bool:
+    """`x-one-of`: where the named field's value is a key of the table, this field's value
+    is one of the table's values for it (a named model's own files, a card's sizes)."""
+    if relation is None:
+        return True
+    key = value.get(relation["field"])
+    return not isinstance(key, str) or key not in relation["of"] or own in relation["of"][key]
+
+
+def keeps_runs(relation: dict[str, Any] | None, value: dict[str, Any], runtime: Any) -> bool:
+    """`x-runs`: the runtime named runs on the platform of the hardware named (a catalog
+    slug's, a card's, or the described hardware's `platform`), and loads the file format
+    of a described model (its quant's; a config's own quantization where none is named)."""
+    if relation is None or not runtime or "platforms" not in relation:
+        return True
+    hardware = value.get(relation["hardware"], "custom")
+    if isinstance(hardware, dict):
+        platform = relation["gpus"].get(hardware.get("gpu"))
+    elif hardware == "custom":
+        platform = value.get("platform") or relation["default_platform"]
+    else:
+        platform = relation["catalog_hardware"].get(hardware)
+    if platform not in relation["platforms"].get(runtime, []):
+        return False
+    model = value.get(relation["model"])
+    if not isinstance(model, dict):  # a named model: the file named, if one is
+        artifact = value.get(relation["artifact"])
+        if not artifact:
+            return True
+        return relation["artifact_formats"][artifact] in relation["formats"].get(runtime, [])
+    quant = model.get("quant")
+    config = model.get("hf_config") or {}
+    if quant:
+        file_format = relation["quants"][quant]
+    elif isinstance(config.get("quantization"), dict) and config["quantization"].get("bits"):
+        file_format = relation["declared"]["quantization"]
+    else:
+        file_format = relation["declared"]["otherwise"]
+    return file_format in relation["formats"].get(runtime, [])
+
+
+def keeps_answered_floor(server: LiveServer, label: str, schema: dict[str, Any], body: Any) -> bool:
+    """`x-at-least-answered`: the field is at least what the operation answers for the same
+    body without it (a plan's first-token target and its `least_ttft.ms`), a floor that
+    depends on the model and hardware, so the schema points at the answer that gives it."""
+    if not isinstance(body, dict):
+        return True
+    method, path = label.split(" ", 1)
+    for name, field in schema.get("properties", {}).items():
+        where = field.get("x-at-least-answered")
+        if where is None or not number(body.get(name)):
+            continue
+        without = {key: value for key, value in body.items() if key != name}
+        answer = httpx.request(method, server.base_url + path, json=without, timeout=120)
+        if answer.status_code != 200:
+            continue  # refused for another reason, which the check of that case covers
+        least: Any = answer.json()
+        for part in where:
+            least = least.get(part) if isinstance(least, dict) else None
+        if number(least) and body[name] < least:
             return False
     return True
 
@@ -123,13 +241,49 @@ def keeps_pattern_unless(relation: dict[str, str] | None, value: dict, text: Any
 
 
 def at_most(relation: str | dict[str, Any] | None, value: dict[str, Any]) -> Any:
-    """The bound `x-at-most` sets: another field's value, or the figure a table gives for
-    another field's value (the GPUs of the hardware named)."""
+    """The bound `x-at-most` sets: another field's value (the first given of several names),
+    the product of fields' values, or the figure a table gives for another field's value
+    (the GPUs of the hardware named)."""
     if isinstance(relation, str):
         return value.get(relation)
+    if isinstance(relation, list):
+        return next((value[name] for name in relation if value.get(name) is not None), None)
+    if isinstance(relation, dict) and "product" in relation:
+        factors = [value.get(name) for name in relation["product"]]
+        factors = [relation["missing"] if factor is None else factor for factor in factors]
+        return math.prod(factors) if all(map(number, factors)) else None
     if isinstance(relation, dict):
         return relation["of"].get(value.get(relation["field"]))
     return None
+
+
+@pytest.fixture
+def empty_hub() -> Iterator[str]:
+    """A Hub on 127.0.0.1 that has no repository at all: a generated repository id is
+    answered as the Hub answers one it does not have."""
+
+    class NoRepositories(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the handler's protocol)
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NoRepositories)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def settings(settings: Settings, empty_hub: str) -> Settings:
+    return settings.model_copy(update={"hub_url": empty_hub})
 
 
 @pytest.fixture
@@ -157,10 +311,15 @@ def test_every_operation_keeps_its_contract(
     cases = operation.as_strategy(generation_mode=mode)
     if mode is GenerationMode.POSITIVE:
         body_schema = request_body_schema(seeded_server, label)
-        cases = cases.filter(lambda case: keeps_stated_relations(body_schema, case.body))
+        cases = cases.filter(
+            lambda case: (
+                keeps_stated_relations(body_schema, case.body)
+                and keeps_answered_floor(seeded_server, label, body_schema, case.body)
+            )
+        )
 
     @given(case=cases)
-    @settings(
+    @run_settings(
         max_examples=EXAMPLES_PER_OPERATION,
         deadline=None,
         derandomize=True,
@@ -171,5 +330,5 @@ def test_every_operation_keeps_its_contract(
     def keeps_contract(case: Any) -> None:
         case.call_and_validate(base_url=seeded_server.base_url, excluded_checks=excluded)
 
-    excluded = [positive_data_acceptance] if label in SEMANTIC_422 else []
+    excluded: list[Any] = []
     keeps_contract()

@@ -3,6 +3,7 @@ numbers, configs, safetensors indexes, GGUF files and Hub repo ids, on catalog h
 named GPUs or described machines, with bad input refused field by field."""
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -154,7 +155,10 @@ def test_unknown_quant_suggests_close_names(client: TestClient) -> None:
 def test_the_openapi_schema_is_the_contract(client: TestClient) -> None:
     operation = client.get("/openapi.json").json()["paths"]["/api/estimate"]["post"]
     schema = operation["requestBody"]["content"]["application/json"]["schema"]
-    assert "$ref" not in json.dumps(schema) and {"model", "hardware"} <= set(schema["properties"])
+    # Inlined: the only references are to the bounds of a config's free-form fields.
+    refs = set(re.findall(r'"\$ref": "([^"]+)"', json.dumps(schema)))
+    assert refs and all(ref.startswith("#/components/schemas/FreeFormValue") for ref in refs)
+    assert {"model", "hardware"} <= set(schema["properties"])
     described = json.dumps(schema["properties"]["model"])
     for key in ("params_b", "hf_config", "safetensors_index", "repo"):
         assert key in described, key
@@ -165,9 +169,14 @@ class _Hub(BaseHTTPRequestHandler):
 
     files: dict[str, object] = {}
     requests: list[str] = []
+    gated: set[str] = set()  # answered 401, as the Hub answers a gated repository
 
     def do_GET(self) -> None:  # noqa: N802
         self.requests.append(self.path)
+        if self.path in self.gated:
+            self.send_response(401)
+            self.end_headers()
+            return
         body = self.files.get(self.path.split("?")[0])
         self.send_response(200 if body is not None else 404)
         self.end_headers()
@@ -215,11 +224,39 @@ def test_a_repo_id_is_fetched_once_then_read_from_the_cache(
 
 def test_offline_a_repo_id_says_what_to_paste_instead(settings: Settings, tmp_path: Path) -> None:
     # A port nothing listens on: the same failure as no network at all.
+    # The request is well formed and the Hub did not answer it: 502, as the schema says.
     with hub_client(settings, "http://127.0.0.1:9", tmp_path) as client:
         response = estimate(client, model={"repo": "org/llama"}, hardware="h100-80gb")
-    assert response.status_code == 422
+        plan = client.post(
+            "/api/plan",
+            json={"model": {"repo": "org/llama"}, "users": 4, "min_decode_tokens_per_s": 10},
+        )
+    assert response.status_code == 502 and plan.status_code == 502
     message = response.json()["errors"]["model.repo"]
     assert "could not fetch org/llama" in message and "hf_config" in message
+    assert plan.json()["errors"]["model.repo"] == message
+
+
+def test_a_repo_the_hub_does_not_have_is_not_found(
+    settings: Settings, hub: str, tmp_path: Path
+) -> None:
+    with hub_client(settings, hub, tmp_path) as client:
+        missing = estimate(client, model={"repo": "org/no-such-model"}, hardware="h100-80gb")
+    assert missing.status_code == 404
+    assert "answered 404" in missing.json()["errors"]["model.repo"]
+
+
+def test_a_repo_the_hub_keeps_to_itself_is_forbidden(
+    settings: Settings, hub: str, tmp_path: Path
+) -> None:
+    _Hub.gated = {"/org/gated/resolve/main/config.json"}
+    try:
+        with hub_client(settings, hub, tmp_path) as client:
+            gated = estimate(client, model={"repo": "org/gated"}, hardware="h100-80gb")
+    finally:
+        _Hub.gated = set()
+    assert gated.status_code == 403
+    assert "answered 401" in gated.json()["errors"]["model.repo"]
 
 
 def invoke(*args: str):
@@ -291,7 +328,8 @@ def test_an_exposed_server_fetches_nothing_from_the_hub_unless_allowed(
     with TestClient(create_app(exposed)) as client:
         refused = estimate(client, model={"repo": "org/llama"}, hardware="h100-80gb")
         page = client.get("/estimate", params={"repo": "org/llama", "hardware": "h100-80gb"})
-    assert refused.status_code == 422 and page.status_code == 422
+    # Well formed, and not carried out for a remote caller: 403 (the page's form, 422).
+    assert refused.status_code == 403 and page.status_code == 422
     assert "does not fetch from the Hub" in refused.json()["errors"]["model.repo"]
     assert _Hub.requests == []
     allowed = exposed.model_copy(update={"hub_fetch_when_exposed": True})

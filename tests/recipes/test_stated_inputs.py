@@ -1,0 +1,187 @@
+"""What `POST /api/estimate` and `POST /api/plan` state of a described model and hardware is
+what the server reads: every quant and GPU name the schema lists is one the tables answer
+(as the format and sizes it says), every real config.json beside the tests passes the
+config's schema and reads, and what the schema refuses the server refuses by name.
+(tests/api/test_openapi_contract.py generates requests from the schema for the rest.)"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.estimate.hf_config import read_hf_config
+from app.estimate.hf_config_schema import config_fault
+from app.estimate.quants import lookup_quant
+from app.recipes.estimate_request import QUANT_FORMATS, STATED_QUANTS
+from app.resolve.gpu_table import lookup_gpu, match_gpu, stated_gpu_names
+from app.resolve.model_sources import safetensors_index_bytes
+
+CONFIGS = Path(__file__).parents[1] / "data" / "hf_configs"
+LLAMA = json.loads((CONFIGS / "llama-3.1-8b.json").read_text())
+SMALL = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}
+
+
+def estimate(client: TestClient, model: Any, **rest: Any) -> Any:
+    return client.post("/api/estimate", json={"model": model, "hardware": "h100-80gb", **rest})
+
+
+def test_every_stated_quant_name_is_read_as_the_format_stated() -> None:
+    assert len(STATED_QUANTS) > 70
+    for name in STATED_QUANTS:
+        assert lookup_quant(name).format == QUANT_FORMATS[name], name
+
+
+def test_every_stated_gpu_name_is_read_in_every_size_stated() -> None:
+    names = stated_gpu_names()
+    assert {"H100", "A100", "B300", "Instinct MI355X", "GeForce RTX 4090"} <= set(names)
+    for name, card in names.items():
+        for size in card.sizes:
+            assert match_gpu(name, size).entry.memory_gb == size, name
+        if card.unified:
+            with pytest.raises(ValueError, match="count must be 1"):
+                lookup_gpu(name, 2)
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda path: path.stem)
+def test_every_real_config_passes_its_schema_and_reads(path: Path) -> None:
+    config = json.loads(path.read_text())
+    for declared in (True, False):
+        assert config_fault(config, declared) is None
+    assert read_hf_config(config).num_layers > 0
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"num_local_experts": 8}, "num_experts_per_tok"),
+        ({"kv_lora_rank": 512, "qk_rope_head_dim": 64}, "qk_nope_head_dim"),
+        ({"full_attention_interval": 4}, "linear_num_key_heads"),
+        ({"layer_types": "full_attention"}, "layer_types"),
+        ({"head_dim": 0}, "head_dim"),
+        ({"max_position_embeddings": 0}, "max_position_embeddings"),
+        ({"architectures": {"0": "LlamaForCausalLM"}}, "architectures"),
+        ({"mlp_only_layers": 3}, "mlp_only_layers"),
+        ({"text_config": 5}, "text_config"),
+        ({"quantization_config": {"quant_method": "bogus"}}, "quant_method"),
+    ],
+)
+def test_a_config_the_estimate_cannot_read_is_refused_by_name(
+    client: TestClient, change: dict[str, Any], named: str
+) -> None:
+    response = estimate(client, {"hf_config": {**SMALL, **change}})
+    assert response.status_code == 422, response.text
+    assert named in response.json()["errors"]["model.hf_config"]
+
+
+def test_a_config_refusal_is_worded_in_the_readers_language(client: TestClient) -> None:
+    config = json.dumps({**SMALL, "num_local_experts": 8})
+    page = client.get("/estimate", params={"config": config, "hardware": "h100-80gb", "lang": "ko"})
+    assert page.status_code == 422
+    assert "config에 num_experts_per_tok" in page.text
+
+
+def test_a_named_quant_frees_the_configs_own_quantization(client: TestClient) -> None:
+    config = {**LLAMA, "quantization_config": {"quant_method": "hqq", "nbits": 4}}
+    assert estimate(client, {"hf_config": config}).status_code == 422
+    named = estimate(client, {"hf_config": config, "quant": "Q4_K_M"})
+    assert named.status_code == 200, named.text
+
+
+def test_a_null_in_text_config_leaves_the_top_levels_field(client: TestClient) -> None:
+    config = {**SMALL, "text_config": {"vocab_size": None, "hidden_size": 128}}
+    response = estimate(client, {"hf_config": config, "quant": "BF16"})
+    assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize(
+    ("header", "named"),
+    [
+        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": ["0", "8"]}}, "'w'"),
+        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8], "x": 1}}, "'w'"),
+        (
+            {
+                "__metadata__": {"format": 1},
+                "w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]},
+            },
+            "__metadata__",
+        ),
+        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [8, 8]}}, "no tensor bytes"),
+    ],
+)
+def test_a_safetensors_header_is_read_as_stated(
+    client: TestClient, header: dict[str, Any], named: str
+) -> None:
+    response = estimate(client, {"safetensors_header": header})
+    assert response.status_code == 422, response.text
+    assert named in response.json()["errors"]["model.safetensors_header"]
+
+
+def test_a_safetensors_index_is_read_as_stated_and_the_hubs_for_its_total() -> None:
+    index = {"metadata": {"total_size": 16, "format": "pt"}, "weight_map": {"w": "a.bin"}}
+    with pytest.raises(ValueError, match="metadata"):
+        safetensors_index_bytes(index)
+    assert safetensors_index_bytes(index, stated=False) == 16
+    with pytest.raises(ValueError, match="weight_map"):
+        safetensors_index_bytes({"metadata": {"total_size": 16}, "weight_map": {"w": 1}})
+
+
+def test_both_safetensors_files_at_once_are_refused(client: TestClient) -> None:
+    header = {"w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]}}
+    index = {"metadata": {"total_size": 8}, "weight_map": {"w": "a.safetensors"}}
+    response = estimate(client, {"safetensors_header": header, "safetensors_index": index})
+    assert response.status_code == 422
+    assert "one of them" in response.json()["errors"]["model"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"model": {"params_b": 1e-300, "quant": "Q4_K_M"}}, "model.params_b"),
+        (
+            {
+                "model": "llama-3.1-8b-instruct",
+                "memory_gb_per_gpu": 24,
+                "bandwidth_gb_s_per_gpu": 1e-300,
+            },
+            "bandwidth_gb_s_per_gpu",
+        ),
+    ],
+)
+def test_figures_too_small_to_describe_anything_are_refused(
+    client: TestClient, body: dict[str, Any], field: str
+) -> None:
+    """1e-300 billion parameters made a step take no time (a division by zero), and 1e-300
+    GB/s an infinite one (NaN shares): 500s, before these bounds."""
+    response = client.post("/api/estimate", json={"hardware": "custom", **body})
+    assert response.status_code == 422, response.text
+    assert field in response.json()["errors"]
+
+
+def test_a_plan_says_the_least_first_token_target_and_refuses_below_it(
+    client: TestClient,
+) -> None:
+    body = {"model": "llama-3.1-8b-instruct", "users": 4, "min_decode_tokens_per_s": 5}
+    plan = client.post("/api/plan", json=body).json()
+    least = plan["least_ttft"]
+    assert least["ms"] > 0 and least["basis"] in {"estimated", "measured", "reported"}
+    assert least["hardware"] in {option["hardware"] for option in plan["options"]}
+    below = client.post("/api/plan", json={**body, "max_ttft_ms": least["ms"] * 0.99})
+    assert below.status_code == 422 and "max_ttft_ms" in below.json()["errors"]
+    at = client.post("/api/plan", json={**body, "max_ttft_ms": least["ms"]})
+    assert at.status_code == 200, at.text
+
+
+def test_a_plans_prices_are_bounded_and_keyed_by_catalog_hardware(client: TestClient) -> None:
+    body = {"model": "llama-3.1-8b-instruct", "users": 4, "min_decode_tokens_per_s": 5}
+    dear = client.post("/api/plan", json={**body, "price_per_gpu_hour": 2_000_000})
+    assert dear.status_code == 422 and "1,000,000" in dear.json()["errors"]["price_per_gpu_hour"]
+    keyed = client.post("/api/plan", json={**body, "price_per_gpu_hour": {"h100-80gb": 2.5}})
+    assert keyed.status_code == 200, keyed.text
+    schema = client.get("/openapi.json").json()["paths"]["/api/plan"]["post"]
+    price = schema["requestBody"]["content"]["application/json"]["schema"]["properties"][
+        "price_per_gpu_hour"
+    ]
+    keyed_branch = next(b for b in price["anyOf"] if b.get("type") == "object")
+    assert "h100-80gb" in keyed_branch["propertyNames"]["enum"]
