@@ -83,4 +83,5 @@ def _least_ttft(plan: Plan) -> dict[str, Any] | None:
         "ms": least_ms,
         "basis": option.single.ttft["basis"],
         "hardware": option.candidate.label,
+        "hardware_name": option.candidate.name,
     }

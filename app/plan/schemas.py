@@ -155,6 +155,7 @@ class LeastTtftOut(BaseModel):
     ms: float
     basis: Basis | None
     hardware: str
+    hardware_name: str
 
 
 class PlanOut(BaseModel):

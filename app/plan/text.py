@@ -47,6 +47,12 @@ def format_plan(plan: dict[str, Any]) -> str:
         lines.append("the model fits none of the hardware weighed: every one is listed")
     for index, option in enumerate(plan["options"]):
         lines += option_lines(index, option)
+    least = plan.get("least_ttft")
+    if least:
+        lines.append(
+            f"least first token {least['ms']:,.0f} ms ({least['basis']}, on "
+            f"{least['hardware_name']}): a first-token target can ask no less"
+        )
     for key in ("cheapest", "smallest"):
         found = plan[key]
         named = plan["options"][found]["hardware_name"] if found is not None else "none"

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from app.estimate.hf_config import read_hf_config
 from app.estimate.hf_config_schema import config_fault
 from app.estimate.quants import lookup_quant
+from app.plan.text import format_plan
 from app.recipes.estimate_request import QUANT_FORMATS, STATED_QUANTS
 from app.resolve.gpu_table import lookup_gpu, match_gpu, stated_gpu_names
 from app.resolve.model_sources import safetensors_index_bytes
@@ -171,6 +172,14 @@ def test_a_plan_says_the_least_first_token_target_and_refuses_below_it(
     assert below.status_code == 422 and "max_ttft_ms" in below.json()["errors"]
     at = client.post("/api/plan", json={**body, "max_ttft_ms": least["ms"]})
     assert at.status_code == 200, at.text
+    # The same figure on the page and in the CLI's text, as the 422 words it (whole ms).
+    shown = f"{least['ms']:,.0f} ms"
+    page = client.get("/plan", params={k: str(v) for k, v in body.items()})
+    assert page.status_code == 200
+    assert shown in page.text.split('id="plan-least-ttft"')[1].split("</p>")[0]
+    assert least["hardware_name"] in page.text
+    assert f"least first token {shown} ({least['basis']}, on" in format_plan(plan)
+    assert f"at least {least['ms']:,.0f} ms" in below.json()["errors"]["max_ttft_ms"]
 
 
 def test_a_plans_prices_are_bounded_and_keyed_by_catalog_hardware(client: TestClient) -> None:
