@@ -63,9 +63,9 @@ _WHOLE = (
 )
 _REQUIRED = (LAYER_FIELDS, HIDDEN_FIELDS, HEAD_FIELDS, ("vocab_size",))
 MLX_BITS = [2, 3, 4, 5, 6, 8]
-# The quantization methods a config declares that the quant table names (compressed-tensors
-# and modelopt configs are read too; these are the ones stated).
+# The quantization methods a config declares that the quant table names by themselves.
 DECLARED_METHODS = ["awq", "bitsandbytes", "fp8", "gptq", "mxfp4", "nvfp4"]
+GROUPED_METHODS = ["compressed-tensors", "modelopt"]
 
 
 def whole(minimum: int, nullable: bool = True) -> dict[str, Any]:
@@ -195,9 +195,35 @@ def declared_quantization() -> dict[str, Any]:
                     "required": ["quant_method"],
                     "properties": {"quant_method": {"enum": DECLARED_METHODS}},
                 },
+                # compressed-tensors and ModelOpt: by their algorithm, or by the weights'
+                # bits in each group (NVFP4 or GPTQ-INT4 at 4, FP8 or INT8 at 8).
                 {
                     "required": ["quant_algo"],
-                    "properties": {"quant_algo": {"enum": ["FP8", "NVFP4"]}},
+                    "properties": {
+                        "quant_method": {"enum": [*GROUPED_METHODS, None]},
+                        "quant_algo": {"enum": ["FP8", "NVFP4"]},
+                    },
+                },
+                {
+                    "required": ["quant_method", "config_groups"],
+                    "properties": {
+                        "quant_method": {"enum": GROUPED_METHODS},
+                        "config_groups": {
+                            "type": "object",
+                            "minProperties": 1,
+                            "additionalProperties": {
+                                "type": "object",
+                                "required": ["weights"],
+                                "properties": {
+                                    "weights": {
+                                        "type": "object",
+                                        "required": ["num_bits"],
+                                        "properties": {"num_bits": {"enum": [4, 8]}},
+                                    }
+                                },
+                            },
+                        },
+                    },
                 },
             ],
         },

@@ -135,7 +135,8 @@ class EstimateOut(BaseModel):
     required_gb_per_gpu: float | None
     usable_gb_per_gpu: float
     max_context: int | None
-    decode_tokens_per_s: SpeedOut | None
+    # One request's, with its note; at a concurrency above one, each request's at that load.
+    decode_tokens_per_s: SpeedOut | BandOut | None
     kv_cache: Literal["estimated", "unknown"]
     assumed: list[str]  # English; assumed_messages carries the same as codes
     assumed_messages: list[MessageOut]

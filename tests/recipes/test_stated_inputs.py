@@ -90,6 +90,37 @@ def test_a_named_quant_frees_the_configs_own_quantization(client: TestClient) ->
     assert named.status_code == 200, named.text
 
 
+@pytest.mark.parametrize(
+    ("declared", "quant"),
+    [
+        (
+            {
+                "quant_method": "compressed-tensors",
+                "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}},
+            },
+            "FP8",
+        ),
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, "NVFP4"),
+        ({"quant_method": "gptq", "bits": 4}, "GPTQ-INT4"),
+    ],
+)
+def test_a_configs_declared_quantization_is_read(
+    client: TestClient, declared: dict[str, Any], quant: str
+) -> None:
+    config = {**LLAMA, "quantization_config": declared}
+    response = estimate(client, {"hf_config": config})
+    assert response.status_code == 200, response.text
+    assert response.json()["described"]["quant"] == quant
+
+
+def test_a_declared_quantization_it_cannot_read_is_refused_by_name(client: TestClient) -> None:
+    """`config_groups` as a list reached `.values()` (a 500) before the schema was checked."""
+    declared = {"quant_method": "compressed-tensors", "config_groups": [{"weights": {}}]}
+    response = estimate(client, {"hf_config": {**LLAMA, "quantization_config": declared}})
+    assert response.status_code == 422
+    assert "quantization_config" in response.json()["errors"]["model.hf_config"]
+
+
 def test_a_null_in_text_config_leaves_the_top_levels_field(client: TestClient) -> None:
     config = {**SMALL, "text_config": {"vocab_size": None, "hidden_size": 128}}
     response = estimate(client, {"hf_config": config, "quant": "BF16"})
