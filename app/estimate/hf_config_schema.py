@@ -254,11 +254,13 @@ def config_schema(other_values: dict[str, Any], nested_values: dict[str, Any]) -
 @dataclass(frozen=True)
 class ConfigFault:
     """Where a config fails its schema: the field (dotted), and why, in the schema's words;
-    `missing` names a required field's names when none of them is given."""
+    `missing` names a required field's names when none of them is given; `too_large` the
+    number given where it passes the schema's maximum."""
 
     field: str
     reason: str
     missing: tuple[str, ...] = ()
+    too_large: float | None = None
 
 
 @cache
@@ -293,7 +295,9 @@ def config_fault(config: Any, declared: bool) -> ConfigFault | None:
     field = ".".join(str(part) for part in at[0].absolute_path)
     wrong = [leaf for leaf in at if leaf.validator != "required"]
     if wrong:
-        return ConfigFault(field, wrong[0].message[:MAX_REASON])
+        first = wrong[0]
+        large = first.instance if first.validator == "maximum" else None
+        return ConfigFault(field, first.message[:MAX_REASON], too_large=large)
     missing = tuple(
         dict.fromkeys(
             name

@@ -96,8 +96,8 @@ def _config_refusal(config: dict[str, Any], quant: str | None) -> None:
         return
     if fault.missing:
         raise refusal(CONFIG_LACKS, names=" / ".join(fault.missing))
-    if "greater than the maximum" in fault.reason:
-        shown = fault.reason.split(" is greater")[0]
+    if fault.too_large is not None:
+        shown = f"{fault.too_large:.3g}"
         raise refusal(CONFIG_NUMBER_TOO_LARGE, key=fault.field, value=shown, most=MAX_CONFIG_NUMBER)
     raise refusal(CONFIG_FIELD_REFUSED, key=fault.field or "hf_config", reason=fault.reason)
 
