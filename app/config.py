@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     # long-lived objects out of the garbage collector's sight, in the background
     # (app.warm_up); tests turn it off, so no thread of theirs queries behind their back.
     warm_up: bool = True
+    # Record submissions are checked and written in a process of their own, beside the app's
+    # (app.records.submission_process): reads and writes then each have an interpreter.
+    submission_process: bool = True
     # The garbage collector's thresholds once warmed up (app.observability.runtime). A
     # young collection walks every young object still alive, so its pause grows with the
     # first threshold: at 50,000, 19-41 ms of CPU under mixed load (collections are rare,

@@ -158,6 +158,15 @@ class Holds:
     # for the interpreter while other threads ran.
     cpu_s: float
 
+    def since(self, earlier: "Holds") -> "Holds":
+        """The holds after `earlier` (the largest of all, as a largest cannot be taken apart)."""
+        return Holds(
+            self.count - earlier.count,
+            self.total_s - earlier.total_s,
+            self.largest_s,
+            self.cpu_s - earlier.cpu_s,
+        )
+
 
 class HoldStats:
     """How long this process's writers hold the write lock (app.observability.runtime)."""
@@ -172,6 +181,14 @@ class HoldStats:
             self.total_s += seconds
             self.largest_s = max(self.largest_s, seconds)
             self.cpu_s += cpu_seconds
+
+    def merge(self, holds: Holds) -> None:
+        """Another process's holds, counted as this one's (app.records.submission_process)."""
+        with self.lock:
+            self.count += holds.count
+            self.total_s += holds.total_s
+            self.largest_s = max(self.largest_s, holds.largest_s)
+            self.cpu_s += holds.cpu_s
 
     def read(self) -> Holds:
         with self.lock:

@@ -46,6 +46,7 @@ from app.recipes.routes import router as recipes_pages
 from app.records.api import api_router as records_api
 from app.records.routes import router as records_pages
 from app.records.schemas import ErrorsOut, FieldError
+from app.records.submission_process import SubmissionProcess, in_its_own_process
 from app.records.validation import RecordInvalid
 from app.resolve.cache import RecipeCache
 from app.resources import STATIC_DIR
@@ -124,8 +125,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if glance is not None:
             glance()  # its connection opened now, before the first page waits for it
         _app.state.revision_glance = glance
+        submissions = SubmissionProcess(settings) if in_its_own_process(settings) else None
+        _app.state.submission_process = submissions  # for whoever checks on it
 
         yield {
+            # Record submissions, checked and written in a process of their own once it is
+            # ready (app.records.submission_process); None: in this one.
+            "submission_process": submissions,
             # Submissions run in worker threads at most this many at a time per process:
             # records are written one at a time on SQLite, and through the few pooled
             # connections on PostgreSQL, so more threads only take turns at the GIL.
@@ -143,6 +149,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "sessionmaker": sessions,
             "recipe_cache": recipes,
         }
+        if submissions is not None:
+            await submissions.stop()
         if worker is not None:
             worker.stop()
         for pooled in (engine, revision_engine, write_engine):

@@ -103,6 +103,9 @@ def database_settings(url: str, **overrides: object) -> Settings:
     if not url.startswith("sqlite"):
         overrides.setdefault("secret_key", TEST_SECRET_KEY)
     overrides.setdefault("warm_up", False)  # no thread of its own querying behind a test
+    # Nor a process of its own per app (a second each): tests/records/test_submission_process.py
+    # starts it, and every server the tests start as a user would has it.
+    overrides.setdefault("submission_process", False)
     return Settings(database_url=url, run_worker=False, **overrides)
 
 

@@ -36,6 +36,7 @@ from app.observability.queries import (
     sentinel_runs_by_verdict,
 )
 from app.observability.runtime import RuntimeCollector
+from app.records.submission_process import SubmissionProcessCollector
 from app.security.exposure import request_is_exposed
 
 log = logging.getLogger("servebook.metrics")
@@ -171,4 +172,5 @@ def metrics(request: Request) -> Response:
     registry.register(request.app.state.request_metrics.request_source())
     registry.register(DatabaseCollector(request.state.sessionmaker))
     registry.register(RuntimeCollector())
+    registry.register(SubmissionProcessCollector(request.state.submission_process))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -8,6 +8,7 @@ from fastapi.responses import JSONResponse, Response
 
 from app.db import SessionDep, request_unit_of_work
 from app.errors import error_responses
+from app.i18n.catalogs import current_locale
 from app.models import Record
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
 from app.records.compare import compare_records, comparison_out
@@ -34,8 +35,10 @@ from app.records.schemas import (
     ReviewIn,
 )
 from app.records.service import IdempotencyConflict, get_record
+from app.records.submission_process import SubmissionProcess, submitted
 from app.records.validation import RecordInvalid
 from app.security import MaintainerDep
+from app.security.exposure import app_is_exposed
 from app.security.principal import require_submitter
 from app.web import RowIdPath, RowIdQuery
 
@@ -81,6 +84,15 @@ async def create_api(request: Request) -> Response:
     # a trip costs more CPU than reading the record, and dependencies would take three.
     # A few at a time (app.main): the rest wait here, in the event loop, at no cost.
     body = await request.body()
+    elsewhere: SubmissionProcess | None = request.state.submission_process
+    if elsewhere is not None:
+        asked = submitted(request, body, app_is_exposed(request.app), current_locale())
+        answered = await elsewhere.answer(asked)
+        if answered is not None:
+            status, headers, content = answered
+            response = Response(content, status_code=status)
+            response.raw_headers = headers
+            return response
     return await to_thread.run_sync(
         submit_api, request, body, limiter=request.state.submissions_at_once
     )

@@ -32,6 +32,10 @@ class RecordInvalid(ServebookError):
         super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
         self.errors = errors
 
+    def __reduce__(self) -> tuple[type, tuple[list[FieldError]]]:
+        # Raised in the submission process, answered by the app (app.records.submission_process).
+        return (RecordInvalid, (self.errors,))
+
 
 @dataclass(frozen=True)
 class Resolved:

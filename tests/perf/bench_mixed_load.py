@@ -1,12 +1,14 @@
 """Pages beside writes, the pages that used to be slow, pauses and memory, side by side.
 
-One uvicorn app process on 127.0.0.1 with a seeded SQLite file and no worker; the load
-generators are closed-loop raw HTTP/1.1 clients (tests/perf/mixed_load.py, ingest_load.py),
-readers and writers each in a process of their own. Prints:
+One uvicorn app process (and its submission process) on 127.0.0.1 with a seeded SQLite
+file and no worker; the load generators are closed-loop raw HTTP/1.1 clients
+(tests/perf/mixed_load.py, ingest_load.py), readers and writers each in a process of their
+own. Prints:
 
 - /estimate, /records and the fit page against the static file at 32 clients;
 - the fit page alone vs with 16 writers, and submissions alone vs with 16 readers of the
-  fit page (and of the static file);
+  fit page (and of the static file); then the same with records checked and written in the
+  app's own process (SERVEBOOK_SUBMISSION_PROCESS=false), as before;
 - /records at 0 and at 25k (pending) records: kept, and built afresh (60 vs 25k);
 - the largest garbage-collector pause the server saw under all of it (its /metrics);
 - the server's RSS before and after a run of distinct junk query strings.
@@ -109,6 +111,17 @@ def wait_for_warm_up(port: int) -> float:
     return time.perf_counter() - start
 
 
+def start_submission_process(port: int, body: dict) -> None:
+    """The first submission starts the app's submission process: one, then until it is ready
+    (its own start-up is not what the mixed load measures)."""
+    httpx.post(f"http://127.0.0.1:{port}/api/records", json=body, timeout=30).raise_for_status()
+    start = time.perf_counter()
+    while metric(port, "servebook_submission_process_ready") != 1:
+        if time.perf_counter() - start > 60:
+            raise SystemExit("the submission process did not start")
+        time.sleep(0.05)
+
+
 def line(label: str, reads: Reads) -> str:
     lat = reads.latencies_ms
     return (
@@ -135,22 +148,27 @@ def ratio(part: float, whole: float) -> str:
 def cores_used(server: subprocess.Popen, run: Callable[[], Any]) -> tuple[Any, str]:
     """`run()`, and the cores the server and the load generators kept busy meanwhile (CPU
     seconds per second): on two cores, what the clients take the server cannot have."""
-    process = psutil.Process(server.pid)
-    server_before = sum(process.cpu_times()[:2])
+    # The app process and its own (the submission process, app.records.submission_process).
+    processes = [psutil.Process(server.pid), *psutil.Process(server.pid).children(recursive=True)]
+
+    def server_cpu_s() -> float:
+        return sum(sum(process.cpu_times()[:2]) for process in processes)
+
+    server_before = server_cpu_s()
     clients_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = run()  # its client processes are joined by now: their time is in CHILDREN
     wall = time.perf_counter() - start
     clients_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_cpu = sum(process.cpu_times()[:2]) - server_before
+    server_cpu = server_cpu_s() - server_before
     clients_cpu = (clients_after.ru_utime + clients_after.ru_stime) - (
         clients_before.ru_utime + clients_before.ru_stime
     )
     return result, f"cores: server {server_cpu / wall:.2f}, clients {clients_cpu / wall:.2f}"
 
 
-def mixed(port: int, server: subprocess.Popen, body: dict, seconds: float) -> None:
-    print("-- mixed load: 16 readers and 16 writers (each alone, then together)")
+def mixed(port: int, server: subprocess.Popen, body: dict, seconds: float, how: str) -> None:
+    print(f"-- mixed load: 16 readers and 16 writers (each alone, then together); {how}")
 
     holds: dict[str, str] = {}
 
@@ -268,6 +286,10 @@ def junk(port: int, server: subprocess.Popen) -> None:
     reads = run_reads(port, urls, 16, 600)
     print(line("junk query strings", reads))
     print(f"{'server RSS before / after':<44} {before:8.0f} MB / {rss_mb(server):.0f} MB")
+    for child in psutil.Process(server.pid).children():  # pages never reach it
+        if "spawn_main" in " ".join(child.cmdline()):
+            rss = child.memory_info().rss / 2**20
+            print(f"{'  its submission process, RSS':<44} {rss:8.0f} MB")
 
 
 COLD_HARDWARE = ("8x-h200-141gb", "8x-h100-80gb", "8x-b200-180gb")
@@ -334,7 +356,8 @@ def main() -> None:
             if "pages" in phases:
                 pages(port, args.seconds)
             if "mixed" in phases:
-                mixed(port, server, body, args.seconds)
+                start_submission_process(port, body)
+                mixed(port, server, body, args.seconds, "records in their own process")
             if "records" in phases:
                 records_at_scale(port, database_url, args.seconds)
             if "junk" in phases:
@@ -343,6 +366,15 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait()
+        if "mixed" in phases:  # as before the submission process, for comparison
+            port = free_port()
+            server = start_server(database_url, port, SERVEBOOK_SUBMISSION_PROCESS="false")
+            try:
+                wait_for_warm_up(port)
+                mixed(port, server, body, args.seconds, "records in the app's own process")
+            finally:
+                server.terminate()
+                server.wait()
         if "cold" in phases:
             cold(database_url)
 
