@@ -219,9 +219,9 @@ class SubmissionProcess:
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
-            self.lost()
+            await self.lost()
 
-    def lost(self) -> None:
+    async def lost(self) -> None:
         """The child is gone: what was in flight is answered 503; the next ones here."""
         was_ready, self.ready = self.ready, False
         for future in self.pending.values():
@@ -232,8 +232,10 @@ class SubmissionProcess:
             self.writer.close()
             self.writer = None
         if self.process is not None:
-            self.process.join(0)
-        if self.stopping:
+            await asyncio.to_thread(self.process.join, 5)
+        # A child that returned read the end of its socket: the app closed it, on its way out
+        # (its shutdown cut short by a second Ctrl-C, say), not a child to start again.
+        if self.stopping or (self.process is not None and self.process.exitcode == 0):
             return
         if not was_ready:
             log.error(

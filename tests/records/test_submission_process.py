@@ -151,3 +151,24 @@ def test_a_record_in_flight_when_it_dies_is_answered_503_and_a_new_one_takes_ove
         retried = post_record(client, valid, key="in-flight")
         assert retried.status_code == 200 and retried.json()["id"] == again.json()["id"]
         assert process.answered >= 1
+
+
+def test_a_child_that_returns_because_the_app_closed_its_end_is_not_started_again(
+    db_path: Path, valid: dict[str, Any]
+) -> None:
+    """As when the app's shutdown is cut short (a second Ctrl-C): its end of the socket
+    closes without `stop()`, the child returns, and nothing is started in its place."""
+    with served(f"sqlite:///{db_path}", submission_process=True) as client:
+        process = started(client)
+        child = process.process
+        assert client.portal is not None
+        client.portal.call(process.writer.close)
+        child.join(30)
+        assert child.exitcode == 0
+        deadline = time.monotonic() + 30
+        assert process.listening is not None
+        while not process.listening.done():  # it has read the end and decided
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert process.restarts == 0 and process.process is child and not process.ready
+        assert post_record(client, valid).status_code == 201  # the app answers it itself
