@@ -70,9 +70,9 @@ def warm_up(sessions: sessionmaker[Session], recipes: RecipeCache, app: FastAPI)
             find_known_good(session, first.model, first.hardware, first.profile, revision)
             load_safe_ceiling(session, first.model.id, first.hardware.id, first.profile.id)
             RecordPages(session).page(None, None, None, None, 1)
-    # Every model's, since what a page shares with the others of its model (the links to the
-    # model's pages, its queries' plans) is paid by its model's first page: with one model's
-    # page built here, another model's first page still cost 1.13-1.19x a later one.
+    # Every model's, since what a page shares with the others of its model (the paths of the
+    # links to the model's pages) is paid by its model's first page: with one model's page
+    # built here, another model's first page still cost 1.10-1.19x a later one.
     for number, recipe in enumerate(shown):
         build_a_detail_page(app, sessions, recipes, recipe, LOCALES if number == 0 else LOCALES[:1])
 
