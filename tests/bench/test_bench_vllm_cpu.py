@@ -267,9 +267,10 @@ def test_client_copes_with_real_vllm_stream(vllm_server: VllmServer) -> None:
     assert sample.output_tokens == MAX_TOKENS
     assert sample.prompt_tokens == usage["prompt_tokens"]
     # The same seed gives the same answer. Only chunks with text count as token arrivals; how
-    # many there are can differ from the raw read, as vLLM merges the deltas of a slow reader.
+    # many there are can differ from the raw read, as vLLM merges the deltas of a slow reader
+    # (on a loaded machine, once, all of them into one).
     assert sample.answer == "".join(token_chunks)
-    assert 1 < sample.token_chunks < MAX_TOKENS
+    assert 1 <= sample.token_chunks < MAX_TOKENS
     assert len(sample.itl_ms) == sample.token_chunks - 1
     # The role chunk is the first event but not the first token.
     assert sample.first_chunk_ms is not None and sample.ttft_ms is not None
