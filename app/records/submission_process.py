@@ -216,6 +216,11 @@ class SubmissionProcess:
                 if future is not None and not future.done():
                     self.answered += 1
                     future.set_result(answer)
+        except asyncio.CancelledError:
+            # The app's loop is ending without its shutdown (cut short by a second Ctrl-C,
+            # say): the child reads the end of its socket and returns; none in its place.
+            self.stopping = True
+            raise
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
@@ -231,12 +236,10 @@ class SubmissionProcess:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+        if self.stopping:
+            return
         if self.process is not None:
             await asyncio.to_thread(self.process.join, 5)
-        # A child that returned read the end of its socket: the app closed it, on its way out
-        # (its shutdown cut short by a second Ctrl-C, say), not a child to start again.
-        if self.stopping or (self.process is not None and self.process.exitcode == 0):
-            return
         if not was_ready:
             log.error(
                 "the submission process ended before it was ready; records are checked and "

@@ -153,21 +153,20 @@ def test_a_record_in_flight_when_it_dies_is_answered_503_and_a_new_one_takes_ove
         assert process.answered >= 1
 
 
-def test_a_child_that_returns_because_the_app_closed_its_end_is_not_started_again(
+def test_a_child_whose_app_is_ending_is_not_started_again(
     db_path: Path, valid: dict[str, Any]
 ) -> None:
-    """As when the app's shutdown is cut short (a second Ctrl-C): its end of the socket
-    closes without `stop()`, the child returns, and nothing is started in its place."""
+    """As when the app's shutdown is cut short (a second Ctrl-C): the loop cancels what is
+    left, the child reads the end of its socket and returns, and none is started instead."""
     with served(f"sqlite:///{db_path}", submission_process=True) as client:
         process = started(client)
-        child = process.process
-        assert client.portal is not None
-        client.portal.call(process.writer.close)
-        child.join(30)
+        child, listening = process.process, process.listening
+        assert client.portal is not None and listening is not None
+        client.portal.call(listening.cancel)
+        child.join(60)
         assert child.exitcode == 0
         deadline = time.monotonic() + 30
-        assert process.listening is not None
-        while not process.listening.done():  # it has read the end and decided
+        while not listening.done():
             assert time.monotonic() < deadline
             time.sleep(0.01)
         assert process.restarts == 0 and process.process is child and not process.ready
