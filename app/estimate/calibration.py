@@ -38,6 +38,7 @@ from app.estimate.step import (
     decode_step,
     experts_touched,
     prefill_seconds,
+    step_fixed_s,
 )
 
 MAX_ERROR = 0.25  # mean relative error above which a probe's points do not fit the model
@@ -207,12 +208,10 @@ def _fit_decode(inputs: StepInputs, points: list[DecodePoint], tokens: float) ->
 def _terms(inputs: StepInputs, batch: int, depth: int) -> tuple[float, float, float]:
     """A step's weights and KV reads at the datasheet bandwidth, and its shipped fixed and
     communication time without the per-request part, in seconds."""
-    c = inputs.coefficients
     touched = experts_touched(inputs.experts, inputs.active_experts, batch)
     weights = (inputs.dense_bytes + inputs.expert_bytes * touched) / inputs.bandwidth_b_s
     kv = batch * inputs.kv.bytes_at(depth) / inputs.bandwidth_b_s
-    layer = c.layer_s if inputs.cuda_graphs else c.layer_eager_s
-    fixed = inputs.layers * layer + inputs.moe_layers * c.moe_layer_s + c.step_s
+    fixed = step_fixed_s(inputs, eager=not inputs.cuda_graphs)
     if fixed <= 0:  # a family with no fixed terms shipped: the per-layer time alone
         fixed = inputs.layers * 1e-6
     return weights, kv, fixed + communication_s(inputs, batch)
@@ -236,6 +235,7 @@ def _coefficients(
         layer_s=layer * v,
         layer_eager_s=eager * v,
         moe_layer_s=prior.moe_layer_s * v,
+        expert_s=prior.expert_s * v,
         step_s=prior.step_s * v,
         step_per_request_s=w,
         long_context_tokens=tokens,

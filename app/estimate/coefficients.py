@@ -47,6 +47,10 @@ class Coefficients(msgspec.Struct, frozen=True):
     compute_share: float  # share of peak tensor FLOPs a decode step's math reaches
     prefill_utilisation: tuple[float, float]  # share of peak FLOPs in prefill (low, high)
     speed_factor: float = 1.0  # a runtime against llama.cpp on the same card (MLX)
+    expert_s: float = 0.0  # per expert a token is routed to, per MoE layer per step
+    # Per request before its prefill and after its first step: admission, tokenising, the
+    # scheduler's turn, the first token's way back (fitted on the first-token times).
+    first_token_s: float = 0.0
     long_context_tokens: float = LONG_CONTEXT_TOKENS
     # Fitted on the user's own server (`servebook calibrate`, app/estimate/calibration.py):
     # the KV reads' time against the weights' at the same bandwidth (attention kernels
@@ -115,30 +119,50 @@ def _llama_family(platform: str, factor: float) -> Coefficients:
     )
 
 
-# Server runtimes (vLLM, SGLang) on CUDA and ROCm, fitted on the 47 fitting rows of
-# tests/accuracy/servers.yaml (mean |log error| 0.20; `python -m tests.accuracy.fit_server`).
-# vLLM and SGLang share them (SGLang has too few fitting rows of its own); without CUDA
-# graphs each layer is assumed to cost 60 us more (a dozen kernel launches), not fitted.
-_SERVER_CUDA = Coefficients(
+# vLLM on CUDA and ROCm, fitted on its 45 fitting rows of tests/accuracy/servers.yaml (mean
+# |log error| 0.20; `python -m tests.accuracy.fit_server`); without CUDA graphs each layer is
+# assumed to cost 60 us more (a dozen kernel launches), not fitted.
+_VLLM_CUDA = Coefficients(
     bandwidth_share_dense=0.93,
-    bandwidth_share_moe=0.82,
-    layer_s=62e-6,
-    layer_eager_s=122e-6,
-    moe_layer_s=153e-6,
-    step_s=1.16e-3,
-    step_per_request_s=0.5e-6,
-    compute_share=0.47,
+    bandwidth_share_moe=0.99,
+    layer_s=40.87e-6,
+    layer_eager_s=97e-6,
+    moe_layer_s=166.5e-6,
+    step_s=0.782e-3,
+    step_per_request_s=0.0,
+    first_token_s=30e-3,
+    compute_share=0.61,
     prefill_utilisation=(0.35, 0.55),
 )
 # On ROCm (MI300X, MI325X) the reads reach less of the card's bandwidth; the rest is shared.
-_SERVER_ROCM = msgspec.structs.replace(
-    _SERVER_CUDA, bandwidth_share_dense=0.5, bandwidth_share_moe=0.5
+_VLLM_ROCM = msgspec.structs.replace(_VLLM_CUDA, bandwidth_share_dense=0.5, bandwidth_share_moe=0.5)
+# SGLang, fitted on its own 16 fitting rows (mean |log error| 0.12): the SGLang cookbook's
+# 0.5.6-0.5.7 runs of four MoE models on 8 GPUs at 1 to 100 requests, and GPUStack's. Its
+# recent releases spend far less per layer than vLLM's rows show, a time per expert each
+# token is routed to (one request's experts are small reads, each more a latency than its
+# bytes) and more per request in the batch. Its rows (MoE models up to 100 requests, CUDA
+# graphs on) cannot set a compute share or the eager-mode cost: it keeps vLLM's share, and
+# its layers without CUDA graphs cost 60 us more, as vLLM's.
+_SGLANG_CUDA = msgspec.structs.replace(
+    _VLLM_CUDA,
+    bandwidth_share_dense=0.8,
+    bandwidth_share_moe=0.57,
+    layer_s=14.85e-6,
+    layer_eager_s=77e-6,
+    moe_layer_s=0.0,
+    expert_s=7.92e-6,
+    step_s=0.268e-3,
+    step_per_request_s=54.45e-6,
+    first_token_s=30e-3,
+)
+_SGLANG_ROCM = msgspec.structs.replace(
+    _SGLANG_CUDA, bandwidth_share_dense=0.5, bandwidth_share_moe=0.45
 )
 SERVER: dict[tuple[str, str], Coefficients] = {
-    ("vllm", "cuda"): _SERVER_CUDA,
-    ("sglang", "cuda"): _SERVER_CUDA,
-    ("vllm", "rocm/vulkan"): _SERVER_ROCM,
-    ("sglang", "rocm/vulkan"): _SERVER_ROCM,
+    ("vllm", "cuda"): _VLLM_CUDA,
+    ("sglang", "cuda"): _SGLANG_CUDA,
+    ("vllm", "rocm/vulkan"): _VLLM_ROCM,
+    ("sglang", "rocm/vulkan"): _SGLANG_ROCM,
 }
 
 

@@ -7,7 +7,8 @@ page, the JSON, `POST /api/estimate` and the CLI show one figure.
 
 Request shape: decode runs at `depth` tokens of KV per request: the plan's context unless a
 prompt is given (then prompt + half the output). The first token waits for the prompt's
-prefill (the plan's context when no prompt is given), and requests that arrive together are
+prefill (the plan's context when no prompt is given) and the runtime's own time per
+request (admission, tokenising, the way back), and requests that arrive together are
 prefilled one after another. When the output length is given, each request's decode also
 waits for the prefills of the requests that join during it (continuous batching), as a
 serving benchmark measures; without it the figure is the steady-state step.
@@ -137,7 +138,7 @@ def load_estimate(
         prefill_seconds(model.step, prompt, model.prefill_chunk, u, prompts=queue)
         for u in (slow, fast)
     )
-    first_step = seconds
+    first_step = seconds + c.first_token_s
     waiting = _queue_wait(asked, batch, output or depth, low, high)
     spread = ttft_range(batch)
     ttft = Band(

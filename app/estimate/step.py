@@ -7,7 +7,8 @@ A decode step on each GPU is the sum of:
 - the compute roofline, when batch x active FLOPs (and attention at long context) take
   longer than the reads (the larger of the two counts, not both);
 - fixed time: per layer (kernel launches, synchronisation; more without CUDA graphs), per
-  MoE layer (routing, expert dispatch) and per step (scheduler, sampling);
+  MoE layer (routing, expert dispatch) and per expert each token is routed to there, per
+  step (scheduler) and per request in the batch (sampling, bookkeeping);
 - communication: two all-reduces per layer under tensor parallelism (latency + bytes over
   the link), an all-to-all per MoE layer under expert parallelism, and, where whole layers
   are split over cards (llama.cpp `--split-mode layer`), one hand-over of the activations
@@ -118,18 +119,26 @@ def decode_step(inputs: StepInputs, batch: int, depth: int, verify_tokens: int =
     weights = (inputs.dense_bytes + inputs.expert_bytes * touched) / bandwidth
     kv = batch * inputs.kv.bytes_at(depth) / bandwidth * c.kv_read_factor
     compute = _compute_excess(inputs, tokens, depth, weights + kv)
-    fixed = (
-        inputs.layers * (c.layer_s if inputs.cuda_graphs else c.layer_eager_s)
-        + inputs.moe_layers * c.moe_layer_s
-        + c.step_s
-        + c.step_per_request_s * batch
-    )
+    fixed = step_fixed_s(inputs, eager=not inputs.cuda_graphs) + c.step_per_request_s * batch
     host = inputs.host_bytes / inputs.host_bandwidth_b_s if inputs.host_bytes else 0.0
     # Attention kernels slow every part of the step at long context beyond the KV bytes.
     slow = c.long_context(depth)
     communication = _communication(inputs, tokens)
     return StepTime(
         weights * slow, kv * slow, compute * slow, communication * slow, fixed * slow, host * slow
+    )
+
+
+def step_fixed_s(inputs: StepInputs, eager: bool) -> float:
+    """A step's fixed time apart from its requests: per layer, per MoE layer and per expert a
+    token is routed to in it (at one request the routed experts are small reads, each a
+    latency more than its bytes), and per step."""
+    c = inputs.coefficients
+    per_moe_layer = c.moe_layer_s + inputs.active_experts * c.expert_s
+    return (
+        inputs.layers * (c.layer_eager_s if eager else c.layer_s)
+        + inputs.moe_layers * per_moe_layer
+        + c.step_s
     )
 
 
@@ -173,10 +182,7 @@ def prefill_seconds(
     at a share of peak FLOPs."""
     tokens = prompt * prompts
     chunks = max(1, math.ceil(tokens / max(1, chunk)))
-    c = inputs.coefficients
-    fixed = chunks * (
-        inputs.layers * c.layer_eager_s + inputs.moe_layers * c.moe_layer_s + c.step_s
-    )
+    fixed = chunks * step_fixed_s(inputs, eager=True)
     communication = chunks * _communication(inputs, min(tokens, chunk))
     reads = chunks * (inputs.dense_bytes + inputs.expert_bytes) / inputs.bandwidth_b_s
     if inputs.flops is None:

@@ -26,6 +26,8 @@ from app.estimate import (
 )
 from app.estimate.coefficients import Coefficients
 from app.estimate.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
+from app.estimate.ranges import MIN_CHECKS, RangeClass
+from app.estimate.record_ranges import RangeBook
 
 SERVERS = Path(__file__).with_name("servers.yaml")
 ASSUMED_SHAPE = (1000, 500)
@@ -223,11 +225,34 @@ class ServerOutcome:
         return self.case.decode / center
 
 
-def server_outcome(case: ServerCase, coefficients: Coefficients | None = None) -> ServerOutcome:
+class _PointClasses(dict):
+    """Every class key's range as the point itself (low = high = 1)."""
+
+    def get(self, key, default=None):
+        return RangeClass(key, 1.0, 1.0, MIN_CHECKS, None)
+
+
+def _point_book() -> RangeBook:
+    book = RangeBook({})
+    book.classes = _PointClasses()
+    return book
+
+
+POINT_BOOK = _point_book()
+
+
+def server_outcome(
+    case: ServerCase, coefficients: Coefficients | None = None, point: bool = False
+) -> ServerOutcome:
+    """The estimator's figures for a case; with `point`, the point estimates (every
+    decode and throughput band collapsed to its middle before its class's spread), as the
+    coefficients are fitted on them apart from the ranges."""
     speed = case.speed
     if coefficients is not None:
         step = msgspec.structs.replace(speed.step, coefficients=coefficients)
         speed = msgspec.structs.replace(speed, step=step)
+    if point:
+        speed = msgspec.structs.replace(speed, ranges=POINT_BOOK)
     shape = RequestShape(case.prompt, case.output)
     return ServerOutcome(case, load_estimate(speed, case.concurrency, shape))
 

@@ -79,15 +79,56 @@ def test_without_cuda_graphs_every_layer_costs_more():
     assert decode_step(eager, 1, 4096).fixed > decode_step(model.step, 1, 4096).fixed
 
 
+def test_each_expert_a_token_is_routed_to_adds_its_time_to_every_moe_layer():
+    model = _speed(model=MOE_320B)
+    c = msgspec.structs.replace(model.coefficients, expert_s=10e-6)
+    step = msgspec.structs.replace(model.step, coefficients=c)
+    more = msgspec.structs.replace(step, active_experts=step.active_experts + 4)
+    added = decode_step(more, 1, 4096).fixed - decode_step(step, 1, 4096).fixed
+    assert step.moe_layers > 0
+    # Four more routed experts: 40 us more in each MoE layer, at long context's slowdown.
+    assert added == pytest.approx(step.moe_layers * 4 * 10e-6 * c.long_context(4096))
+    dense = msgspec.structs.replace(step, moe_layers=0)
+    assert decode_step(dense, 1, 4096).fixed < decode_step(step, 1, 4096).fixed
+
+
+def test_the_first_token_takes_the_runtimes_own_time_per_request():
+    model = _speed()
+    c = model.coefficients
+    assert c.first_token_s > 0
+    none = msgspec.structs.replace(
+        model,
+        step=msgspec.structs.replace(
+            model.step, coefficients=msgspec.structs.replace(c, first_token_s=0.0)
+        ),
+    )
+    shape = RequestShape(1024, 256)
+    spread = ttft_range(1)
+    with_it = load_estimate(model, 1, shape).ttft_ms.low / spread.low
+    without = load_estimate(none, 1, shape).ttft_ms.low / spread.low
+    assert with_it - without == pytest.approx(1e3 * c.first_token_s, rel=0.01)
+
+
 def test_the_first_token_waits_for_the_prompt_and_the_prefills_before_it():
     model = _speed()
     short = load_estimate(model, 1, RequestShape(1024, 256))
     long = load_estimate(model, 1, RequestShape(16384, 256))
     crowd = load_estimate(model, 32, RequestShape(1024, 256))
     assert long.ttft_ms.low > short.ttft_ms.low
-    assert crowd.ttft_ms.low > 10 * short.ttft_ms.low
-    # Prefill grows faster than the prompt once attention over it counts.
+    # Before each class's spread: 32 requests that arrive together wait, on average, for
+    # 16.5 prompts' prefill, packed into chunks, where one request waits for its own.
     c = model.coefficients
+    fast = c.prefill_utilisation[1]
+    ahead = prefill_seconds(model.step, 1024, model.prefill_chunk, fast, prompts=16.5)
+    alone = prefill_seconds(model.step, 1024, model.prefill_chunk, fast)
+    waited = 1e3 * (ahead - alone)
+    crowd_point = crowd.ttft_ms.low / ttft_range(32).low
+    short_point = short.ttft_ms.low / ttft_range(1).low
+    assert crowd_point - short_point == pytest.approx(
+        waited + 1e3 * (crowd.step.total - short.step.total), rel=0.02
+    )
+    assert waited > 5 * 1e3 * alone
+    # Prefill grows faster than the prompt once attention over it counts.
     ratio = prefill_seconds(model.step, 32768, 32768, c.prefill_utilisation[0]) / prefill_seconds(
         model.step, 4096, 4096, c.prefill_utilisation[0]
     )
@@ -162,8 +203,12 @@ def test_a_class_with_enough_checks_keeps_its_own_range_and_a_thin_one_borrows_w
 
 
 def test_server_runtimes_have_their_own_coefficients_and_llama_cpp_keeps_its_constants():
-    server = coefficients_for("sglang", "cuda")
+    vllm, sglang = coefficients_for("vllm", "cuda"), coefficients_for("sglang", "cuda")
     llama = coefficients_for("llama-cpp", "cuda")
-    assert server.step_s > 0 and server.moe_layer_s > 0
-    assert llama.step_s == 0 and llama.moe_layer_s == 0
+    # Each server family is fitted on its own rows: SGLang's recent releases spend less per
+    # layer and a time per routed expert; vLLM's rows leave that to its per-MoE-layer term.
+    assert sglang != vllm
+    assert sglang.layer_s < vllm.layer_s and sglang.expert_s > 0 == vllm.expert_s
+    assert vllm.step_s > 0 and vllm.moe_layer_s > 0
+    assert llama.step_s == 0 and llama.moe_layer_s == 0 and llama.expert_s == 0
     assert coefficients_for("ollama", "metal") == coefficients_for("llama-cpp", "metal")
