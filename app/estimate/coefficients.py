@@ -119,8 +119,8 @@ def _llama_family(platform: str, factor: float) -> Coefficients:
     )
 
 
-# vLLM on CUDA and ROCm, fitted on its 45 fitting rows of tests/accuracy/servers.yaml (mean
-# |log error| 0.20; `python -m tests.accuracy.fit_server`); without CUDA graphs each layer is
+# vLLM on CUDA and ROCm, fitted on its 43 fitting rows of tests/accuracy/servers.yaml (mean
+# |log error| 0.17; `python -m tests.accuracy.fit_server`); without CUDA graphs each layer is
 # assumed to cost 60 us more (a dozen kernel launches), not fitted.
 _VLLM_CUDA = Coefficients(
     bandwidth_share_dense=0.93,

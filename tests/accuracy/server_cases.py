@@ -140,6 +140,11 @@ def _case(row: dict) -> ServerCase | None:
         return None
     if not isinstance(concurrency, int) or concurrency < 1:
         return None
+    if (row.get("dp") or 1) > 1 and row.get("ep"):
+        # Attention in data-parallel replicas over experts shared by all of them: each GPU
+        # holds an eighth of the experts, not a replica's whole model, which the step
+        # model's replicas of one tensor-parallel group cannot describe.
+        return None
     decode, throughput = _measured_decode(row), row.get("output_throughput_tokens_per_s")
     if decode is None and throughput is None:
         return None
