@@ -7,6 +7,7 @@ from app.calibrate.words import (
     BANDWIDTH,
     COMMUNICATION,
     FAILED,
+    FIRST_TOKEN,
     FIT_ERROR,
     LAYER_TIME,
     PREFILL,
@@ -47,6 +48,12 @@ def account(profile: CalibrationProfile, hardware: str) -> list[Sentence]:
                 high=round(100 * high),
             )
         )
+        if "first_token_ms" in figures:  # profiles stored before it was fitted lack it
+            said.append(
+                FIRST_TOKEN(
+                    fitted=figures["first_token_ms"], shipped=figures["shipped_first_token_ms"]
+                )
+            )
     if profile.fit_error is not None:
         prefill = profile.prefill_error
         said.append(

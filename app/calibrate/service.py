@@ -206,6 +206,8 @@ def fit_figures(speed: SpeedModel, fit: CalibrationFit) -> dict[str, Any]:
         # Fitted only where first tokens were timed on hardware with a FLOPs figure.
         "prefill_fitted": fit.prefill_error is not None and step.flops is not None,
         "shipped_prefill_utilisation": list(shipped.prefill_utilisation),
+        "first_token_ms": round(1e3 * fitted.first_token_s, 1),
+        "shipped_first_token_ms": round(1e3 * shipped.first_token_s, 1),
         "gpus": step.tensor_parallel,
         "single_step_ms": round(1e3 * decode_step(fitted_step, 1, PROBE_CONTEXT).total, 3),
     }

@@ -65,6 +65,10 @@ PREFILL = register(
     "calibrate.prefill",
     _l("prefill utilisation %(fitted)s%% of peak (shipped %(low)s-%(high)s%%)"),
 )
+FIRST_TOKEN = register(
+    "calibrate.first_token",
+    _l("first token: %(fitted)s ms per request on top of its prefill (shipped %(shipped)s ms)"),
+)
 FIT_ERROR = register(
     "calibrate.fit_error",
     _l("fit error %(error)s%% on %(points)s decode steps; prefill %(prefill)s"),

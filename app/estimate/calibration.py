@@ -12,8 +12,9 @@ bandwidth, F(B) the shipped fixed and communication time, and slow(d) the long-c
 slowdown. u (one over the share of the bandwidth reached), k (the KV reads' own), v (a scale
 on the fixed and communication time) and w (time per request in the batch) are fitted by
 least squares on the relative error, each within its physical bounds (u >= 1, the others
->= 0); the long-context length is chosen from a short list. Prefill utilisation is then
-the share of peak FLOPs that best matches the first-token times.
+>= 0); the long-context length is chosen from a short list. Prefill utilisation and the
+first token's time per request are then the share of peak FLOPs and the time left at every
+prompt length that best match the first-token times.
 
 The fit's error is the mean relative error of the fitted model on the probe's own points.
 A probe whose points do not fit (error over MAX_ERROR), whose rounds at the same point
@@ -113,10 +114,15 @@ def fit_calibration(
             best = (error, fitted)
     assert best is not None
     error, fitted = best
-    utilisation, prefill_error = _fit_prefill(_with(inputs, fitted), prefill, prefill_chunk)
+    utilisation, per_request, prefill_error = _fit_prefill(
+        _with(inputs, fitted), prefill, prefill_chunk
+    )
     spread = (round(utilisation * 0.9, 4), round(min(1.0, utilisation * 1.1), 4))
     fitted = msgspec.structs.replace(
-        fitted, prefill_utilisation=spread, calibrated_error=round(error, 4)
+        fitted,
+        prefill_utilisation=spread,
+        first_token_s=round(per_request, 4),
+        calibrated_error=round(error, 4),
     )
     refusal = contradiction
     if refusal is None and error > MAX_ERROR:
@@ -246,22 +252,52 @@ def _coefficients(
 
 def _fit_prefill(
     inputs: StepInputs, points: list[PrefillPoint], chunk: int
-) -> tuple[float, float | None]:
-    """The prefill utilisation that best matches the first-token times, and its error."""
-    prior = inputs.coefficients.prefill_utilisation
+) -> tuple[float, float, float | None]:
+    """The prefill utilisation and the first token's time per request (admission, the way
+    back) that best match the first-token times, and their error. A first token alone is
+    its prefill, one decode step and that time per request, as the estimate counts it: the
+    utilisation sets how the time grows with the prompt, the time per request what is left
+    at every length (the median, at least 0)."""
+    prior = inputs.coefficients
     if not points or inputs.flops is None:
-        return sum(prior) / 2, _prefill_error(inputs, points, chunk, sum(prior) / 2)
-    best = min(UTILISATIONS, key=lambda u: _prefill_error(inputs, points, chunk, u) or 0.0)
-    return best, _prefill_error(inputs, points, chunk, best)
+        u = sum(prior.prefill_utilisation) / 2
+        return u, prior.first_token_s, _prefill_error(inputs, points, chunk, u, prior.first_token_s)
+    steps = [decode_step(inputs, 1, p.prompt).total for p in points]
+
+    def per_request(u: float) -> float:
+        left = [
+            p.ttft_s - prefill_seconds(inputs, p.prompt, chunk, u) - step
+            for p, step in zip(points, steps, strict=True)
+        ]
+        return max(0.0, float(np.median(left)))
+
+    def error(u: float) -> float:
+        return _prefill_error(inputs, points, chunk, u, per_request(u)) or 0.0
+
+    best = min(UTILISATIONS, key=error)
+    return best, per_request(best), error(best)
 
 
 def _prefill_error(
-    inputs: StepInputs, points: list[PrefillPoint], chunk: int, utilisation: float
+    inputs: StepInputs,
+    points: list[PrefillPoint],
+    chunk: int,
+    utilisation: float,
+    per_request_s: float,
 ) -> float | None:
     if not points:
         return None
     errors = [
-        abs(prefill_seconds(inputs, p.prompt, chunk, utilisation) / p.ttft_s - 1) for p in points
+        abs(
+            (
+                prefill_seconds(inputs, p.prompt, chunk, utilisation)
+                + decode_step(inputs, 1, p.prompt).total
+                + per_request_s
+            )
+            / p.ttft_s
+            - 1
+        )
+        for p in points
     ]
     return sum(errors) / len(errors)
 

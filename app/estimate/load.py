@@ -141,6 +141,10 @@ def load_estimate(
     first_step = seconds + c.first_token_s
     waiting = _queue_wait(asked, batch, output or depth, low, high)
     spread = ttft_range(batch)
+    if c.calibrated_error is not None and batch == 1:
+        # One request's first token was fitted on this server's own timings: the fit's
+        # spread, as decode's. Under load the arrivals, not the server, set the spread.
+        spread = calibrated_range(model.family, model.platform, model.gpus, 1, c.calibrated_error)
     ttft = Band(
         round(1e3 * ((queued[1] + first_step) * spread.low + waiting.low), 1),
         round(1e3 * ((queued[0] + first_step) * spread.high + waiting.high), 1),

@@ -43,8 +43,11 @@ def profiles(db_path: Path) -> list[CalibrationProfile]:
     return found
 
 
-def estimate_decode(db_path: Path, model: str = MODEL, hardware: str = HARDWARE) -> dict:
+def estimate_decode(
+    db_path: Path, model: str = MODEL, hardware: str = HARDWARE, **asked: int
+) -> dict:
     body = {"model": model, "hardware": hardware, "runtime": RUNTIME, "evidence": "ignore"}
+    body |= asked
     with TestClient(create_app(sqlite_settings(db_path))) as client:
         response = client.post("/api/estimate", json=body)
     assert response.status_code == 200, response.text
@@ -59,7 +62,7 @@ def test_a_steady_server_is_calibrated_and_the_estimate_follows_it(
     result = calibrate(fake_server, STEADY)
     assert result.exit_code == 0, result.output
     assert "effective bandwidth" in result.output and " of 3.35 TB/s" in result.output
-    assert "fit error" in result.output
+    assert "fit error" in result.output and "first token: " in result.output
     [profile] = profiles(db_path)
     assert profile.status == "ok" and profile.reason == ""
     assert profile.run_by == "tester" and profile.runtime == RUNTIME
@@ -71,6 +74,11 @@ def test_a_steady_server_is_calibrated_and_the_estimate_follows_it(
     middle = (decode["low"] + decode["high"]) / 2
     assert abs(middle / server - 1) < 0.15, (decode, server)
     assert decode["low"] < server < decode["high"]
+    # One request's first token follows the server's too: its prefill, a step and the time
+    # per request the probe left, within the fit's spread, at a prompt length it probed.
+    ttft = estimate_decode(db_path, prompt_tokens=1024, output_tokens=64)["ttft_ms"]
+    assert ttft["low"] < TTFT_MS < ttft["high"]
+    assert abs((ttft["low"] + ttft["high"]) / 2 / TTFT_MS - 1) < 0.2, ttft
     # Every model on that hardware and runtime is calibrated, not only the one probed.
     other = estimate_decode(db_path, "qwen3-32b")["decode_tokens_per_s"]
     assert other["basis"] == "calibrated"

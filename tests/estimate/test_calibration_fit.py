@@ -39,7 +39,13 @@ def _probe(truth, chunk, noise=()):
         DecodePoint(b, d, decode_step(truth, b, d).total * (noise[i % len(noise)] if noise else 1))
         for i, (b, d) in enumerate((b, d) for d in DEPTHS for b in BATCHES)
     ]
-    prefill = [PrefillPoint(p, prefill_seconds(truth, p, chunk, 0.3)) for p in (256, 1024, 4000)]
+    # A first token alone: its prefill, one decode step and 40 ms of the server's own.
+    prefill = [
+        PrefillPoint(
+            p, prefill_seconds(truth, p, chunk, 0.3) + decode_step(truth, 1, p).total + 0.04
+        )
+        for p in (256, 1024, 4000)
+    ]
     return decode, prefill
 
 
@@ -56,6 +62,7 @@ def test_a_server_that_follows_the_model_is_fitted_closely():
             decode_step(truth, b, d).total, rel=0.05
         )
     assert sum(fit.coefficients.prefill_utilisation) / 2 == pytest.approx(0.3, rel=0.1)
+    assert fit.coefficients.first_token_s == pytest.approx(0.04, abs=0.005)
     assert fit.prefill_error is not None and fit.prefill_error < 0.05
 
 
