@@ -5,10 +5,11 @@ import pytest
 
 from app.estimate import accuracy_table
 from app.estimate.accuracy_table import ACCURACY_HISTORY, CHECK_RATIOS
+from app.estimate.coefficients import SERVER
 from app.estimate.ranges import RANGE_TABLE, RangeClass
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import class_accuracy, history_rows
-from tests.accuracy.fit_server import _class_ranges, checking_ratios
+from tests.accuracy.fit_server import FITTED, _class_ranges, checking_ratios, fit
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +44,18 @@ def test_class_accuracy_scores_the_range_middle() -> None:
     assert count == 4 and held == 0.5  # 1.0 and 1.1 inside
     assert within == 0.5  # errors 0, 0.091, 1.0 and 0.5
     assert median == pytest.approx((0.0909 + 0.5) / 2, abs=0.001)
+
+
+@pytest.mark.parametrize("family", sorted(FITTED))
+def test_the_shipped_server_coefficients_are_what_the_fit_finds(family: str) -> None:
+    """Each family's shipped coefficients are the fit's, as rounded: run from them, the fit
+    on that family's fitting rows moves none of them (a change to the rows, the step model
+    or a coefficient ships with the fit run again)."""
+    shipped_cuda, shipped_rocm = SERVER[(family, "cuda")], SERVER[(family, "rocm/vulkan")]
+    cuda, rocm = fit(family)
+    for name in (*FITTED[family], "first_token_s"):
+        assert getattr(cuda, name) == pytest.approx(
+            getattr(shipped_cuda, name), rel=0.02, abs=1e-9
+        ), name
+    for name in ("bandwidth_share_dense", "bandwidth_share_moe"):
+        assert getattr(rocm, name) == pytest.approx(getattr(shipped_rocm, name), rel=0.02), name
