@@ -129,7 +129,9 @@ def _fit_first_token(rows, cuda: Coefficients, rocm: Coefficients):
         for c in timed:
             base = rocm if c.platform == "rocm/vulkan" else cuda
             trial = msgspec.structs.replace(base, first_token_s=seconds)
-            errors.append(abs(math.log(_ttft_middle(server_outcome(c, trial)) / c.ttft_ms)))
+            errors.append(
+                abs(math.log(_ttft_middle(server_outcome(c, trial, point=True)) / c.ttft_ms))
+            )
         return statistics.median(errors)
 
     best = min(FIRST_TOKEN_GRID, key=loss)
