@@ -94,7 +94,9 @@ def _model(key: str) -> ModelSpec:
 def _artifact(row: dict, key: str, model: ModelSpec) -> ArtifactSpec:
     m = _data()["models"][key]
     bits = _data()["quant_bits"][row["quant"]]
-    size = int(m["file_gb"] * 1e9) if "file_gb" in m else None
+    # A stated file size is that of the quant the model's own files use (gpt-oss: MXFP4).
+    stated = "file_gb" in m and m.get("file_quant", row["quant"]) == row["quant"]
+    size = int(m["file_gb"] * 1e9) if stated else None
     return ArtifactSpec(f"{key}-{row['quant']}", "safetensors", row["quant"], bits, size)
 
 
