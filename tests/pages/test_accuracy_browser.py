@@ -4,6 +4,7 @@ moved by accepting it, and the detail page's link landing on its class."""
 import pytest
 from sqlalchemy.orm import Session
 
+from app.estimate.accuracy_table import CHECK_RATIOS
 from app.i18n.catalogs import gettext, reset_locale, set_locale
 from app.records.review import review_record
 from app.records.service import submit_record
@@ -11,6 +12,7 @@ from tests.live_server import LiveServer
 from tests.records.conftest import GLM, h200, valid  # noqa: F401 (fixtures)
 
 CLASS_ROW = "#class-sglang-cuda-multi-c1"
+SHIPPED_CHECKS = len(CHECK_RATIOS["sglang/cuda/multi/c1"])
 
 
 def words(language: str, english: str) -> str:
@@ -39,8 +41,13 @@ def test_the_page_shows_each_class_in_the_readers_language(
     assert page.locator("#accuracy-classes tbody tr").count() >= 10
     row = page.locator(CLASS_ROW)
     cells = row.locator("td.num")
-    assert cells.nth(0).inner_text() == words(language, "none yet")  # no shipped check
-    assert cells.nth(1).inner_text() == "2"  # the record's two timed points
+    # The shipped checks' count, median error, share within 30% and share held; then the
+    # accepted record's two timed points.
+    assert cells.nth(0).inner_text() == str(SHIPPED_CHECKS)
+    assert cells.nth(4).inner_text() == "2"
+    # A class that no accepted record reached says so in the reader's language.
+    untouched = page.locator("#class-llama-cpp-metal-single-c1 td.num")
+    assert untouched.last.inner_text() == words(language, "none yet")
     assert (
         words(language, "Apple M-series")
         in page.locator("#class-llama-cpp-metal-single-c1").inner_text()
