@@ -259,10 +259,14 @@ def _fit_prefill(
     utilisation sets how the time grows with the prompt, the time per request what is left
     at every length (the median, at least 0)."""
     prior = inputs.coefficients
+    steps = [decode_step(inputs, 1, p.prompt).total for p in points]
     if not points or inputs.flops is None:
         u = sum(prior.prefill_utilisation) / 2
-        return u, prior.first_token_s, _prefill_error(inputs, points, chunk, u, prior.first_token_s)
-    steps = [decode_step(inputs, 1, p.prompt).total for p in points]
+        return (
+            u,
+            prior.first_token_s,
+            _prefill_error(inputs, points, steps, chunk, u, prior.first_token_s),
+        )
 
     def per_request(u: float) -> float:
         left = [
@@ -272,7 +276,7 @@ def _fit_prefill(
         return max(0.0, float(np.median(left)))
 
     def error(u: float) -> float:
-        return _prefill_error(inputs, points, chunk, u, per_request(u)) or 0.0
+        return _prefill_error(inputs, points, steps, chunk, u, per_request(u)) or 0.0
 
     best = min(UTILISATIONS, key=error)
     return best, per_request(best), error(best)
@@ -281,23 +285,22 @@ def _fit_prefill(
 def _prefill_error(
     inputs: StepInputs,
     points: list[PrefillPoint],
+    steps: list[float],
     chunk: int,
     utilisation: float,
     per_request_s: float,
 ) -> float | None:
+    """Mean |predicted / measured - 1| of the first tokens alone, given each point's first
+    decode step."""
     if not points:
         return None
     errors = [
         abs(
-            (
-                prefill_seconds(inputs, p.prompt, chunk, utilisation)
-                + decode_step(inputs, 1, p.prompt).total
-                + per_request_s
-            )
+            (prefill_seconds(inputs, p.prompt, chunk, utilisation) + step + per_request_s)
             / p.ttft_s
             - 1
         )
-        for p in points
+        for p, step in zip(points, steps, strict=True)
     ]
     return sum(errors) / len(errors)
 
