@@ -42,10 +42,10 @@ RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {
     "llama.cpp/rocm+vulkan/single/c1": (0.87, 1.02, 3, 0.33),
     "mlx/*/*/*": (0.88, 1.06, 3, 0.33),
     "mlx/metal/single/c1": (0.88, 1.06, 3, 0.33),
-    "sglang/*/*/*": (0.42, 1.21, 14, 0.71),
+    "sglang/*/*/*": (0.59, 1.43, 240, 0.8),
     "sglang/cuda/multi/c1": (0.9, 1.07, 4, 0.5),
-    "sglang/cuda/multi/cN": (0.44, 1.22, 7, 0.86),
-    "sglang/rocm+vulkan/multi/cN": (0.4, 0.65, 3, 0.33),
+    "sglang/cuda/multi/cN": (0.83, 1.49, 156, 0.79),
+    "sglang/rocm+vulkan/multi/cN": (0.49, 1.37, 80, 0.8),
     "vllm/*/*/*": (0.59, 1.13, 27, 0.78),
     "vllm/cuda-unified/single/c1": (0.69, 0.69, 1, 0.0),
     "vllm/cuda/multi/c1": (0.84, 0.94, 7, 0.71),
@@ -68,7 +68,7 @@ RANGE_CLASSES: dict[str, RangeClass] = {
 # fmt: off
 TTFT_TABLE: dict[str, tuple[float, float, int, float]] = {
     "ttft/c1": (0.4, 0.89, 6, 0.67),
-    "ttft/cN": (0.58, 9.35, 18, 0.78),
+    "ttft/cN": (0.35, 4.83, 244, 0.79),
 }
 # fmt: on
 

@@ -24,6 +24,7 @@ from tests.accuracy.cases import (
     summarize,
 )
 from tests.accuracy.server_cases import (
+    ServerCase,
     ServerOutcome,
     server_cases,
     server_outcome,
@@ -87,6 +88,31 @@ def server_report() -> None:
         for segment in sorted({o.case.segment for o in found}):
             print(_server_line(segment, [o for o in found if o.case.segment == segment]))
         print()
+    publisher_report([c for c in server_cases() if not c.fitting])
+
+
+def publisher_report(checking: list[ServerCase]) -> None:
+    """Each checking publisher on its own, at the point estimate: the class ranges are set
+    from the checking rows, so their middle has seen them; the point has not."""
+    print("server speeds by checking publisher, point estimate (before the class's spread)")
+    for publisher in sorted({c.publisher for c in checking}):
+        points = [server_outcome(c, point=True) for c in checking if c.publisher == publisher]
+        for load, chosen in (
+            ("c1", [o for o in points if o.case.concurrency == 1]),
+            ("cN", [o for o in points if o.case.concurrency > 1]),
+        ):
+            decode, throughput = summarize_decode(chosen), summarize_throughput(chosen)
+            text = f"  {publisher[:44]:<44} {load}"
+            if decode is not None:
+                text += (
+                    f" decode n={decode.count:>3} median error {decode.median_error:6.1%}"
+                    f" within 30% {decode.within_30:6.1%}"
+                )
+            if throughput is not None:
+                text += f" | throughput n={throughput.count:>3} {throughput.median_error:6.1%}"
+            if chosen:
+                print(text)
+    print()
 
 
 def main() -> int:

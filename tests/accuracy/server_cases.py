@@ -188,9 +188,27 @@ def _case(row: dict) -> ServerCase | None:
     )
 
 
+def _table_rows(table: dict) -> list[dict]:
+    """A table's lines as rows: the table's own fields, each line's columns, and the line's
+    run page as its source."""
+    shared = {k: v for k, v in table.items() if k not in ("columns", "rows", "run_source")}
+    rows = []
+    for values in table["rows"]:
+        row = {**shared, **dict(zip(table["columns"], values, strict=True))}
+        row["source"] = table["run_source"].format(run=row.pop("run"))
+        rows.append(row)
+    return rows
+
+
+def server_rows() -> list[dict]:
+    """Every measured row: the listed ones, then each table's."""
+    tables = _data().get("tables", [])
+    return _data()["rows"] + [row for table in tables for row in _table_rows(table)]
+
+
 @cache
 def server_cases() -> tuple[ServerCase, ...]:
-    return tuple(c for c in (_case(row) for row in _data()["rows"]) if c is not None)
+    return tuple(c for c in (_case(row) for row in server_rows()) if c is not None)
 
 
 @dataclass(frozen=True)
