@@ -48,6 +48,10 @@ class Coefficients(msgspec.Struct, frozen=True):
     prefill_utilisation: tuple[float, float]  # share of peak FLOPs in prefill (low, high)
     speed_factor: float = 1.0  # a runtime against llama.cpp on the same card (MLX)
     expert_s: float = 0.0  # per expert a token is routed to, per MoE layer per step
+    # More per MoE layer whose routed experts are stored quantized (FP8, INT8, INT4, NVFP4,
+    # and MXFP4 where no kernel was written for it): the scales' and the activations' own
+    # kernels around every expert GEMM (`app/estimate/speed_model.py`, _quantized_experts).
+    quantized_moe_layer_s: float = 0.0
     # Per request before its prefill and after its first step: admission, tokenising, the
     # scheduler's turn, the first token's way back (fitted on the first-token times).
     first_token_s: float = 0.0
@@ -127,8 +131,9 @@ _VLLM_CUDA = Coefficients(
     bandwidth_share_moe=0.99,
     layer_s=40.87e-6,
     layer_eager_s=97e-6,
-    moe_layer_s=166.5e-6,
-    step_s=0.782e-3,
+    moe_layer_s=40e-6,
+    quantized_moe_layer_s=150e-6,
+    step_s=0.86e-3,
     step_per_request_s=0.0,
     first_token_s=30e-3,
     compute_share=0.61,
@@ -150,6 +155,7 @@ _SGLANG_CUDA = msgspec.structs.replace(
     layer_s=14.85e-6,
     layer_eager_s=77e-6,
     moe_layer_s=0.0,
+    quantized_moe_layer_s=0.0,
     expert_s=7.92e-6,
     step_s=0.268e-3,
     step_per_request_s=54.45e-6,

@@ -28,7 +28,7 @@ from app.estimate.kv import (
 from app.estimate.load import SpeedModel, with_ranges
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
-from app.estimate.ranges import class_key, family_key
+from app.estimate.ranges import class_key, pool_keys
 from app.estimate.record_ranges import RangeBook
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
@@ -154,7 +154,7 @@ def with_ranges_of(found: Estimate, book: RangeBook | None) -> Estimate:
         return found
     ranged = with_ranges(speed, book)
     key = class_key(speed.family, speed.platform, speed.gpus, speed.concurrency)
-    if key not in book.updated and family_key(key) not in book.updated:
+    if key not in book.updated and not book.updated.intersection(pool_keys(key)):
         # The plan's own figure keeps its range; other loads read the book from the model.
         return msgspec.structs.replace(found, speed_model=ranged)
     return msgspec.structs.replace(

@@ -78,6 +78,9 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     read_bytes: float  # one step's reads on each GPU
     host_bytes: float  # one step's reads from system memory (partial offload)
     decode: Band  # tokens/s per request
+    # tokens/s per request before its class's spread (and before speculative decoding): what
+    # a measurement is divided by to score the class (`app/estimate/ranges.py`)
+    decode_point: float
     throughput: Band  # output tokens/s, all requests together
     ttft_ms: Band
     step: StepTime  # one decode step at the point estimate, by term
@@ -129,6 +132,13 @@ def load_estimate(
     book = model.ranges.classes if model.ranges is not None else None
     found = _range(model, batch, book)
     low, high = center * found.low, center * found.high
+    if batch > 1:
+        # A request never decodes faster beside others than alone. One request and many
+        # are separate classes whose spreads come from different checks; where the many's
+        # reaches above the one's, the one's bounds it.
+        alone = factor / decode_step(model.step, 1, depth).total
+        single = _range(model, 1, book)
+        low, high = min(low, alone * single.low), min(high, alone * single.high)
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
     # Requests arriving together are prefilled together, packed into chunks: on average a
@@ -159,6 +169,7 @@ def load_estimate(
         read_bytes=bytes_read(model.step, batch, depth),
         host_bytes=model.step.host_bytes,
         decode=Band(round(low, 1), round(high, 1)),
+        decode_point=center,
         throughput=_throughput(batch, output, sum(prefill) / 2 + first_step, low, high),
         ttft_ms=ttft,
         step=step,

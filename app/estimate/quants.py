@@ -300,6 +300,13 @@ def lookup_quant(name: str) -> QuantType:
     raise UnknownQuant(name, close_quant_names(name))
 
 
+def is_quant(name: str, table_name: str) -> bool:
+    """Whether a quant name (as written, or an alias) is the table's row `table_name`."""
+    key = _key(name)
+    found = QUANTS.get(key) or _ALIASES.get(key)
+    return (found.name if found else name).upper() == table_name.upper()
+
+
 def close_quant_names(name: str) -> list[str]:
     names = {_key(n): n for n in quant_names()} | {_key(a): a for a in ALIASES}
     close = difflib.get_close_matches(_key(name), list(names), n=5, cutoff=0.5)

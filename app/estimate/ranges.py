@@ -5,8 +5,10 @@ measured / estimated over that class's checking measurements.
 checking measurements (publishers the fit does not use). A class's range is the 10th and
 90th percentile of measured / estimate over its checks (so it is meant to hold 80%), and
 `held` is the share of those checks that the range, as rounded, holds. A class with fewer
-than MIN_CHECKS measurements borrows the pooled range of its runtime family, widened, and
-says so.
+than MIN_CHECKS measurements borrows a pooled range of its runtime family, widened, and says
+so: the family's at the same load ("vllm/*/*/c1") where that pool has enough checks, else
+the family's whole pool ("vllm/*/*/*"). One request and many behave differently enough that
+a load's pool says more of a thin class than the whole family does.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class RangeClass(msgspec.Struct, frozen=True):
     checks: int
     held: float | None  # share of the checks inside the range
     stated: float = STATED
-    borrowed: bool = False  # too few checks: the family's pooled range, widened
+    borrowed: bool = False  # too few checks: a pool of its family, widened
     family: str | None = None  # the pooled class it borrowed from
     records: int = 0  # accepted records that moved the range (`app/estimate/record_ranges`)
 
@@ -36,23 +38,29 @@ class RangeClass(msgspec.Struct, frozen=True):
 # fmt: off
 RANGE_TABLE: dict[str, tuple[float, float, int, float]] = {
     "llama.cpp/*/*/*": (0.96, 1.2, 20, 0.8),
+    "llama.cpp/*/*/c1": (0.96, 1.2, 20, 0.8),
     "llama.cpp/cuda-unified/single/c1": (0.96, 1.18, 12, 0.75),
     "llama.cpp/cuda/single/c1": (1.11, 1.43, 3, 0.33),
     "llama.cpp/metal/single/c1": (1.04, 1.16, 2, 0.0),
     "llama.cpp/rocm+vulkan/single/c1": (0.87, 1.02, 3, 0.33),
     "mlx/*/*/*": (0.88, 1.06, 3, 0.33),
+    "mlx/*/*/c1": (0.88, 1.06, 3, 0.33),
     "mlx/metal/single/c1": (0.88, 1.06, 3, 0.33),
     "sglang/*/*/*": (0.59, 1.43, 240, 0.8),
+    "sglang/*/*/c1": (0.9, 1.07, 4, 0.5),
+    "sglang/*/*/cN": (0.59, 1.43, 236, 0.8),
     "sglang/cuda/multi/c1": (0.9, 1.07, 4, 0.5),
     "sglang/cuda/multi/cN": (0.83, 1.49, 156, 0.79),
-    "sglang/rocm+vulkan/multi/cN": (0.49, 1.37, 80, 0.8),
-    "vllm/*/*/*": (0.59, 1.13, 27, 0.78),
-    "vllm/cuda-unified/single/c1": (0.69, 0.69, 1, 0.0),
-    "vllm/cuda/multi/c1": (0.84, 0.94, 7, 0.71),
-    "vllm/cuda/multi/cN": (0.49, 0.78, 6, 0.67),
-    "vllm/cuda/single/c1": (0.87, 0.87, 1, 0.0),
-    "vllm/rocm+vulkan/multi/c1": (1.12, 1.12, 1, 0.0),
-    "vllm/rocm+vulkan/multi/cN": (0.5, 1.55, 11, 0.73),
+    "sglang/rocm+vulkan/multi/cN": (0.49, 1.36, 80, 0.79),
+    "vllm/*/*/*": (0.64, 1.28, 39, 0.77),
+    "vllm/*/*/c1": (0.8, 1.01, 10, 0.8),
+    "vllm/*/*/cN": (0.5, 1.29, 29, 0.79),
+    "vllm/cuda-unified/single/c1": (0.72, 0.72, 1, 0.0),
+    "vllm/cuda/multi/c1": (0.88, 1.0, 7, 0.43),
+    "vllm/cuda/multi/cN": (0.61, 1.28, 18, 0.72),
+    "vllm/cuda/single/c1": (0.95, 0.95, 1, 0.0),
+    "vllm/rocm+vulkan/multi/c1": (1.13, 1.13, 1, 0.0),
+    "vllm/rocm+vulkan/multi/cN": (0.5, 1.55, 11, 0.82),
 }
 # fmt: on
 RANGE_CLASSES: dict[str, RangeClass] = {
@@ -67,7 +75,7 @@ RANGE_CLASSES: dict[str, RangeClass] = {
 # Written by tests/accuracy/fit_server.py --write-ranges: do not edit by hand.
 # fmt: off
 TTFT_TABLE: dict[str, tuple[float, float, int, float]] = {
-    "ttft/c1": (0.4, 0.89, 6, 0.67),
+    "ttft/c1": (0.39, 0.88, 6, 0.67),
     "ttft/cN": (0.35, 4.83, 244, 0.79),
 }
 # fmt: on
@@ -80,9 +88,11 @@ def class_key(family: str, platform: str, gpus: int, concurrency: int) -> str:
     return f"{family}/{platform.replace('/', '+')}/{gpus_part}/{load}"
 
 
-def family_key(key: str) -> str:
-    """The pooled class of a class key's runtime family: "vllm/*/*/*"."""
-    return key.split("/", 1)[0] + "/*/*/*"
+def pool_keys(key: str) -> tuple[str, str]:
+    """The pools a thin class may borrow from, in order: its family at its load
+    ("vllm/*/*/c1"), then its whole family ("vllm/*/*/*")."""
+    family, load = key.split("/", 1)[0], key.rsplit("/", 1)[-1]
+    return f"{family}/*/*/{load}", f"{family}/*/*/*"
 
 
 def range_class(
@@ -93,8 +103,8 @@ def range_class(
     classes: dict[str, RangeClass] | None = None,
 ) -> RangeClass:
     """The class of an estimate, with the range its checks set (the shipped ones, or
-    `classes` as accepted records updated them). A class with too few checks takes its
-    family's pooled range, widened, and keeps its own count to say so."""
+    `classes` as accepted records updated them). A class with too few checks takes a pool
+    of its family (`pool_keys`), widened, and keeps its own count to say so."""
     return range_of_key(class_key(family, platform, gpus, concurrency), classes)
 
 
@@ -104,7 +114,11 @@ def range_of_key(key: str, classes: dict[str, RangeClass] | None = None) -> Rang
     found = classes.get(key)
     if found is not None and (found.checks >= MIN_CHECKS or found.records):
         return found
-    pooled = classes.get(family_key(key)) or RANGE_CLASSES["vllm/*/*/*"]
+    load_pool, whole = (classes.get(k) for k in pool_keys(key))
+    if load_pool is not None and (load_pool.checks >= MIN_CHECKS or load_pool.records):
+        pooled = load_pool
+    else:
+        pooled = whole or RANGE_CLASSES["vllm/*/*/*"]
     checks = found.checks if found is not None else 0
     low, high = round(pooled.low / WIDEN, 2), round(pooled.high * WIDEN, 2)
     held = pooled.held

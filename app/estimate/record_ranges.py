@@ -12,8 +12,9 @@ the updated range is the same interval over the union of both, each ratio weight
 - only the records the caller passes count: the records service passes accepted records
   without flags, compared with this estimator version's figures; rejected, retracted and
   flagged records never reach this rule;
-- a class whose weight (checks and records) stays under MIN_CHECKS keeps borrowing its
-  family's pooled range, which the family's records update in the same way.
+- a class whose weight (checks and records) stays under MIN_CHECKS keeps borrowing a pool
+  of its family (its load's, else the whole family's), which the family's records update in
+  the same way.
 
 The interval is the weighted quantile that, with equal weights, is the shipped one (linear
 interpolation between sorted ratios): records that agree with the estimate put weight near
@@ -30,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import msgspec
 
 from app.estimate.accuracy_table import CHECK_RATIOS
-from app.estimate.ranges import MIN_CHECKS, RANGE_CLASSES, STATED, RangeClass, family_key
+from app.estimate.ranges import MIN_CHECKS, RANGE_CLASSES, STATED, RangeClass, pool_keys
 
 SUBMITTER_CAP = 3.0
 MIN_SUBMITTERS = 2
@@ -143,8 +144,8 @@ def updated_book(
     """The shipped classes with every class (and family pool) the records move replaced."""
     by_key: dict[str, list[RecordRatio]] = defaultdict(list)
     for found in ratios:
-        by_key[found.key].append(found)
-        by_key[family_key(found.key)].append(found)
+        for key in (found.key, *pool_keys(found.key)):
+            by_key[key].append(found)
     classes = dict(shipped)
     for key, found in by_key.items():
         updated = updated_class(key, checks.get(key, ()), found)

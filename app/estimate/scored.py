@@ -25,14 +25,13 @@ def point_estimate(speed: SpeedModel, concurrency: int) -> PointEstimate:
     """The estimate of one measured point, as the pages show it at that concurrency."""
     found = load_estimate(speed, concurrency)
     held = found.range
-    middle = (found.decode.low + found.decode.high) / 2
     return PointEstimate(
         class_key=held.key,
         concurrency=concurrency,
         gpus=found.gpus,
         decode_low=found.decode.low,
         decode_high=found.decode.high,
-        decode_point=round(middle / ((held.low + held.high) / 2), 2),
+        decode_point=round(found.decode_point, 2),
         ttft_ms_low=found.ttft_ms.low,
         ttft_ms_high=found.ttft_ms.high,
         range_records=held.records,

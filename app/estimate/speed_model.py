@@ -13,6 +13,7 @@ from app.estimate.job import Job
 from app.estimate.kv import KvShape, kv_shape
 from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
 from app.estimate.messages import Code, Notes, message
+from app.estimate.quants import BF16_BITS, SAFETENSORS, is_quant
 from app.estimate.ranges import RANGE_CLASSES
 from app.estimate.speculative import method_for
 from app.estimate.speed import (
@@ -71,6 +72,7 @@ def speed_model(job: Job) -> SpeedModel | None:
         coefficients=runtime_coefficients(job),
         link=link_of(hardware),
         layer_split=split,
+        quantized_experts=_quantized_experts(job),
     )
     platform = platform_family(hardware)
     speculative = method_for(model.mtp_layers) if job.runtime.slug in ("vllm", "sglang") else None
@@ -119,6 +121,27 @@ def _expert_counts(job: Job) -> tuple[int, float]:
     experts, active = ASSUMED_EXPERTS
     share = min(active / experts, model.params_active_b / model.params_total_b)
     return experts, experts * share
+
+
+# gpt-oss's MXFP4 experts have MoE kernels written for them on Hopper and datacenter
+# Blackwell (Triton's matmul_ogs, FlashInfer's MXFP4 MoE; vLLM's gpt-oss announcement,
+# https://blog.vllm.ai/2025/08/05/gpt-oss.html) and on MI300-class cards; elsewhere they
+# take the general dequantizing path (Marlin). Those cards are told apart by their dense
+# BF16 throughput, as no earlier or consumer card reaches it.
+MXFP4_KERNEL_MIN_BF16_TFLOPS = 700
+
+
+def _quantized_experts(job: Job) -> bool:
+    """Whether the MoE layers carry the cost of quantized experts
+    (`Coefficients.quantized_moe_layer_s`): a safetensors file below 16 bits, except MXFP4
+    on cards with gpt-oss's own kernels."""
+    artifact, hardware = job.artifact, job.hardware
+    if not job.model.is_moe or artifact.format != SAFETENSORS:
+        return False
+    if artifact.bits_per_weight >= BF16_BITS:
+        return False
+    tflops = hardware.bf16_tflops_per_gpu or 0
+    return not (is_quant(artifact.quant, "MXFP4") and tflops >= MXFP4_KERNEL_MIN_BF16_TFLOPS)
 
 
 def _weight_split(job: Job) -> tuple[float, float]:

@@ -7,8 +7,9 @@ A decode step on each GPU is the sum of:
 - the compute roofline, when batch x active FLOPs (and attention at long context) take
   longer than the reads (the larger of the two counts, not both);
 - fixed time: per layer (kernel launches, synchronisation; more without CUDA graphs), per
-  MoE layer (routing, expert dispatch) and per expert each token is routed to there, per
-  step (scheduler) and per request in the batch (sampling, bookkeeping);
+  MoE layer (routing, expert dispatch; more where the experts are stored quantized) and per
+  expert each token is routed to there, per step (scheduler) and per request in the batch
+  (sampling, bookkeeping);
 - communication: two all-reduces per layer under tensor parallelism (latency + bytes over
   the link), an all-to-all per MoE layer under expert parallelism, and, where whole layers
   are split over cards (llama.cpp `--split-mode layer`), one hand-over of the activations
@@ -70,6 +71,7 @@ class StepInputs(msgspec.Struct, frozen=True):
     # Cards whole layers are split over, in turn (1: none); the bytes above are then the
     # whole model's, read one card after another.
     layer_split: int = 1
+    quantized_experts: bool = False  # routed experts stored quantized (see Coefficients)
 
 
 class StepTime(msgspec.Struct, frozen=True):
@@ -135,6 +137,8 @@ def step_fixed_s(inputs: StepInputs, eager: bool) -> float:
     latency more than its bytes), and per step."""
     c = inputs.coefficients
     per_moe_layer = c.moe_layer_s + inputs.active_experts * c.expert_s
+    if inputs.quantized_experts:
+        per_moe_layer += c.quantized_moe_layer_s
     return (
         inputs.layers * (c.layer_eager_s if eager else c.layer_s)
         + inputs.moe_layers * per_moe_layer

@@ -28,6 +28,7 @@ from app.estimate import (
     assess,
     estimate,
 )
+from app.estimate.load import load_estimate
 from app.resolve.custom import custom_hardware
 from app.resolve.gpu_table import lookup_gpu
 
@@ -67,6 +68,7 @@ class Outcome:
     case: Case
     low: float
     high: float
+    point: float | None = None  # tokens/s before the class's spread, where the step model ran
 
     @property
     def center(self) -> float:
@@ -191,7 +193,8 @@ def outcome(case: Case) -> Outcome:
         case.model, case.artifact, runtime(case.runtime), case.hardware, Plan(case.context)
     )
     speed = found.decode_tokens_per_s
-    return Outcome(case, speed.low, speed.high)
+    point = load_estimate(found.speed_model).decode_point if found.speed_model else None
+    return Outcome(case, speed.low, speed.high, point)
 
 
 def assessment(case: Case) -> Assessment:

@@ -25,7 +25,7 @@ from pathlib import Path
 import msgspec
 
 from app.estimate.coefficients import SERVER, Coefficients, family_of
-from app.estimate.ranges import STATED, class_key, range_class, ttft_range
+from app.estimate.ranges import STATED, class_key, pool_keys, range_class, ttft_range
 from app.estimate.speed import platform_family
 from tests.accuracy.accuracy_history import write_accuracy
 from tests.accuracy.cases import cases, outcome
@@ -39,6 +39,7 @@ FITTED: dict[str, tuple[str, ...]] = {
         "bandwidth_share_moe",
         "layer_s",
         "moe_layer_s",
+        "quantized_moe_layer_s",
         "step_s",
         "step_per_request_s",
         "compute_share",
@@ -172,20 +173,19 @@ def checking_ratios() -> dict[str, list[float]]:
         found = server_outcome(case)
         if found.decode_ratio is None:
             continue
-        for key in (
-            class_key(case.runtime, case.platform, case.gpus, case.concurrency),
-            f"{case.runtime}/*/*/*",
-        ):
-            ratios.setdefault(key, []).append(found.decode_ratio)
+        key = class_key(case.runtime, case.platform, case.gpus, case.concurrency)
+        for k in (key, *pool_keys(key)):
+            ratios.setdefault(k, []).append(found.decode_ratio)
     for case in cases():
         if case.fitting:
             continue
         found = outcome(case)
         family, platform = family_of(case.runtime), platform_family(case.hardware)
         in_effect = range_class(family, platform, 1, 1)
-        ratio = case.measured / (found.low / in_effect.low)  # against the point estimate
+        point = found.point or found.low / in_effect.low
+        ratio = case.measured / point  # against the point estimate
         key = class_key(family, platform, 1, 1)
-        for k in (key, f"{family}/*/*/*"):
+        for k in (key, *pool_keys(key)):
             ratios.setdefault(k, []).append(ratio)
     return ratios
 

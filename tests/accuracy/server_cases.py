@@ -190,12 +190,13 @@ def _case(row: dict) -> ServerCase | None:
 
 def _table_rows(table: dict) -> list[dict]:
     """A table's lines as rows: the table's own fields, each line's columns, and the line's
-    run page as its source."""
+    run page as its source where the table has one per run."""
     shared = {k: v for k, v in table.items() if k not in ("columns", "rows", "run_source")}
     rows = []
     for values in table["rows"]:
         row = {**shared, **dict(zip(table["columns"], values, strict=True))}
-        row["source"] = table["run_source"].format(run=row.pop("run"))
+        if "run" in row:
+            row["source"] = table["run_source"].format(run=row.pop("run"))
         rows.append(row)
     return rows
 
@@ -246,8 +247,7 @@ class ServerOutcome:
         """Measured over the point estimate (the range's middle before its class's spread)."""
         if self.case.decode is None:
             return None
-        center = self.load.decode.low / self.load.range.low
-        return self.case.decode / center
+        return self.case.decode / self.load.decode_point
 
 
 class _PointClasses(dict):

@@ -17,9 +17,10 @@ from app.estimate.ranges import (
     range_class,
     ttft_range,
 )
+from app.estimate.record_ranges import RangeBook
 from app.estimate.speculative import MTP, NGRAM
 from app.estimate.step import decode_step, experts_touched, prefill_seconds
-from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, MOE_320B, VLLM
+from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, MOE_320B, MOE_320B_BF16, VLLM
 
 FP8 = ArtifactSpec("moe-fp8", "safetensors", "fp8", 8.0)
 BF16 = ArtifactSpec("llama-bf16", "safetensors", "bf16", 16.0)
@@ -212,3 +213,57 @@ def test_server_runtimes_have_their_own_coefficients_and_llama_cpp_keeps_its_con
     assert vllm.step_s > 0 and vllm.moe_layer_s > 0
     assert llama.step_s == 0 and llama.moe_layer_s == 0 and llama.expert_s == 0
     assert coefficients_for("ollama", "metal") == coefficients_for("llama-cpp", "metal")
+
+
+MXFP4 = ArtifactSpec("moe-mxfp4", "safetensors", "MXFP4", 4.25)
+
+
+def test_quantized_experts_cost_vllm_more_per_moe_layer_and_gpt_oss_kernels_do_not():
+    bf16 = _speed(artifact=MOE_320B_BF16).step
+    fp8 = _speed(artifact=FP8).step
+    mxfp4_h200 = _speed(artifact=MXFP4).step
+    a100 = replace(
+        H200_X8,
+        slug="8x-a100",
+        memory_gb_per_gpu=80,
+        usable_gb_per_gpu=72,
+        bandwidth_gb_s_per_gpu=2039,
+        bf16_tflops_per_gpu=312,
+    )
+    mxfp4_a100 = _speed(artifact=MXFP4, hardware=a100).step
+    assert fp8.quantized_experts and not bf16.quantized_experts
+    # gpt-oss's MXFP4 kernels on Hopper-class cards; the general dequantizing path on Ampere
+    assert not mxfp4_h200.quantized_experts and mxfp4_a100.quantized_experts
+    extra = fp8.coefficients.quantized_moe_layer_s
+    assert extra > 0
+    gap = decode_step(fp8, 1, 4096).fixed - decode_step(bf16, 1, 4096).fixed
+    assert gap == pytest.approx(fp8.moe_layers * extra * fp8.coefficients.long_context(4096))
+    # SGLang's checks did not bear the term out: it has none.
+    assert coefficients_for("sglang", "cuda").quantized_moe_layer_s == 0
+
+
+def test_a_request_never_decodes_faster_beside_others_than_alone():
+    model = _speed()
+    generous = {
+        key: msgspec.structs.replace(found, high=found.high * 3)
+        for key, found in RANGE_CLASSES.items()
+        if key.endswith("cN")
+    }
+    book = RangeBook({**RANGE_CLASSES, **generous})
+    wide = msgspec.structs.replace(model, ranges=book)
+    alone, two = load_estimate(wide, 1), load_estimate(wide, 2)
+    assert two.decode.high <= alone.decode.high
+    assert two.decode.low <= alone.decode.low
+    # The point the class's spread is put around is the step model's own.
+    assert two.decode_point < alone.decode_point
+
+
+def test_a_thin_class_borrows_its_loads_pool_where_that_has_enough_checks():
+    vllm_c1 = range_class("vllm", "rocm/vulkan", 8, 1)
+    pool = RANGE_CLASSES["vllm/*/*/c1"]
+    assert pool.checks >= MIN_CHECKS
+    assert vllm_c1.borrowed and vllm_c1.family == pool.key
+    assert vllm_c1.low == round(pool.low / WIDEN, 2)
+    # SGLang's one-request pool is thin too: its whole family's is borrowed instead.
+    assert RANGE_CLASSES["sglang/*/*/c1"].checks < MIN_CHECKS
+    assert range_class("sglang", "cuda", 8, 1).family == "sglang/*/*/*"
