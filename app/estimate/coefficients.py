@@ -124,8 +124,10 @@ def _llama_family(platform: str, factor: float) -> Coefficients:
 
 
 # vLLM on CUDA and ROCm, fitted on its 43 fitting rows of tests/accuracy/servers.yaml (mean
-# |log error| 0.17; `python -m tests.accuracy.fit_server`); without CUDA graphs each layer is
-# assumed to cost 60 us more (a dozen kernel launches), not fitted.
+# |log error| 0.149; `python -m tests.accuracy.fit_server`); without CUDA graphs each layer is
+# assumed to cost 60 us more (a dozen kernel launches), not fitted. Its MoE layers cost
+# 150 us more where the experts are stored quantized: its rows' BF16 MoE ran faster than one
+# MoE-layer time allowed and its FP8 ones slower (docs/estimation.md).
 _VLLM_CUDA = Coefficients(
     bandwidth_share_dense=0.93,
     bandwidth_share_moe=0.99,
@@ -147,7 +149,8 @@ _VLLM_ROCM = msgspec.structs.replace(_VLLM_CUDA, bandwidth_share_dense=0.5, band
 # token is routed to (one request's experts are small reads, each more a latency than its
 # bytes) and more per request in the batch. Its rows (MoE models up to 100 requests, CUDA
 # graphs on) cannot set a compute share or the eager-mode cost: it keeps vLLM's share, and
-# its layers without CUDA graphs cost 60 us more, as vLLM's.
+# its layers without CUDA graphs cost 60 us more, as vLLM's. A quantized-expert time, fitted
+# on its rows (45 us), read its checks worse (InferenceX's quantized DeepSeek-R1): none.
 _SGLANG_CUDA = msgspec.structs.replace(
     _VLLM_CUDA,
     bandwidth_share_dense=0.8,

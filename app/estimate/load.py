@@ -135,10 +135,9 @@ def load_estimate(
     if batch > 1:
         # A request never decodes faster beside others than alone. One request and many
         # are separate classes whose spreads come from different checks; where the many's
-        # reaches above the one's, the one's bounds it.
+        # top reaches above the one's, the one's bounds it.
         alone = factor / decode_step(model.step, 1, depth).total
-        single = _range(model, 1, book)
-        low, high = min(low, alone * single.low), min(high, alone * single.high)
+        high = min(high, alone * _range(model, 1, book).high)
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
     # Requests arriving together are prefilled together, packed into chunks: on average a
