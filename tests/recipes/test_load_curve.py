@@ -20,6 +20,10 @@ def ends(figure: dict) -> tuple[float, float]:
     return figure["low"], figure["high"]
 
 
+def middle(band: dict) -> float:
+    return (band["low"] + band["high"]) / 2
+
+
 def test_the_band_passes_through_the_lines_and_the_estimate(client: TestClient) -> None:
     detail = client.get("/api" + DETAIL).json()
     curve = detail["load_curve"]
@@ -34,10 +38,13 @@ def test_the_band_passes_through_the_lines_and_the_estimate(client: TestClient) 
     estimate = client.post("/api/estimate", json=asked).json()
     for name in ("decode_tokens_per_s", "throughput_tokens_per_s"):
         assert ends(by_level[4][name]) == ends(estimate[name])
-    # More requests at once: each one slower, all of them together faster.
-    decode = [p["decode_tokens_per_s"]["low"] for p in curve["estimated"]]
-    total = [p["throughput_tokens_per_s"]["low"] for p in curve["estimated"]]
+    # More requests at once: each one slower, all of them together faster. (The middles: one
+    # request's class has few checks and borrows a wider range than the many's.)
+    decode = [middle(p["decode_tokens_per_s"]) for p in curve["estimated"]]
+    total = [middle(p["throughput_tokens_per_s"]) for p in curve["estimated"]]
     assert decode == sorted(decode, reverse=True) and total == sorted(total)
+    tops = [p["decode_tokens_per_s"]["high"] for p in curve["estimated"]]
+    assert tops == sorted(tops, reverse=True)  # never faster beside others than alone
     assert all(p["cost_per_million_output_tokens"] is None for p in curve["estimated"])
 
 
