@@ -61,17 +61,21 @@ def _report(title: str, outcomes: list[Outcome]) -> None:
             print(_line(f"{name}={value}", [o for o in outcomes if key(o) == value]))
 
 
-def _server_line(label: str, outcomes: list[ServerOutcome]) -> str:
+def _server_line(label: str, outcomes: list[ServerOutcome], point: bool = False) -> str:
+    """One segment's figures; at the `point` estimate a range's coverage and the first
+    token (whose spread is the range's) say nothing and are left out."""
     decode, throughput = summarize_decode(outcomes), summarize_throughput(outcomes)
     text = f"  {label:<34}"
     if decode is not None:
         text += (
             f" decode n={decode.count:>3} median error {decode.median_error:6.1%}"
-            f" within 30% {decode.within_30:6.1%} in range {decode.coverage:6.1%}"
+            f" within 30% {decode.within_30:6.1%}"
         )
+        if not point:
+            text += f" in range {decode.coverage:6.1%}"
     if throughput is not None:
         text += f" | throughput n={throughput.count:>3} median error {throughput.median_error:6.1%}"
-    ttft = summarize_ttft(outcomes)
+    ttft = None if point else summarize_ttft(outcomes)
     if ttft is not None:
         text += f" | TTFT n={ttft.count:>3} median error {ttft.median_error:6.1%}"
     return text
@@ -101,17 +105,8 @@ def publisher_report(checking: list[ServerCase]) -> None:
             ("c1", [o for o in points if o.case.concurrency == 1]),
             ("cN", [o for o in points if o.case.concurrency > 1]),
         ):
-            decode, throughput = summarize_decode(chosen), summarize_throughput(chosen)
-            text = f"  {publisher[:44]:<44} {load}"
-            if decode is not None:
-                text += (
-                    f" decode n={decode.count:>3} median error {decode.median_error:6.1%}"
-                    f" within 30% {decode.within_30:6.1%}"
-                )
-            if throughput is not None:
-                text += f" | throughput n={throughput.count:>3} {throughput.median_error:6.1%}"
             if chosen:
-                print(text)
+                print(_server_line(f"{publisher[:44]:<44} {load}", chosen, point=True))
     print()
 
 
