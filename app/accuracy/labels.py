@@ -19,12 +19,15 @@ ONE_POOL = frozenset({"cuda-unified", "metal", "cpu"})
 GPUS = {"single": _l("one GPU"), "multi": _l("several GPUs")}
 LOADS = {"c1": _l("one request at a time"), "cN": _l("concurrent requests")}
 EVERY_CLASS = _l("all hardware and loads")
+EVERY_HARDWARE = _l("all hardware")  # a family's pool at one load ("vllm/*/*/c1")
 
 
 def class_label(key: str) -> str:
     """The class named in the reader's language (the runtime keeps its own name)."""
     family, platform, gpus, load = (key.split("/") + ["*"] * 4)[:4]
     runtime = RUNTIMES.get(family, family)
+    if platform == "*" and load in LOADS:
+        return f"{runtime}, {EVERY_HARDWARE}, {LOADS[load]}"
     if platform == "*":
         return f"{runtime}, {EVERY_CLASS}"
     parts = [runtime, str(PLATFORMS.get(platform, platform))]

@@ -4,8 +4,10 @@ reader's language, and every detail page's link landing on a class the page show
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
+from app.accuracy.labels import class_label
 from app.estimate import ESTIMATOR_VERSION
 from app.estimate.accuracy_table import ACCURACY_HISTORY
+from app.i18n.catalogs import reset_locale, set_locale
 from tests.records.conftest import GLM
 
 
@@ -56,3 +58,16 @@ def test_the_detail_page_links_to_its_class(client: TestClient, h200: str) -> No
     assert url.endswith("/accuracy") and anchor == "class-sglang-cuda-multi-cN"
     page = BeautifulSoup(client.get("/accuracy").text, "html.parser")
     assert page.select_one(f"#{anchor}")["data-class"] == "sglang/cuda/multi/cN"
+
+
+def test_each_pool_is_named_by_its_load_in_every_language() -> None:
+    names = {key: class_label(key) for key in ("vllm/*/*/*", "vllm/*/*/c1", "vllm/*/*/cN")}
+    assert len(set(names.values())) == 3, names
+    assert names["vllm/*/*/c1"] == "vLLM, all hardware, one request at a time"
+    for language in ("ko", "ja"):
+        token = set_locale(language)
+        try:
+            translated = class_label("vllm/*/*/cN")
+        finally:
+            reset_locale(token)
+        assert "all hardware" not in translated and translated.startswith("vLLM, ")
