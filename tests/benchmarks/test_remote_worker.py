@@ -5,7 +5,9 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -25,6 +27,22 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=10)
 
 
+def steady_progress_page(board: Dashboard, job_id: int) -> tuple[dict[str, Any], str]:
+    """The running job and its page, read while its progress held still: the worker moves
+    from stage to stage (each with its own total) while the test reads, so a page is compared
+    with the progress read on both sides of it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        before = board.job(job_id)
+        page = httpx.get(f"{board.url}/benchmarks/{job_id}").text
+        after = board.job(job_id)
+        running = before["status"] == after["status"] == "running"
+        if running and before["progress"] == after["progress"] and after["progress"]["done"] >= 1:
+            return after, page
+        time.sleep(0.02)
+    raise AssertionError(f"job {job_id} never held its progress still while running")
+
+
 def test_remote_worker_runs_the_job_and_its_record_is_pending(
     dashboard: Dashboard,  # noqa: F811
     fake_server: str,
@@ -33,14 +51,12 @@ def test_remote_worker_runs_the_job_and_its_record_is_pending(
     job_id = dashboard.queue(job_body(fake_server, model=SLOW, lengths=[512], concurrency=[1]))
     worker = start_worker(dashboard, tmp_path / "worker.log", "--lease", "5")
     try:
-        running = dashboard.wait_for(
-            job_id, lambda j: j["status"] == "running" and j["progress"]["done"] >= 1
-        )
+        running, page = steady_progress_page(dashboard, job_id)
         # The job page shows the progress the worker streams back.
-        page = httpx.get(f"{dashboard.url}/benchmarks/{job_id}").text
         shown = re.search(r'<progress max="(\d+)" value="(\d+)">', page)
         assert shown is not None, page
-        assert int(shown[2]) >= 1 and int(shown[1]) == running["progress"]["total"]
+        assert int(shown[2]) == running["progress"]["done"] >= 1
+        assert int(shown[1]) == running["progress"]["total"]
         assert running["progress"]["step"] in page
         job = dashboard.wait_for(job_id, lambda j: j["status"] in ("succeeded", "failed"))
     finally:
