@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 
 from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
+    WAIT_S,
     Dashboard,
     dashboard,
     run_worker_once,
@@ -31,7 +32,7 @@ def steady_progress_page(board: Dashboard, job_id: int) -> tuple[dict[str, Any],
     """The running job and its page, read while its progress held still: the worker moves
     from stage to stage (each with its own total) while the test reads, so a page is compared
     with the progress read on both sides of it."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         before = board.job(job_id)
         page = httpx.get(f"{board.url}/benchmarks/{job_id}").text
