@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from app.i18n.labels import stage_label
+from app.i18n.messages import in_locale
 from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
     WAIT_S,
     Dashboard,
@@ -28,20 +30,22 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=10)
 
 
-def steady_progress_page(board: Dashboard, job_id: int) -> tuple[dict[str, Any], str]:
-    """The running job and its page, read while its progress held still: the worker moves
-    from stage to stage (each with its own total) while the test reads, so a page is compared
-    with the progress read on both sides of it."""
+def steady_progress_page(board: Dashboard, job_id: int, stage: str) -> tuple[dict[str, Any], str]:
+    """The running job and its page, read in `stage` (a step's kind, "length") while its
+    progress held still: the worker moves from stage to stage (each with its own total) while
+    the test reads, so a page is compared with the progress read on both sides of it."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         before = board.job(job_id)
         page = httpx.get(f"{board.url}/benchmarks/{job_id}").text
         after = board.job(job_id)
         running = before["status"] == after["status"] == "running"
-        if running and before["progress"] == after["progress"] and after["progress"]["done"] >= 1:
+        progress = after["progress"]
+        in_stage = progress["step"].partition(":")[0] == stage and progress["done"] >= 1
+        if running and before["progress"] == progress and in_stage:
             return after, page
         time.sleep(0.02)
-    raise AssertionError(f"job {job_id} never held its progress still while running")
+    raise AssertionError(f"job {job_id} never held its progress still in {stage} while running")
 
 
 def test_remote_worker_runs_the_job_and_its_record_is_pending(
@@ -52,13 +56,19 @@ def test_remote_worker_runs_the_job_and_its_record_is_pending(
     job_id = dashboard.queue(job_body(fake_server, model=SLOW, lengths=[512], concurrency=[1]))
     worker = start_worker(dashboard, tmp_path / "worker.log", "--lease", "5")
     try:
-        running, page = steady_progress_page(dashboard, job_id)
+        # A stage with a figure in its name, its first request done: a page the reader sees
+        # for most of a run.
+        running, page = steady_progress_page(dashboard, job_id, "length")
         # The job page shows the progress the worker streams back.
         shown = re.search(r'<progress max="(\d+)" value="(\d+)">', page)
         assert shown is not None, page
         assert int(shown[2]) == running["progress"]["done"] >= 1
         assert int(shown[1]) == running["progress"]["total"]
-        assert running["progress"]["step"] in page
+        # The stage in the reader's words ("length:512" as "length 512"), the counts beside it.
+        progress = running["progress"]
+        with in_locale("en"):
+            step = f"{stage_label(progress['step'])} ({progress['done']}/{progress['total']})"
+        assert f'<span class="sub" id="job-step">{step}</span>' in page, page
         job = dashboard.wait_for(job_id, lambda j: j["status"] in ("succeeded", "failed"))
     finally:
         stop(worker)
