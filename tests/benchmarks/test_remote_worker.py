@@ -60,12 +60,12 @@ def test_remote_worker_runs_the_job_and_its_record_is_pending(
         # for most of a run.
         running, page = steady_progress_page(dashboard, job_id, "length")
         # The job page shows the progress the worker streams back.
+        progress = running["progress"]
         shown = re.search(r'<progress max="(\d+)" value="(\d+)">', page)
         assert shown is not None, page
-        assert int(shown[2]) == running["progress"]["done"] >= 1
-        assert int(shown[1]) == running["progress"]["total"]
+        assert int(shown[2]) == progress["done"] >= 1
+        assert int(shown[1]) == progress["total"]
         # The stage in the reader's words ("length:512" as "length 512"), the counts beside it.
-        progress = running["progress"]
         with in_locale("en"):
             step = f"{stage_label(progress['step'])} ({progress['done']}/{progress['total']})"
         assert f'<span class="sub" id="job-step">{step}</span>' in page, page
