@@ -33,8 +33,8 @@ class Verdict(StrEnum):
     # Runs with part of the weights in system memory (llama.cpp / Ollama), slower.
     FITS_WITH_OFFLOAD = "fits_with_offload"
     EXCEEDS_MEMORY = "exceeds_memory"
-    # A runtime runs the model here, but what is known of the model or the hardware cannot
-    # support an estimate: not a memory verdict, and the reason says what falls short.
+    # No runtime runs the model here, or one does but what is known of the model or the
+    # hardware cannot support an estimate: not a memory verdict, and the reason says which.
     CANNOT_ESTIMATE = "cannot_estimate"
 
 
@@ -332,7 +332,8 @@ def _unestimated(
     else:
         why = message(Code.NO_RUNTIME_RUNS_MODEL, platform=platform)
     reason = (why,)
-    return Assessment(Verdict.EXCEEDS_MEMORY, None, None, request.context, None, reason, results)
+    # No runtime runs it here: nothing was sized, so this is no memory verdict either.
+    return Assessment(Verdict.CANNOT_ESTIMATE, None, None, request.context, None, reason, results)
 
 
 def _runs_here(route: Route, hardware: HardwareSpec) -> bool:

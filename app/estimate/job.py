@@ -134,7 +134,8 @@ def largest_at(job: Job, largest: dict[int, int | None], concurrency: int) -> in
 
 
 def largest_fitting_context(job: Job, concurrency: int | None = None) -> int | None:
-    """The largest multiple of 256 (up to native) that fits; None when 256 does not.
+    """The largest multiple of 256 that fits, or the native context itself where it fits;
+    None when 256 does not.
 
     The KV cache is the only part that grows with context, and it grows linearly (with one
     bend at a capped sliding window), so the boundary is solved in closed form and then
@@ -158,6 +159,11 @@ def largest_fitting_context(job: Job, concurrency: int | None = None) -> int | N
         step += 1
     while step > 1 and not fits_at(job, step * CONTEXT_STEP, concurrency):
         step -= 1
+    native = job.model.native_context
+    if step == steps and native % CONTEXT_STEP and fits_at(job, native, concurrency):
+        # A native context between steps is itself the largest: rounding it down would
+        # answer a context that fits as one that does not.
+        return native
     return step * CONTEXT_STEP
 
 

@@ -8,8 +8,10 @@ page, the JSON, `POST /api/estimate` and the CLI show one figure.
 Request shape: decode runs at `depth` tokens of KV per request: the plan's context unless a
 prompt is given (then prompt + half the output). The first token waits for the prompt's
 prefill (the plan's context when no prompt is given) and the runtime's own time per
-request (admission, tokenising, the way back), and requests that arrive together are
-prefilled one after another. When the output length is given, each request's decode also
+request (admission, tokenising, the way back). Arrivals: the users' requests arrive
+independently, each user's next turn when the last is answered, and a prompt waits for the
+prefills queued before it (`ttft_ms`); a burst, every request at the same instant, is the
+named worst case (`ttft_burst_ms`). When the output length is given, each request's decode also
 waits for the prefills of the requests that join during it (continuous batching), as a
 serving benchmark measures; without it the figure is the steady-state step.
 """
@@ -82,7 +84,8 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     # a measurement is divided by to score the class (`app/estimate/ranges.py`)
     decode_point: float
     throughput: Band  # output tokens/s, all requests together
-    ttft_ms: Band
+    ttft_ms: Band  # requests arriving independently (the stated arrival model)
+    ttft_burst_ms: Band  # the worst case: every request arriving at the same instant
     step: StepTime  # one decode step at the point estimate, by term
     range: RangeClass
     speculative: str | None = None  # the method counted, when one is
@@ -137,27 +140,47 @@ def load_estimate(
         # are separate classes whose spreads come from different checks; where the many's
         # top reaches above the one's, the one's bounds it.
         alone = factor / decode_step(model.step, 1, depth).total
-        high = min(high, alone * _range(model, 1, book).high)
+        one = _range(model, 1, book)  # either end: the low edge rises no more than the top
+        low, high = min(low, alone * one.low), min(high, alone * one.high)
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
-    # Requests arriving together are prefilled together, packed into chunks: on average a
+    # A burst, every request at once, is prefilled packed into chunks: on average a
     # request's first token waits for the prompts up to its own, (B + 1) / 2 of them.
     queue = (batch + 1) / 2
-    queued = tuple(
+    burst = tuple(
         prefill_seconds(model.step, prompt, model.prefill_chunk, u, prompts=queue)
         for u in (slow, fast)
     )
     first_step = seconds + c.first_token_s
-    waiting = _queue_wait(asked, batch, output or depth, low, high)
-    spread = ttft_range(batch)
-    if c.calibrated_error is not None and batch == 1:
-        # One request's first token was fitted on this server's own timings: the fit's
-        # spread, as decode's. Under load the arrivals, not the server, set the spread.
-        spread = calibrated_range(model.family, model.platform, model.gpus, 1, c.calibrated_error)
-    ttft = Band(
-        round(1e3 * ((queued[1] + first_step) * spread.low + waiting.low), 1),
-        round(1e3 * ((queued[0] + first_step) * spread.high + waiting.high), 1),
+    # Requests that arrive independently, as the users' turns produce them, wait only for
+    # the prefills already queued when they come (see `_arrival_prefill`).
+    arriving = tuple(
+        _arrival_prefill(batch, output, one, burst_s, first_step, center)
+        for one, burst_s in zip(prefill, burst, strict=True)
     )
+    waiting = _queue_wait(asked, batch, output or depth, low, high)
+    spread = _one_request_spread(model) if batch == 1 else ttft_range(batch)
+
+    # A request never gets its first token sooner beside others than alone. One request
+    # and many are separate classes, as for decode: the one's band bounds each end below.
+    floor = Band(0.0, 0.0)
+    if batch > 1:
+        one = _one_request_spread(model)
+        alone_step = decode_step(model.step, 1, depth).total / factor + c.first_token_s
+        floor = Band((prefill[1] + alone_step) * one.low, (prefill[0] + alone_step) * one.high)
+
+    def first_token(queued: tuple[float, float]) -> Band:
+        return Band(
+            round(
+                1e3 * max((queued[1] + first_step) * spread.low, floor.low) + 1e3 * waiting.low, 1
+            ),
+            round(
+                1e3 * max((queued[0] + first_step) * spread.high, floor.high) + 1e3 * waiting.high,
+                1,
+            ),
+        )
+
+    ttft = first_token(arriving)
     return LoadEstimate(
         concurrency=asked,
         running=batch,
@@ -171,6 +194,7 @@ def load_estimate(
         decode_point=center,
         throughput=_throughput(batch, output, sum(prefill) / 2 + first_step, low, high),
         ttft_ms=ttft,
+        ttft_burst_ms=first_token(burst),
         step=step,
         range=found,
         speculative=method.name if method else None,
@@ -200,6 +224,43 @@ def _range(model: SpeedModel, batch: int, book: dict[str, RangeClass] | None) ->
     if error is not None:
         return calibrated_range(model.family, model.platform, model.gpus, batch, error)
     return range_class(model.family, model.platform, model.gpus, batch, book)
+
+
+def _one_request_spread(model: SpeedModel) -> RangeClass:
+    """One request's first-token spread: the fit's own where the coefficients were fitted
+    on this server's timings (as decode's), else the shipped class's. Under load the
+    arrivals, not the server, set the spread."""
+    c = model.coefficients
+    if c.calibrated_error is not None:
+        return calibrated_range(model.family, model.platform, model.gpus, 1, c.calibrated_error)
+    return ttft_range(1)
+
+
+def _arrival_prefill(
+    batch: int,
+    output: int | None,
+    one_s: float,
+    burst_s: float,
+    first_step_s: float,
+    decode_tps: float,
+) -> float:
+    """Seconds from a request's arrival to its prompt's prefill done, where the requests
+    arrive independently: each of the `batch` users sends its next turn when the last is
+    answered, so requests come at `batch` over a turn's time (first token plus output at
+    the decode speed), and a prompt waits for those queued before it. The prefills are
+    served one after another (chunked beside the decode steps), a queue of random arrivals
+    and fixed service (M/D/1: wait = rho x S / 2(1 - rho)). Never more than a burst's wait,
+    where every request came at once; without an output length there are no turns to
+    count, and the burst is the answer."""
+    if batch == 1:
+        return one_s
+    if not output:
+        return burst_s
+    turn_s = one_s + first_step_s + output / decode_tps
+    rho = batch * one_s / turn_s
+    if rho >= 1:
+        return burst_s
+    return min(burst_s, one_s + rho * one_s / (2 * (1 - rho)))
 
 
 def _queue_wait(asked: int, running: int, output: int, low: float, high: float) -> Band:

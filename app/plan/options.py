@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.estimate import Verdict
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
 from app.models import Hardware
 from app.plan.schemas import PlanRequest
 from app.recipes.described_estimate import RequestHardware
@@ -13,6 +16,18 @@ from app.resolve import ResolvedRecipe
 
 MEMORY, DECODE, TTFT = "memory", "decode", "ttft"
 LIMITS = (MEMORY, DECODE, TTFT)
+
+# The one rule for "meets": the README, the page's footnote, the JSON (`meets_rule`) and the
+# CLI all give this sentence, and `AtLoad.limit` is its code.
+MEETS_RULE = register(
+    "plan.meets_rule",
+    _l(
+        "An option meets the load when the middle of each request's decode band reaches "
+        "the target, the middle of its first-token band is within the limit, and every "
+        "user's request holds a slot of its own (replicas x requests per replica covers the "
+        "users). Both ends of each band are shown beside it."
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,14 @@ class PlanOption:
         return self.limited_by is None
 
     @property
+    def experimental(self) -> bool:
+        """Served through a model file and runtime no source or record has verified."""
+        recipe = self.recipe
+        return recipe.verdict == Verdict.EXPERIMENTAL or not (
+            recipe.route is not None and recipe.route.verified and not recipe.unsupported
+        )
+
+    @property
     def recipe(self) -> ResolvedRecipe:
         return self.at.recipe
 
@@ -128,13 +151,18 @@ class Plan:
     def priced(self) -> bool:
         return any(option.price is not None for option in self.options)
 
+    def named(self, option: PlanOption) -> bool:
+        """Whether an option may be named cheapest or smallest: it meets the load, through
+        a verified route unless the request asks to include experimental ones."""
+        return option.meets and (self.request.include_experimental or not option.experimental)
+
     @property
     def cheapest(self) -> int | None:
         """The meeting option of least cost per hour (None without prices)."""
         priced = [
             (option.cost_per_hour, i)
             for i, option in enumerate(self.options)
-            if option.meets and option.cost_per_hour is not None
+            if self.named(option) and option.cost_per_hour is not None
         ]
         return min(priced)[1] if priced else None
 
@@ -144,7 +172,7 @@ class Plan:
         meeting = [
             (option.gpus, option.cost_per_hour or 0.0, i)
             for i, option in enumerate(self.options)
-            if option.meets
+            if self.named(option)
         ]
         return min(meeting)[2] if meeting else None
 

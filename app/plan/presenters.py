@@ -4,7 +4,8 @@ show, each figure with its basis."""
 from typing import Any
 
 from app.estimate.load import Band
-from app.plan.options import Plan, PlanOption
+from app.i18n.sentences import english
+from app.plan.options import MEETS_RULE, Plan, PlanOption
 from app.recipes.load_out import band_out
 
 
@@ -36,6 +37,7 @@ def option_out(option: PlanOption) -> dict[str, Any]:
             else None
         ),
         "meets": option.meets,
+        "experimental": option.experimental,
         "limited_by": option.limited_by,
         "one_replica_limited_by": option.one_replica_limit,
         "price_per_gpu_hour": option.price,
@@ -55,6 +57,8 @@ def _band(figure: dict[str, Any] | None) -> dict[str, Any] | None:
 def plan_out(plan: Plan) -> dict[str, Any]:
     """The options by cost (by GPUs without prices), and which is cheapest and smallest."""
     request = plan.request
+    stated = request.model_fields_set
+    rule = MEETS_RULE()
     return {
         "load": {
             "users": request.users,
@@ -63,7 +67,16 @@ def plan_out(plan: Plan) -> dict[str, Any]:
             "prompt_tokens": request.prompt_tokens,
             "output_tokens": request.output_tokens,
         },
-        "listed": "all" if plan.listed_all else "fitting",
+        # The request every figure is for; a length the request left blank is the stated
+        # default, named here.
+        "request_shape": {
+            "prompt_tokens": request.prompt_tokens,
+            "output_tokens": request.output_tokens,
+            "defaulted": sorted({"prompt_tokens", "output_tokens"} - stated),
+        },
+        "meets_rule": {"code": rule.code, "text": english(rule)},
+        "include_experimental": request.include_experimental,
+        "listed": "named" if request.hardware else ("all" if plan.listed_all else "fitting"),
         "ordered_by": "cost" if plan.priced else "gpus",
         "options": [option_out(option) for option in plan.options],
         "cheapest": plan.cheapest,

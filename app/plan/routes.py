@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
 from app.plan.form import PAGE_FIELDS, field_label, page_body
+from app.plan.options import MEETS_RULE
 from app.plan.presenters import plan_out
 from app.plan.schemas import PlanOut, PlanRequest
 from app.plan.service import PlanRefused, plan_load
@@ -76,6 +77,7 @@ def plan_page(request: Request, service: RecipesDep) -> Response:
         "errors": {},
         "plan": None,
         "field_label": field_label,
+        "meets_rule": MEETS_RULE(),
     }
     if asked:
         body, errors = page_body(request.query_params)

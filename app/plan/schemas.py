@@ -12,6 +12,10 @@ from app.i18n.validation_words import refusal
 from app.recipes.estimate_request import GpuByName, HardwareIn, ModelIn
 
 MAX_USERS = 1_000_000
+# A request of a chat or an agent's turn when the load names none: the shape a plan states
+# in its answer (`request_shape`), never the server's largest context.
+DEFAULT_PROMPT_TOKENS = 1024
+DEFAULT_OUTPUT_TOKENS = 256
 
 PRICE_NOT_POSITIVE = register(
     "plan.price_not_positive",
@@ -83,8 +87,18 @@ class PlanRequest(BaseModel):
         "`least_ttft.ms` (the same request answered without it)",
         json_schema_extra={"x-at-least-answered": ["least_ttft", "ms"]},
     )
-    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
-    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    prompt_tokens: int = Field(
+        default=DEFAULT_PROMPT_TOKENS,
+        ge=1,
+        le=10_000_000,
+        description=f"each request's prompt; {DEFAULT_PROMPT_TOKENS:,} when not given",
+    )
+    output_tokens: int = Field(
+        default=DEFAULT_OUTPUT_TOKENS,
+        ge=1,
+        le=10_000_000,
+        description=f"each request's output; {DEFAULT_OUTPUT_TOKENS:,} when not given",
+    )
     hardware: list[HardwareIn] | None = Field(
         default=None,
         min_length=1,
@@ -102,6 +116,11 @@ class PlanRequest(BaseModel):
         default="balanced", max_length=50, json_schema_extra=catalog_field("profile", also=[])
     )
     evidence: Literal["use", "ignore"] = "use"
+    include_experimental: bool = Field(
+        default=False,
+        description="whether an option served through an unverified model file and runtime "
+        "may be named cheapest or smallest (it is listed and marked either way)",
+    )
 
     @field_validator("price_per_gpu_hour")
     @classmethod
@@ -144,6 +163,7 @@ class PlanOptionOut(BaseModel):
     ttft_ms: PlanBandOut | None
     throughput_tokens_per_s: PlanBandOut | None  # all replicas together
     meets: bool
+    experimental: bool
     limited_by: Limit | None
     one_replica_limited_by: Limit | None
     cost_per_hour: float | None
@@ -158,8 +178,14 @@ class LeastTtftOut(BaseModel):
     hardware_name: str
 
 
+class MeetsRuleOut(BaseModel):
+    code: str
+    text: str
+
+
 class PlanOut(BaseModel):
     model_config = ConfigDict(extra="allow")
+    meets_rule: MeetsRuleOut
     options: list[PlanOptionOut]
     cheapest: int | None  # index of the meeting option of least cost per hour
     smallest: int | None  # index of the meeting option of fewest GPUs

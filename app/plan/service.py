@@ -107,8 +107,17 @@ def plan_load(
 
 
 def _order(option: PlanOption) -> tuple:
+    """Options that meet first, verified before experimental, then by cost (by GPUs
+    without prices)."""
     cost = option.cost_per_hour
-    return (cost is None, cost or 0.0, option.gpus, not option.meets, option.candidate.label)
+    return (
+        not option.meets,
+        option.experimental,
+        cost is None,
+        cost or 0.0,
+        option.gpus,
+        option.candidate.label,
+    )
 
 
 def _candidates(service: RecipeService, request: PlanRequest) -> list[Candidate]:
@@ -254,7 +263,7 @@ def _plan_one(
     users = request.users
     most = min(users, MAX_CONCURRENCY)  # the most requests one replica is asked to carry
     whole = ask.at(most)
-    one_replica_limit = whole.limit(request) if most == users else MEMORY
+    one_replica_limit = _binding(ask, whole, request) if most == users else MEMORY
     single = ask.at(1)
 
     def option(replicas: int, at: AtLoad, limit: str | None) -> PlanOption:
@@ -273,7 +282,18 @@ def _plan_one(
     while carried.limit(request) is not None and carried.concurrency > 1:
         replicas = ceil(users / (carried.concurrency - 1))  # the figures were not monotone
         carried = ask.at(ceil(users / replicas))
-    return option(replicas, carried, carried.limit(request))
+    return option(replicas, carried, _binding(ask, carried, request))
+
+
+def _binding(ask: _Asker, at: AtLoad, request: PlanRequest) -> str | None:
+    """What stops a replica first as its requests rise: where the KV pool holds fewer
+    requests than asked but the requests it does hold already miss the speed or the first
+    token, those bind before memory does."""
+    limit = at.limit(request)
+    running = at.figures.get("running")
+    if limit != MEMORY or at.recipe.unsupported or not running or running >= at.concurrency:
+        return limit
+    return ask.at(running).limit(request) or MEMORY
 
 
 def least_first_token(

@@ -21,6 +21,8 @@ def option_lines(index: int, option: dict[str, Any]) -> list[str]:
             verdict += f" (one replica: {LIMITS[option['one_replica_limited_by']]})"
     else:
         verdict = f"limited by {LIMITS[option['limited_by']]}"
+    if option["experimental"]:
+        verdict += ", experimental route"
     lines = [
         f"[{index}] {option['hardware_name']}: {option['replicas']} x "
         f"{option['gpus_per_replica']} GPUs ({option['gpus']} in all), "
@@ -42,7 +44,13 @@ def option_lines(index: int, option: dict[str, Any]) -> list[str]:
 def format_plan(plan: dict[str, Any]) -> str:
     load = plan["load"]
     ttft = f", first token within {load['max_ttft_ms']:,.0f} ms" if load["max_ttft_ms"] else ""
-    lines = [f"{load['users']:,} users at {load['min_decode_tokens_per_s']:,.1f} tok/s each{ttft}"]
+    shape = plan["request_shape"]
+    defaulted = " (stated default)" if shape["defaulted"] else ""
+    lines = [
+        f"{load['users']:,} users at {load['min_decode_tokens_per_s']:,.1f} tok/s each{ttft}, "
+        f"{shape['prompt_tokens']:,} prompt + {shape['output_tokens']:,} output tokens"
+        f"{defaulted}"
+    ]
     if plan["listed"] == "all":
         lines.append("the model fits none of the hardware weighed: every one is listed")
     for index, option in enumerate(plan["options"]):
@@ -57,4 +65,5 @@ def format_plan(plan: dict[str, Any]) -> str:
         found = plan[key]
         named = plan["options"][found]["hardware_name"] if found is not None else "none"
         lines.append(f"{key:<9} {named}" + (f" [{found}]" if found is not None else ""))
+    lines.append(f"meets     {plan['meets_rule']['text']}")
     return "\n".join(lines)

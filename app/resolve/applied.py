@@ -20,7 +20,9 @@ from app.estimate import (
     shared_plan,
     size,
 )
+from app.estimate.capacity import held_tokens
 from app.estimate.estimator import with_ranges_of
+from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
 from app.estimate.record_ranges import RangeBook
 from app.estimate.setup import assumed_tensor_parallel
@@ -216,9 +218,26 @@ def requested_values(
     )
 
 
-def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> AppliedValues | None:
+def held_per_request(values: AppliedValues, runtime: str, shape: RequestShape) -> int | None:
+    """Tokens of KV one request of the shape holds on this runtime (see
+    `app/estimate/capacity.py`); None without a prompt length, where every request is
+    counted at the whole context."""
+    if shape.prompt_tokens is None:
+        return None
+    return held_tokens(runtime, shape.prompt_tokens, shape.output_tokens or 0, values.context)
+
+
+def fit_to_memory(
+    values: AppliedValues,
+    specs: Specs,
+    min_context: int,
+    shape: RequestShape | None = None,
+) -> AppliedValues | None:
     """Lower the context (then concurrency) to what the estimate says fits, saying why.
 
+    One request must fit at the whole context (the runtime refuses to start otherwise).
+    With a request shape, the requests at once are as many as the KV pool holds at the
+    tokens each request holds (`held_per_request`); without one, each at the whole context.
     None when even one request at the minimum context does not fit: the route cannot serve.
     """
     why = dict(values.why)
@@ -231,9 +250,29 @@ def fit_to_memory(values: AppliedValues, specs: Specs, min_context: int) -> Appl
     if largest < values.context:
         why["context"] = message(Code.CONTEXT_LOWERED, tokens=largest)
         values = values.changed(context=largest)
-    concurrency = values.max_concurrency
-    while concurrency > 1 and not specs.fits(values.plan(concurrency=concurrency)):
-        concurrency //= 2
+    held = held_per_request(values, specs.runtime.slug, shape) if shape else None
+    if held is None:
+        concurrency = values.max_concurrency
+        while concurrency > 1 and not specs.fits(values.plan(concurrency=concurrency)):
+            concurrency //= 2
+    else:
+        concurrency = _most_held(values, specs, held)
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = message(Code.CONCURRENCY_LOWERED, requests=concurrency)
     return values.changed(max_concurrency=concurrency, why=why)
+
+
+def _most_held(values: AppliedValues, specs: Specs, held: int) -> int:
+    """The most requests (up to the values' own) whose `held` tokens each the pool holds
+    together: the least that does not fit is found by halving the range."""
+    fits_below, asked = 1, values.max_concurrency
+    if specs.fits(values.plan(concurrency=asked, context=held)):
+        return asked
+    above = asked  # does not fit
+    while above - fits_below > 1:
+        middle = (fits_below + above) // 2
+        if specs.fits(values.plan(concurrency=middle, context=held)):
+            fits_below = middle
+        else:
+            above = middle
+    return fits_below

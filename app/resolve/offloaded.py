@@ -59,6 +59,9 @@ def offloaded_recipe(
     if estimate.speed_model is not None and split.decode is not None:
         model = offloaded(estimate.speed_model, split.gpu_read_bytes, split.host_read_bytes)
         single = load_estimate(model, 1, shape)
+        # The recipe's speed model is the offloaded one, so every line drawn from it (the
+        # load curve, its cost) reads the weights from system memory as this one does.
+        estimate = replace(estimate, speed_model=model)
         low, high = single.decode.low, single.decode.high
         speed = SpeedFigure(low, high, Evidence.ESTIMATED, decode_notes(single))
     return ResolvedRecipe(

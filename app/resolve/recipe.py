@@ -9,7 +9,13 @@ from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, as
 from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
 from app.models import Hardware, Profile
-from app.resolve.applied import AppliedValues, Specs, fit_to_memory, requested_values
+from app.resolve.applied import (
+    AppliedValues,
+    Specs,
+    fit_to_memory,
+    held_per_request,
+    requested_values,
+)
 from app.resolve.commands import Command, departures
 from app.resolve.contradicted import checked
 from app.resolve.figures import (
@@ -82,12 +88,14 @@ def resolve_recipe(
     if assessment.verdict == Verdict.EXCEEDS_MEMORY or choice is None:
         return _exceeding(inputs, hardware, profile, assessment)
     specs = inputs.specs(choice, hardware)
-    served = _serve(inputs, hardware, profile, choice, requested, minimum, concurrency)
+    served = _serve(inputs, hardware, profile, choice, requested, minimum, concurrency, shape)
     if served is None:
         return _profile_does_not_fit(inputs, specs, profile, assessment, minimum, concurrency)
     applied, command = served
     one_request = specs.estimate(applied.plan(concurrency=1))
-    at_load = specs.estimate(applied.plan())
+    # At load the pool holds what each request holds, where the runtime pages its cache.
+    held = held_per_request(applied, choice.runtime.slug, shape)
+    at_load = specs.estimate(applied.plan(context=held))
     single, load = recipe_loads(at_load, applied, shape, concurrency)
     points = inputs.points(hardware, profile, choice) if evidence else ()
     medians = tuple(medians_by_context(points))
@@ -95,7 +103,16 @@ def resolve_recipe(
     verdict = _verdict(choice, applied, requested)
     alternatives = _alternatives(assessment, choice)
     commands = _commands(
-        inputs, hardware, profile, choice, alternatives, command, verdict, requested
+        inputs,
+        hardware,
+        profile,
+        choice,
+        alternatives,
+        command,
+        verdict,
+        requested,
+        concurrency,
+        shape,
     )
     reported = inputs.reported.get(hardware.id) if evidence else None
     speed = speed_figure(reported, single, medians)
@@ -166,6 +183,7 @@ def _serve(
     requested: int,
     minimum: int,
     concurrency: int | None,
+    shape: RequestShape = DEFAULT_SHAPE,
 ) -> tuple[AppliedValues, Command | None] | None:
     """The profile's values on this route, fitted to memory, and the command that sets them."""
     specs = inputs.specs(choice, hardware)
@@ -178,7 +196,7 @@ def _serve(
     if probe is not None:
         # What the command leaves out is the runtime's default, and the estimate says so.
         wanted = wanted.changed(left_at_default=probe.left_at_default())
-    applied = fit_to_memory(wanted, specs, minimum)
+    applied = fit_to_memory(wanted, specs, minimum, shape)
     if applied is None:
         return None
     if aims_for_largest_context(profile):
@@ -254,8 +272,11 @@ def _commands(
     primary: Command | None,
     verdict: Verdict,
     requested: int,
+    concurrency: int | None,
+    shape: RequestShape,
 ) -> tuple[Command, ...]:
-    """Commands only for verified pairs that fit: the route's runtime, then the others."""
+    """Commands only for verified pairs that fit: the route's runtime, then the others, each
+    set for the same load (the concurrency asked, or the profile's)."""
     if verdict not in RUNNABLE or primary is None:
         return ()
     commands = [primary]
@@ -264,7 +285,7 @@ def _commands(
         if runtime.slug not in alternatives:
             continue
         other = RouteChoice(choice.artifact, runtime, True)
-        served = _serve(inputs, hardware, profile, other, requested, minimum, None)
+        served = _serve(inputs, hardware, profile, other, requested, minimum, concurrency, shape)
         if served is not None and served[1] is not None:
             commands.append(served[1])
     return tuple(commands)

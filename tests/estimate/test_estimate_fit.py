@@ -135,7 +135,7 @@ def test_incompatible_routes_are_recorded_as_errors():
 
 def test_no_compatible_route_at_all_says_so():
     result = assess(MOE_320B, MAC_STUDIO_256, [route(MOE_320B_BF16, SGLANG)], context=8192)
-    assert result.verdict == Verdict.EXCEEDS_MEMORY
+    assert result.verdict == Verdict.CANNOT_ESTIMATE  # nothing was sized: no memory verdict
     assert result.route is None and result.estimate is None
     found = message(Code.NO_RUNTIME_RUNS_FORMATS, formats=["safetensors"], platform="metal")
     assert result.reason == (found,)

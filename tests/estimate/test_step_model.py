@@ -123,7 +123,7 @@ def test_the_first_token_waits_for_the_prompt_and_the_prefills_before_it():
     ahead = prefill_seconds(model.step, 1024, model.prefill_chunk, fast, prompts=16.5)
     alone = prefill_seconds(model.step, 1024, model.prefill_chunk, fast)
     waited = 1e3 * (ahead - alone)
-    crowd_point = crowd.ttft_ms.low / ttft_range(32).low
+    crowd_point = crowd.ttft_burst_ms.low / ttft_range(32).low
     short_point = short.ttft_ms.low / ttft_range(1).low
     assert crowd_point - short_point == pytest.approx(
         waited + 1e3 * (crowd.step.total - short.step.total), rel=0.02
@@ -267,3 +267,28 @@ def test_a_thin_class_borrows_its_loads_pool_where_that_has_enough_checks():
     # SGLang's one-request pool is thin too: its whole family's is borrowed instead.
     assert RANGE_CLASSES["sglang/*/*/c1"].checks < MIN_CHECKS
     assert range_class("sglang", "cuda", 8, 1).family == "sglang/*/*/*"
+
+
+def test_requests_arriving_independently_wait_for_the_prefills_queued_before_them():
+    """The stated arrival model: 32 users each send a turn when the last is answered, so
+    prompts come at 32 over a turn's time, and each waits as in a queue of random arrivals
+    and fixed service (M/D/1), never longer than in a burst, never less than alone."""
+    model = _speed()
+    shape = RequestShape(1024, 256)
+    alone = load_estimate(model, 1, shape)
+    crowd = load_estimate(model, 32, shape)
+    c = model.coefficients
+    fast = c.prefill_utilisation[1]
+    one = prefill_seconds(model.step, 1024, model.prefill_chunk, fast)
+    first_step = crowd.step.total / c.speed_factor + c.first_token_s
+    turn = one + first_step + 256 / crowd.decode_point
+    rho = 32 * one / turn
+    assert 0 < rho < 1
+    expected = 1e3 * ((one + rho * one / (2 * (1 - rho)) + first_step) * ttft_range(32).low)
+    assert crowd.ttft_ms.low == pytest.approx(expected, abs=0.1)
+    assert alone.ttft_ms.low / ttft_range(1).low < crowd.ttft_ms.low / ttft_range(32).low
+    assert crowd.ttft_ms.low <= crowd.ttft_burst_ms.low
+    assert crowd.ttft_ms.high <= crowd.ttft_burst_ms.high
+    # Without an output length there are no turns to count: the burst is the answer.
+    steady = load_estimate(model, 32, RequestShape(1024, None))
+    assert steady.ttft_ms == steady.ttft_burst_ms

@@ -65,10 +65,14 @@ def test_the_cost_per_million_tokens_is_the_hours_cost_over_the_hours_tokens(
         middle = (total["low"] + total["high"]) / 2
         expected = option["cost_per_hour"] / (middle * 3600) * 1e6
         assert option["cost_per_million_output_tokens"] == pytest.approx(expected, rel=1e-12)
-    costs = [option["cost_per_hour"] for option in answer["options"]]
-    assert costs == sorted(costs)
-    meeting = [o["cost_per_hour"] for o in answer["options"] if o["meets"]]
-    assert answer["options"][answer["cheapest"]]["cost_per_hour"] == min(meeting)
+    # Those that meet first, verified before experimental, each group by cost.
+    order = [
+        (not o["meets"], o["experimental"], o["cost_per_hour"]) for o in answer["options"]
+    ]
+    assert order == sorted(order)
+    named = [o["cost_per_hour"] for o in answer["options"] if o["meets"] and not o["experimental"]]
+    assert answer["options"][answer["cheapest"]]["cost_per_hour"] == min(named)
+    assert not answer["options"][answer["cheapest"]]["experimental"]
 
 
 def test_named_cards_and_prices_keyed_by_hardware(client: TestClient) -> None:

@@ -100,8 +100,8 @@ def test_options_go_by_cost_and_name_the_cheapest_and_smallest(
 
 def test_without_prices_options_go_by_gpus(session: Session, settings: Settings) -> None:
     found = plan(session, settings)
-    gpus = [option.gpus for option in found.options]
-    assert gpus == sorted(gpus)
+    order = [(not o.meets, o.experimental, o.gpus) for o in found.options]
+    assert order == sorted(order)  # those that meet first, verified before experimental
     assert found.cheapest is None and found.smallest is not None
     assert all(option.cost_per_hour is None for option in found.options)
 
