@@ -12,7 +12,11 @@ import pytest
 
 APP = Path(__file__).resolve().parents[1] / "app"
 
-# package -> app packages it must never import
+# package -> app packages it must never import. Every package of app/ has a rule (see
+# `test_every_package_has_a_rule`); the layers run estimate and i18n at the bottom, then the
+# catalog and the resolution, then the pages and the jobs, with the CLI and the app on top.
+PAGES_AND_JOBS = {"recipes", "plan", "records", "benchmarks", "calibrate", "sentinel", "tasks"}
+TOP = {"cli", "main", "observability"}
 FORBIDDEN = {
     "estimate": {
         "catalog",
@@ -25,13 +29,38 @@ FORBIDDEN = {
         "db",
         "cli",
         "security",
+        "i18n",
+        "accuracy",
+        "calibrate",
+        "sentinel",
+        "tasks",
+        "plan",
+        "observability",
+        "main",
     },
-    "catalog": {"resolve", "recipes", "records", "bench", "benchmarks", "cli"},
-    "resolve": {"recipes", "records", "bench", "benchmarks", "cli"},
-    "records": {"recipes", "cli"},
+    "i18n": {"catalog", "resolve", "bench", "models", "db", "security", "accuracy", "web"}
+    | PAGES_AND_JOBS
+    | TOP,
+    "models": {"catalog", "resolve", "bench", "security", "accuracy", "i18n", "estimate", "web"}
+    | PAGES_AND_JOBS
+    | TOP,
+    "security": {"catalog", "resolve", "bench", "accuracy"} | PAGES_AND_JOBS | TOP,
+    "catalog": {"resolve", "bench", "accuracy"} | PAGES_AND_JOBS | TOP,
+    "accuracy": {"resolve", "bench"} | PAGES_AND_JOBS | TOP,
+    "resolve": {"bench"} | PAGES_AND_JOBS | TOP,
     # A plan asks the estimate's own request path (app.recipes) and answers alone.
-    "plan": {"records", "bench", "benchmarks", "cli"},
-    "bench": {"catalog", "resolve", "recipes", "records", "benchmarks", "models", "db", "cli"},
+    "plan": {"records", "bench", "benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
+    "recipes": {"benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
+    "records": {"recipes", "plan", "benchmarks", "calibrate", "sentinel", "cli", "observability"},
+    "tasks": {"catalog", "resolve", "recipes", "plan", "benchmarks", "calibrate", "sentinel"}
+    | {"accuracy"}
+    | TOP,
+    "benchmarks": {"resolve", "recipes", "plan", "accuracy"} | TOP,
+    "calibrate": {"recipes", "plan", "sentinel", "tasks", "accuracy"} | TOP,
+    "sentinel": {"catalog", "resolve", "recipes", "plan", "calibrate", "accuracy"} | TOP,
+    "observability": {"catalog", "resolve", "recipes", "plan", "bench", "benchmarks"}
+    | {"calibrate", "sentinel", "tasks", "accuracy", "cli", "main"},
+    "bench": {"catalog", "resolve", "accuracy", "models", "db"} | PAGES_AND_JOBS | TOP,
 }
 
 
@@ -60,3 +89,8 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from app.recipes.knobs import knob_rows\n")
     assert app_imports(module) == {"recipes"}
+
+
+def test_every_package_has_a_rule() -> None:
+    packages = {path.parent.name for path in APP.glob("*/__init__.py")}
+    assert packages - set(FORBIDDEN) == set()

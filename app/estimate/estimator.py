@@ -32,10 +32,10 @@ from app.estimate.ranges import class_key, pool_keys
 from app.estimate.record_ranges import RangeBook
 from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
-from app.estimate.speed import SpeedRange, prefill_range
+from app.estimate.speed import SpeedRange
 from app.estimate.speed_model import decode_at_plan, speed_model
 from app.estimate.units import bytes_to_gb
-from app.estimate.weights import active_params, active_weight_bytes, weights_bytes
+from app.estimate.weights import active_weight_bytes, weights_bytes
 
 
 class Estimate(msgspec.Struct, frozen=True):
@@ -48,7 +48,6 @@ class Estimate(msgspec.Struct, frozen=True):
     memory: MemoryBreakdown
     max_context: int | None
     decode_tokens_per_s: SpeedRange | None  # per request at the plan's concurrency
-    prefill_tokens_per_s: SpeedRange | None
     warnings: tuple[Message, ...]
     basis: Basis
     # What the step model needs to answer at any concurrency (`app/estimate/load.py`);
@@ -139,7 +138,6 @@ def _estimate(job: Job, largest: int | None) -> Estimate:
         memory=memory_at(job, setup.context),
         max_context=largest,
         decode_tokens_per_s=decode_at_plan(speed),
-        prefill_tokens_per_s=prefill_range(active_params(model), hardware, setup.tensor_parallel),
         warnings=setup_warnings(model, job.runtime, hardware, setup),
         basis=_input_basis(job),
         speed_model=speed,
@@ -220,10 +218,8 @@ def _offload(job: Job) -> OffloadPlan | None:
         weights_gb=bytes_to_gb(job.weights.value),
         active_weights_gb=bytes_to_gb(active_weight_bytes(model, artifact, job.weights)),
         gpu_room_gb=room,
-        kv_bytes=kv_bytes,
-        context=setup.context,
     )
-    return plan_offload(inputs, hardware)
+    return plan_offload(inputs)
 
 
 def _prepare(

@@ -16,8 +16,7 @@ from dataclasses import dataclass, replace
 import msgspec
 
 from app.estimate.messages import Code, Message, message
-from app.estimate.specs import HardwareSpec
-from app.estimate.speed import DEFAULT_LAYERS, DecodeLoad, SpeedRange, decode_range
+from app.estimate.speed import DEFAULT_LAYERS
 from app.estimate.units import GB
 
 # Runtimes that can leave part of the weights in system memory.
@@ -37,7 +36,6 @@ class OffloadPlan(msgspec.Struct, frozen=True):
     # Both None where the layer count is unknown (split by bytes; no flags to give).
     gpu_layers: int | None
     cpu_moe_layers: int | None
-    decode: SpeedRange | None
     # Weight bytes one token reads from GPU memory and from system memory (KV aside).
     gpu_read_bytes: float = 0.0
     host_read_bytes: float = 0.0
@@ -98,12 +96,10 @@ class OffloadInputs:
     weights_gb: float
     active_weights_gb: float  # weights a token reads (all of a dense model)
     gpu_room_gb: float  # one card's usable memory less its KV, prefill workspace and margin
-    kv_bytes: float  # one card's KV at the context
-    context: int
     cards: int = 1  # cards the layers are split over, each with `gpu_room_gb`
 
 
-def plan_offload(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | None:
+def plan_offload(job: OffloadInputs) -> OffloadPlan | None:
     """The split for a model that does not fit, or None where offloading cannot help:
     another runtime, unified memory (one pool already), several GPUs the layers are not
     split over, an unknown layer count, no room left beside the KV cache, or more to
@@ -123,16 +119,16 @@ def plan_offload(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | No
         # A model known by its counts alone: split in layers of the assumed count, as the
         # speed model assumes them, and say the split is by bytes (no layer to name).
         assumed = replace(job, num_layers=DEFAULT_LAYERS)
-        found = plan_offload(assumed, hardware)
+        found = plan_offload(assumed)
         if found is None:
             return None
         return msgspec.structs.replace(found, gpu_layers=None, cpu_moe_layers=None)
     if job.is_moe:
-        return _moe_split(job, hardware, excess)
-    return _dense_split(job, hardware)
+        return _moe_split(job, excess)
+    return _dense_split(job)
 
 
-def _dense_split(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | None:
+def _dense_split(job: OffloadInputs) -> OffloadPlan | None:
     """Whole layers on the GPU; every offloaded layer is read from system memory."""
     layer_gb = job.weights_gb / job.num_layers
     gpu_layers = math.floor(job.gpu_room_gb / layer_gb) * job.cards
@@ -140,20 +136,10 @@ def _dense_split(job: OffloadInputs, hardware: HardwareSpec) -> OffloadPlan | No
         return None
     host_gb = job.weights_gb - gpu_layers * layer_gb
     gpu_gb = job.weights_gb - host_gb
-    load = DecodeLoad(
-        gpu_bytes=gpu_gb * GB + job.kv_bytes * job.cards,
-        host_bytes=host_gb * GB,
-        layers=job.num_layers,
-        context=job.context,
-        runtime=job.runtime,
-    )
-    decode = decode_range(load, hardware, 1)
-    return OffloadPlan(
-        gpu_gb, host_gb, gpu_layers, None, decode, gpu_gb * GB, host_gb * GB, job.cards
-    )
+    return OffloadPlan(gpu_gb, host_gb, gpu_layers, None, gpu_gb * GB, host_gb * GB, job.cards)
 
 
-def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> OffloadPlan | None:
+def _moe_split(job: OffloadInputs, excess_gb: float) -> OffloadPlan | None:
     """Experts of the first N layers in system memory. Routed experts are taken as the
     weights beyond the active ones (a lower bound), and a token reads the active share of
     the offloaded experts, active / total parameters."""
@@ -165,16 +151,7 @@ def _moe_split(job: OffloadInputs, hardware: HardwareSpec, excess_gb: float) -> 
         return None
     host_gb = layers * per_layer_gb
     host_read = host_gb * active_share
-    load = DecodeLoad(
-        gpu_bytes=(job.active_weights_gb - host_read) * GB + job.kv_bytes * job.cards,
-        host_bytes=host_read * GB,
-        layers=job.num_layers,
-        context=job.context,
-        is_moe=True,
-        runtime=job.runtime,
-    )
-    decode = decode_range(load, hardware, 1)
     gpu_read = (job.active_weights_gb - host_read) * GB
     return OffloadPlan(
-        job.weights_gb - host_gb, host_gb, None, layers, decode, gpu_read, host_read * GB, job.cards
+        job.weights_gb - host_gb, host_gb, None, layers, gpu_read, host_read * GB, job.cards
     )

@@ -56,7 +56,7 @@ def offloaded_recipe(
         on_gpu,
     )
     speed, single = None, None
-    if estimate.speed_model is not None and split.decode is not None:
+    if estimate.speed_model is not None:
         model = offloaded(estimate.speed_model, split.gpu_read_bytes, split.host_read_bytes)
         single = load_estimate(model, 1, shape)
         # The recipe's speed model is the offloaded one, so every line drawn from it (the

@@ -1,7 +1,7 @@
 """Fit the decode constants of app/estimate/speed.py on the fitting rows only.
 
 `python -m tests.accuracy.fit` prints the constants to copy into speed.py; the checking
-rows are never read here. The model it fits is the one speed.py computes:
+rows are never read here. The model it fits is the llama.cpp step the step model takes:
 
     tok/s = long_context_factor(context) / (bytes / (eta x bandwidth) + layers x overhead)
 
@@ -10,8 +10,7 @@ llama.cpp row implies an eta; a cell's eta (family x dense/MoE) is the median of
 Each family keeps the overhead with the smallest mean |log(estimate / measured)| (no eta
 above 1), and the long-context constant is the one with the smallest total. A runtime
 other than llama.cpp gets a speed factor: the median of measured / llama.cpp estimate over
-its rows. The
-range is the 10th and 90th percentile of measured / estimate over all fitting rows.
+its rows. The ranges come from the checking rows (`make accuracy`), not from here.
 """
 
 from __future__ import annotations
@@ -63,26 +62,25 @@ class Row:
 
 
 def _bytes_per_token(case: Case) -> float:
-    """Bytes the estimator counts per token: its estimate at eta 1, no overhead, no
-    long-context slowdown and a zero-width range is bandwidth / bytes."""
+    """Bytes the estimator counts per token: its point estimate at eta 1, no overhead and
+    no long-context slowdown is bandwidth / bytes."""
     saved = (
         dict(speed.EFFICIENCY),
         dict(speed.RUNTIME_FACTOR),
         dict(speed.PER_LAYER_OVERHEAD_S),
         speed.LONG_CONTEXT_TOKENS,
-        speed.RANGE,
     )
     try:
         speed.EFFICIENCY.update(dict.fromkeys(speed.EFFICIENCY, 1.0))
         speed.RUNTIME_FACTOR.update(dict.fromkeys(speed.RUNTIME_FACTOR, 1.0))
         speed.PER_LAYER_OVERHEAD_S.update(dict.fromkeys(speed.PER_LAYER_OVERHEAD_S, 0.0))
-        speed.LONG_CONTEXT_TOKENS, speed.RANGE = 10**18, (1, 1)
+        speed.LONG_CONTEXT_TOKENS = 10**18
         roofline = outcome(case).center
     finally:
         speed.EFFICIENCY.update(saved[0])
         speed.RUNTIME_FACTOR.update(saved[1])
         speed.PER_LAYER_OVERHEAD_S.update(saved[2])
-        speed.LONG_CONTEXT_TOKENS, speed.RANGE = saved[3], saved[4]
+        speed.LONG_CONTEXT_TOKENS = saved[3]
     return case.hardware.bandwidth_gb_s_per_gpu * 1e9 / roofline
 
 
@@ -163,7 +161,7 @@ def main() -> None:
     print(f"RUNTIME_FACTOR (fitted, others stay 1.0): {fitted}")
     print(f"PER_LAYER_OVERHEAD_S = { {k: round(v, 6) for k, v in sorted(overheads.items())} }")
     print(f"LONG_CONTEXT_TOKENS = {long_context:_}")
-    print(f"RANGE = ({deciles[0]:.2f}, {deciles[-1]:.2f})  # 10th and 90th percentile")
+    print(f"fitting rows' spread: x{deciles[0]:.2f}-{deciles[-1]:.2f} (10th-90th percentile)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""Decode and prefill speed ranges, worked by hand from the calibrated constants.
+"""Decode speed ranges, worked by hand from the calibrated constants.
 
-Each expected figure is the formula of app/estimate/speed.py written out: bytes read per
+Each expected figure is the llama.cpp step of the step model written out: bytes read per
 token / (efficiency x bandwidth) + layers x per-layer overhead, times the long-context
 factor, times the range bounds. The constants are read from the module (the accuracy
 benchmark sets and checks their values); the arithmetic here is independent of it.
@@ -8,7 +8,6 @@ benchmark sets and checks their values); the arithmetic here is independent of i
 
 from dataclasses import replace
 
-import msgspec
 import pytest
 from estimate_specs import (
     DGX_SPARK,
@@ -31,17 +30,10 @@ from app.estimate import ArtifactSpec, Basis, Plan, estimate, kv_cache_bytes
 from app.estimate.coefficients import LINKS
 from app.estimate.ranges import range_class
 from app.estimate.speed import (
-    DEFAULT_LAYERS,
     EFFICIENCY,
-    HOST_BANDWIDTH_GB_S,
-    HOST_EFFICIENCY,
     LONG_CONTEXT_TOKENS,
     PER_LAYER_OVERHEAD_S,
-    RANGE,
     RUNTIME_FACTOR,
-    DecodeLoad,
-    decode_range,
-    long_context_factor,
     platform_family,
 )
 from app.estimate.step import decode_step
@@ -106,12 +98,6 @@ def test_long_context_slows_decode_by_the_kv_bytes_and_the_empirical_factor():
     assert long.high < short.high * LLAMA_8B_WEIGHTS / (LLAMA_8B_WEIGHTS + 131_072 * 32768) * 1.01
 
 
-def test_the_long_context_factor_halves_speed_at_its_constant():
-    assert long_context_factor(0) == 1
-    assert long_context_factor(LONG_CONTEXT_TOKENS) == pytest.approx(0.5)
-    assert long_context_factor(LONG_CONTEXT_TOKENS // 4) == pytest.approx(0.8)
-
-
 def test_concurrency_reports_the_slower_per_request_rate():
     one = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, H100, Plan(context=8192))
     eight = _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, H100, Plan(context=8192, concurrency=8))
@@ -141,47 +127,12 @@ def test_tensor_parallel_pays_two_all_reduces_per_layer_and_pcie_pays_more():
     assert slow_step.weights == pytest.approx(fast_step.weights)
 
 
-def test_each_layer_adds_the_platform_overhead():
-    load = DecodeLoad(gpu_bytes=1e9, layers=60, context=0)
-    speed = decode_range(load, MAC_STUDIO_256, 1)
-    seconds = 1e9 / (EFFICIENCY[("metal", False)] * 819e9) + 60 * PER_LAYER_OVERHEAD_S["metal"]
-    assert speed.high == round(RANGE[1] / seconds, 1)
-
-
-def test_an_unknown_layer_count_takes_the_default_and_says_so():
-    known = decode_range(DecodeLoad(gpu_bytes=1e9, layers=DEFAULT_LAYERS), DGX_SPARK, 1)
-    unknown = decode_range(DecodeLoad(gpu_bytes=1e9), DGX_SPARK, 1)
-    assert (unknown.low, unknown.high) == (known.low, known.high)
-    assert f"{DEFAULT_LAYERS} layers assumed" in english(unknown.note)
-    assert "layers assumed" not in english(known.note)
-
-
 def test_rocm_and_vulkan_share_a_family_and_a_unified_cuda_gpu_has_its_own():
     assert platform_family(replace(RTX_4090, platform="rocm")) == "rocm/vulkan"
     assert platform_family(replace(RTX_4090, platform="vulkan")) == "rocm/vulkan"
     assert platform_family(RTX_4090) == "cuda"
     assert platform_family(DGX_SPARK) == "cuda-unified"
     assert platform_family(MAC_STUDIO_256) == "metal"
-
-
-def test_a_runtime_factor_scales_the_speed_on_the_same_bytes():
-    base = DecodeLoad(gpu_bytes=4e9, layers=32, context=1024, runtime="llama-cpp")
-    mlx = msgspec.structs.replace(base, runtime="mlx-lm")
-    llama = decode_range(base, MAC_STUDIO_256, 1)
-    faster = decode_range(mlx, MAC_STUDIO_256, 1)
-    assert faster.high == pytest.approx(llama.high * RUNTIME_FACTOR["mlx-lm"], abs=0.1)
-    assert "mlx-lm against llama.cpp" in english(faster.note)
-
-
-def test_bytes_in_system_memory_add_their_time_at_host_bandwidth():
-    gpu_only = DecodeLoad(gpu_bytes=2e9, layers=24, context=0)
-    split = msgspec.structs.replace(gpu_only, host_bytes=1e9)
-    seconds = 2e9 / (EFFICIENCY[("cuda", False)] * 1008e9) + 24 * PER_LAYER_OVERHEAD_S["cuda"]
-    seconds += 1e9 / (HOST_EFFICIENCY * HOST_BANDWIDTH_GB_S * 1e9)
-    speed = decode_range(split, RTX_4090, 1)
-    assert speed.high == round(RANGE[1] / seconds, 1)
-    assert "1.0 GB from system memory" in english(speed.note)
-    assert speed.high < decode_range(gpu_only, RTX_4090, 1).high
 
 
 def test_the_note_states_what_the_range_held_on_its_checking_measurements():
@@ -197,23 +148,3 @@ def test_the_note_states_what_the_range_held_on_its_checking_measurements():
 def test_no_decode_range_without_bandwidth():
     hardware = replace(RTX_4090, bandwidth_gb_s_per_gpu=None)
     assert _decode(LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, hardware, Plan(4096)) is None
-
-
-def test_prefill_from_bf16_compute_on_active_params():
-    speed = estimate(
-        MOE_320B, ArtifactSpec("m", "safetensors", "bf16", 16), VLLM, H200_X8, Plan(4096)
-    ).prefill_tokens_per_s
-    assert speed.low == round(8 * 989e12 * 0.3 / (2 * 18e9), 1)
-    assert speed.high == round(8 * 989e12 * 0.5 / (2 * 18e9), 1)
-
-
-def test_dense_prefill_uses_total_params():
-    speed = estimate(
-        LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090, Plan(4096)
-    ).prefill_tokens_per_s
-    assert speed.high == round(165.2e12 * 0.5 / (2 * 8.03e9), 1)
-
-
-def test_no_prefill_range_without_compute_figure():
-    result = estimate(MOE_320B, MOE_320B_MLX_4BIT, MLX_LM, MAC_STUDIO_256, Plan(4096))
-    assert result.prefill_tokens_per_s is None

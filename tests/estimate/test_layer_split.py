@@ -105,11 +105,9 @@ def test_offload_keeps_what_both_cards_hold_and_leaves_the_rest():
         weights_gb=43.0,
         active_weights_gb=43.0,
         gpu_room_gb=20.6,
-        kv_bytes=0.67e9,
-        context=4096,
         cards=2,
     )
-    split = plan_offload(inputs, TWO_4090)
+    split = plan_offload(inputs)
     layer_gb = 43.0 / 80
     assert split.gpu_layers == 2 * math.floor(20.6 / layer_gb) == 76
     assert split.host_weights_gb == pytest.approx(4 * layer_gb)
@@ -120,7 +118,7 @@ def test_offload_keeps_what_both_cards_hold_and_leaves_the_rest():
         Code.OFFLOAD_SPLIT_LAYERS_CARDS, gpu=gpu, cards=2, host=host, layers=76
     )
     # Cards that do not all hold layers (tensor parallel, or idle) cannot offload this way.
-    assert plan_offload(replace(inputs, cards=1), TWO_4090) is None
+    assert plan_offload(replace(inputs, cards=1)) is None
 
 
 def test_a_70b_on_two_24_gb_cards_offloads_a_little_not_half():
@@ -159,10 +157,8 @@ def test_a_model_without_a_layer_count_offloads_by_size():
         weights_gb=42.0,
         active_weights_gb=42.0,
         gpu_room_gb=20.5,
-        kv_bytes=0.0,
-        context=4096,
     )
-    split = plan_offload(inputs, RTX_4090)
+    split = plan_offload(inputs)
     assert split is not None
     assert split.gpu_layers is None and split.cpu_moe_layers is None
     assert split.flags == []
