@@ -61,6 +61,12 @@ test: $(TEST_STAMP) browser postgresql $(if $(filter 1,$(SERVEBOOK_VLLM)),$(VLLM
 	$(BIN)/pytest -n 2 --dist loadgroup -m "not alone"
 	$(BIN)/pytest -m alone
 
+## properties: the API's invariants (tests/properties) with many drawn examples
+PROPERTY_EXAMPLES ?= 300
+.PHONY: properties
+properties: $(TEST_STAMP)
+	SERVEBOOK_PROPERTY_EXAMPLES=$(PROPERTY_EXAMPLES) $(BIN)/pytest -p no:xdist -q tests/properties
+
 ## perf: benchmarks under tests/perf, figures printed (locust drives the page benchmarks)
 PERF_STAMP := $(VENV)/.installed-perf
 $(PERF_STAMP): pyproject.toml $(TEST_STAMP)

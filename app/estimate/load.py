@@ -142,6 +142,11 @@ def load_estimate(
         alone = factor / decode_step(model.step, 1, depth).total
         one = _range(model, 1, book)  # either end: the low edge rises no more than the top
         low, high = min(low, alone * one.low), min(high, alone * one.high)
+        alone_first_s = sum(prefill) / 2 + 1 / alone + c.first_token_s
+        # Nor do many requests together put out less than one alone would.
+        floor_total = _throughput(1, output, alone_first_s, alone * one.low, alone * one.high)
+    else:
+        floor_total = Band(0.0, 0.0)
     if speedup is not None:
         low, high = low * speedup.low, high * speedup.high
     # A burst, every request at once, is prefilled packed into chunks: on average a
@@ -192,7 +197,9 @@ def load_estimate(
         host_bytes=model.step.host_bytes,
         decode=Band(round(low, 1), round(high, 1)),
         decode_point=center,
-        throughput=_throughput(batch, output, sum(prefill) / 2 + first_step, low, high),
+        throughput=_at_least(
+            _throughput(batch, output, sum(prefill) / 2 + first_step, low, high), floor_total
+        ),
         ttft_ms=ttft,
         ttft_burst_ms=first_token(burst),
         step=step,
@@ -215,6 +222,10 @@ def _throughput(batch: int, output: int | None, first_s: float, low: float, high
         round(batch * output / (first_s + output / low), 1),
         round(batch * output / (first_s + output / high), 1),
     )
+
+
+def _at_least(band: Band, floor: Band) -> Band:
+    return Band(max(band.low, floor.low), max(band.high, floor.high))
 
 
 def _range(model: SpeedModel, batch: int, book: dict[str, RangeClass] | None) -> RangeClass:

@@ -67,6 +67,13 @@ TTFT_BELOW_ONE_REQUEST = register(
         "%(least)s ms on the fastest hardware weighed (%(hardware)s): no load can beat it"
     ),
 )
+DECODE_ABOVE_ONE_REQUEST = register(
+    "plan.decode_above_one_request",
+    _l(
+        "%(asked)s tok/s per request is more than one request reaches alone on any hardware "
+        "weighed: at most %(most)s tok/s (on %(hardware)s)"
+    ),
+)
 UNKNOWN_PRICE_KEY = register(
     "plan.unknown_price_key",
     _l("no hardware '%(key)s' among those weighed; prices are keyed by: %(known)s"),
@@ -96,7 +103,9 @@ def plan_load(
         for candidate in candidates
     ]
     least = least_first_token(request, options)
-    _check_ttft_target(request, least)
+    refused = {**_ttft_target_errors(request, least), **_decode_target_errors(request, options)}
+    if refused:
+        raise PlanRefused(refused)
     listed_all = True
     if request.hardware is None:  # by default the configurations that fit; all if none does
         fitting = [option for option in options if option.single.limit(request) != MEMORY]
@@ -309,15 +318,42 @@ def least_first_token(
     return min(singles, key=lambda pair: pair[0]) if singles else None
 
 
-def _check_ttft_target(request: PlanRequest, least: tuple[float, PlanOption] | None) -> None:
+def _ttft_target_errors(
+    request: PlanRequest, least: tuple[float, PlanOption] | None
+) -> dict[str, str]:
     """A first-token target below any single request's first token is refused (422)."""
     if request.max_ttft_ms is None or least is None:
-        return
+        return {}
     least_ms, fastest = least
-    if request.max_ttft_ms < least_ms:
-        said = TTFT_BELOW_ONE_REQUEST(
-            prompt=fastest.single.figures["request_shape"]["prompt_tokens"],
-            least=round(least_ms),
-            hardware=fastest.candidate.name,
-        )
-        raise PlanRefused({"max_ttft_ms": say(said)})
+    if request.max_ttft_ms >= least_ms:
+        return {}
+    said = TTFT_BELOW_ONE_REQUEST(
+        prompt=fastest.single.figures["request_shape"]["prompt_tokens"],
+        least=round(least_ms),
+        hardware=fastest.candidate.name,
+    )
+    return {"max_ttft_ms": say(said)}
+
+
+def _decode_target_errors(request: PlanRequest, options: list[PlanOption]) -> dict[str, str]:
+    """A speed target above what one request reaches alone on any hardware weighed (the
+    middle of its band, as the rule for meets reads it) is refused (422): no number of
+    replicas makes a request decode faster than it does alone."""
+    alone = [
+        (_middle(option.single.decode), option)
+        for option in options
+        if option.single.limit(request) != MEMORY and option.single.decode is not None
+    ]
+    if not alone:
+        return {}
+    most, fastest = max(alone, key=lambda pair: pair[0])
+    if request.min_decode_tokens_per_s <= most:
+        return {}
+    said = DECODE_ABOVE_ONE_REQUEST(
+        asked=request.min_decode_tokens_per_s, most=round(most, 1), hardware=fastest.candidate.name
+    )
+    return {"min_decode_tokens_per_s": say(said)}
+
+
+def _middle(band: dict[str, Any]) -> float:
+    return (band["low"] + band["high"]) / 2

@@ -65,8 +65,10 @@ def load_out(load: LoadEstimate, single_speed: SpeedFigure | None = None) -> dic
     throughput = band_out(load.throughput, basis)
     if single_speed is not None and load.concurrency == 1:
         decode = single_speed.as_json()
-        throughput = {"low": single_speed.low, "high": single_speed.high}
-        throughput["basis"] = single_speed.basis.value
+        if single_speed.basis.value != basis:
+            # A measured or reported request: its total is its own speed, as measured.
+            throughput = {"low": single_speed.low, "high": single_speed.high}
+            throughput["basis"] = single_speed.basis.value
     speedup = load.speculative_speedup
     return {
         "concurrency": load.concurrency,

@@ -101,10 +101,8 @@ def test_named_cards_and_prices_keyed_by_hardware(client: TestClient) -> None:
 
 
 def test_a_load_nothing_can_serve_is_answered_with_every_limit(client: TestClient) -> None:
-    answer = plan(client, min_decode_tokens_per_s=4000)
-    assert answer["options"]
-    assert all(o["meets"] is False and o["limited_by"] == "decode" for o in answer["options"])
-    assert answer["cheapest"] is None and answer["smallest"] is None
+    # A speed one request reaches alone somewhere is met there, one request per replica; a
+    # speed none reaches is a contradiction (a 422, below). What no replica carries is memory.
     memory = plan(client, hardware=["rtx-4090-24gb"])
     assert memory["options"][0]["limited_by"] == "memory"
     assert memory["options"][0]["command"] is None
@@ -119,6 +117,9 @@ def test_a_load_nothing_can_serve_is_answered_with_every_limit(client: TestClien
         ({"min_decode_tokens_per_s": -1}, "min_decode_tokens_per_s"),
         ({"max_ttft_ms": 0}, "max_ttft_ms"),
         ({"max_ttft_ms": 2}, "max_ttft_ms"),  # below any single request's first token
+        # above what one request reaches alone anywhere: no replica count helps
+        ({"min_decode_tokens_per_s": 50_000}, "min_decode_tokens_per_s"),
+        ({"users": 0}, "users"),
         ({"price_per_gpu_hour": 0}, "price_per_gpu_hour"),
         ({"price_per_gpu_hour": -2.5}, "price_per_gpu_hour"),
         # Past the digits a decimal rounds: echoed in the refusal all the same.
@@ -192,3 +193,87 @@ def test_a_described_model_on_a_named_card_is_planned_as_it_is_estimated(
     for figure in FIGURES:
         assert option[figure]["low"] == estimate[figure]["low"], figure
     assert option["command"] is None  # a described model has no verified pair
+
+
+def test_every_contradiction_in_the_load_is_named_with_the_figure_it_can_reach(
+    client: TestClient,
+) -> None:
+    response = client.post(
+        "/api/plan", json={**REFERENCE, "min_decode_tokens_per_s": 50_000, "max_ttft_ms": 2}
+    )
+    assert response.status_code == 422, response.text
+    errors = response.json()["errors"]
+    assert set(errors) == {"min_decode_tokens_per_s", "max_ttft_ms"}
+    assert "50,000 tok/s per request" in errors["min_decode_tokens_per_s"]
+    assert "at most" in errors["min_decode_tokens_per_s"]
+    # The reachable figure is the best single request's: asking just below it is planned.
+    most = float(errors["min_decode_tokens_per_s"].split("at most ")[1].split(" tok/s")[0])
+    answer = plan(client, min_decode_tokens_per_s=most, max_ttft_ms=None, users=1)
+    assert any(option["meets"] for option in answer["options"])
+    page = client.get(
+        "/plan",
+        params={"model": GLM, "users": 32, "min_decode_tokens_per_s": 50_000, "lang": "ko"},
+    )
+    assert "요청당 50,000 tok/s" in page.text  # the page words it in the reader's language
+
+
+def test_the_rule_for_meets_is_stated_and_experimental_routes_are_not_named(
+    client: TestClient,
+) -> None:
+    answer = plan(client, price_per_gpu_hour=2.5)
+    rule = answer["meets_rule"]
+    assert rule["code"] == "plan.meets_rule" and "middle" in rule["text"]
+    experimental = [o for o in answer["options"] if o["experimental"]]
+    assert experimental, "the reference load weighs the unverified Mac routes"
+    assert all(not o["verified_pair"] for o in experimental)
+    for key in ("cheapest", "smallest"):
+        assert not answer["options"][answer[key]]["experimental"]
+    included = plan(client, price_per_gpu_hour=2.5, include_experimental=True)
+    meeting = [o for o in included["options"] if o["meets"]]
+    cheapest = min(o["cost_per_hour"] for o in meeting)
+    assert included["options"][included["cheapest"]]["cost_per_hour"] == cheapest
+
+
+def test_a_blank_request_shape_is_the_stated_default(client: TestClient) -> None:
+    asked = {k: v for k, v in REFERENCE.items() if k not in ("prompt_tokens", "output_tokens")}
+    response = client.post("/api/plan", json=asked)
+    assert response.status_code == 200, response.text
+    shape = response.json()["request_shape"]
+    assert (shape["prompt_tokens"], shape["output_tokens"]) == (1024, 256)
+    assert shape["defaulted"] == ["output_tokens", "prompt_tokens"]
+    option = response.json()["options"][0]
+    estimate = client.post(
+        "/api/estimate",
+        json={
+            "model": GLM,
+            "hardware": option["hardware"],
+            "concurrency": option["concurrency_per_replica"],
+            "prompt_tokens": 1024,
+            "output_tokens": 256,
+        },
+    ).json()
+    assert option["decode_tokens_per_s"]["low"] == estimate["decode_tokens_per_s"]["low"]
+    assert estimate["request_shape"]["prompt_tokens"] == 1024
+
+
+def test_a_replica_holds_as_many_requests_as_its_paged_pool_holds(client: TestClient) -> None:
+    """gpt-oss-120b on one H100 with vLLM: the weights leave a few GB of KV pool; a request
+    of 1,024 + 512 tokens holds 1,536 tokens of it, not the 16,384-token context, so one
+    card carries tens of requests where full-context slots would carry a handful."""
+    response = client.post(
+        "/api/plan",
+        json={
+            "model": "gpt-oss-120b",
+            "users": 500,
+            "min_decode_tokens_per_s": 30,
+            "prompt_tokens": 1024,
+            "output_tokens": 512,
+            "hardware": [{"gpu": "H100", "count": 1}],
+        },
+    )
+    assert response.status_code == 200, response.text
+    option = response.json()["options"][0]
+    assert option["runtime"] == "vllm"
+    assert option["concurrency_per_replica"] >= 32
+    assert option["replicas"] * option["concurrency_per_replica"] >= 500
+    assert f"--max-num-seqs {option['concurrency_per_replica']}" in option["command"]

@@ -64,13 +64,13 @@ def test_by_default_only_the_configurations_that_fit_are_weighed(
     assert not found.listed_all
 
 
-def test_a_load_nothing_serves_lists_every_option_with_its_limit(
+def test_a_speed_no_single_request_reaches_is_refused_with_the_most_it_can(
     session: Session, settings: Settings
 ) -> None:
-    found = plan(session, settings, min_decode_tokens_per_s=5000)
-    assert found.options and all(not option.meets for option in found.options)
-    assert {option.limited_by for option in found.options} == {"decode"}
-    assert found.cheapest is None and found.smallest is None
+    with pytest.raises(PlanRefused) as refused:
+        plan(session, settings, min_decode_tokens_per_s=5000)
+    assert set(refused.value.errors) == {"min_decode_tokens_per_s"}
+    assert "at most" in refused.value.errors["min_decode_tokens_per_s"]
 
 
 def test_a_model_that_fits_nowhere_lists_every_configuration(
