@@ -155,6 +155,10 @@ CARDS = [
     ("B200", 180, 8000, 2250, "nvswitch", "www.nvidia.com"),
     ("MI300X", 192, 5300, 1307, "xgmi", "www.amd.com"),
     ("L40S", 48, 864, 362, "pcie", "www.nvidia.com"),
+    ("L4", 24, 300, 121, "pcie", "www.nvidia.com"),
+    ("A10", 24, 600, 125, "pcie", "www.nvidia.com"),
+    ("H800", 80, 3350, 989, "nvswitch", "www.nvidia.com"),
+    ("A800", 80, 2039, 312, "nvswitch", "www.nvidia.com"),
 ]
 
 

@@ -9,6 +9,7 @@ import yaml
 from app.config import PROJECT_ROOT
 from app.resolve.custom import HardwareDescription
 from app.resolve.gpu_table import (
+    GPU_TABLE_PATH,
     AmbiguousGpu,
     UnknownGpu,
     all_gpus,
@@ -44,7 +45,7 @@ def test_the_4090_answers_to_every_usual_spelling(typed: str) -> None:
         ("B580", "Arc B580", 12),
         ("RTX 6000 Ada", "RTX 6000 Ada", 48),
         ("RTX A6000", "RTX A6000", 48),
-        ("RTX PRO 6000 Blackwell Max-Q", "RTX PRO 6000 Blackwell", 96),
+        ("RTX PRO 6000 Blackwell Max-Q", "RTX PRO 6000 Blackwell Max-Q", 96),
         ("5060 Ti 16 GB", "GeForce RTX 5060 Ti", 16),
         ("Strix Halo 128GB", "Ryzen AI Max+ 395", 128),
         ("DGX Spark", "DGX Spark", 128),
@@ -130,10 +131,15 @@ FAMILIES = [
     "RTX PRO 4500 Blackwell",
     "T4",
     "L4",
+    "L20",
     "L40S",
     "A10",
+    "A10G",
     "A100 80GB",
+    "A800",
     "H100",
+    "H800",
+    "H20",
     "H200",
     "B200",
     "GB200",
@@ -175,6 +181,113 @@ def test_every_apple_chip_lists_its_memory_options(chip: str) -> None:
 
 def test_every_row_carries_a_source_url() -> None:
     assert all(entry.source_url.startswith("https://") for entry in all_gpus())
+
+
+def _rows() -> list[dict]:
+    return yaml.safe_load(GPU_TABLE_PATH.read_text())["gpus"]
+
+
+def _sizes(row: dict) -> list[float]:
+    return row["memory_gb"] if isinstance(row["memory_gb"], list) else [row["memory_gb"]]
+
+
+def _row(name: str, memory: float) -> dict:
+    """The table row of this name sold with this memory."""
+    (row,) = [row for row in _rows() if row["name"] == name and memory in _sizes(row)]
+    return row
+
+
+# (typed as people write it, the row it answers with, memory GB, bandwidth GB/s)
+CARDS_PEOPLE_RUN = [
+    ("H20", "H20", 96, 4000),
+    ("NVIDIA H20", "H20", 96, 4000),
+    ("h20", "H20", 96, 4000),
+    ("H20 96GB", "H20", 96, 4000),
+    ("L20", "L20", 48, 864),
+    ("NVIDIA L20", "L20", 48, 864),
+    ("A10G", "A10G", 24, 600),
+    ("NVIDIA A10G", "A10G", 24, 600),
+    ("a10g", "A10G", 24, 600),
+    ("A10", "A10", 24, 600),
+    ("L4", "L4", 24, 300),
+    ("H800", "H800 SXM", 80, 3350),
+    ("NVIDIA H800 SXM5", "H800 SXM", 80, 3350),
+    ("H800 PCIe", "H800 PCIe", 80, 2000),
+    ("A800", "A800 SXM", 80, 2039),
+    ("NVIDIA A800-SXM4-80GB", "A800 SXM", 80, 2039),
+    ("NVIDIA A800-PCIE-40GB", "A800 PCIe", 40, 1555),
+    ("A800 PCIe 80GB", "A800 PCIe", 80, 1935),
+    ("RTX 6000 Ada", "RTX 6000 Ada", 48, 960),
+    ("RTX PRO 6000", "RTX PRO 6000 Blackwell", 96, 1792),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX PRO 6000 Blackwell", 96, 1792),
+    ("RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell", 96, 1792),
+    ("RTX-PRO-6000 Blackwell Max-Q", "RTX PRO 6000 Blackwell Max-Q", 96, 1792),
+    (
+        "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        "RTX PRO 6000 Blackwell Max-Q",
+        96,
+        1792,
+    ),
+]
+
+
+@pytest.mark.parametrize(("typed", "name", "memory", "bandwidth"), CARDS_PEOPLE_RUN)
+def test_cards_people_run_answer_with_their_row(
+    typed: str, name: str, memory: float, bandwidth: float
+) -> None:
+    row = _row(name, memory)
+    entry = find_gpu(typed)
+    assert (entry.name, entry.memory_gb, entry.bandwidth_gb_s) == (name, memory, bandwidth)
+    assert entry.bandwidth_gb_s == row["bandwidth_gb_s"]
+    assert entry.bf16_tflops == row.get("bf16_tflops")
+    assert entry.link == row.get("link", "pcie")
+    described = lookup_gpu(typed, count=8)
+    assert (described.memory_gb_per_gpu, described.bandwidth_gb_s_per_gpu) == (memory, bandwidth)
+
+
+def test_h20_and_h200_are_different_cards() -> None:
+    h20, h200 = find_gpu("H20"), find_gpu("H200")
+    assert (h20.name, h20.memory_gb, h20.bandwidth_gb_s) == ("H20", 96, 4000)
+    assert (h200.name, h200.memory_gb, h200.bandwidth_gb_s) == ("H200", 141, 4800)
+    assert find_gpu("NVIDIA H20").name == "H20" and find_gpu("NVIDIA H200").name == "H200"
+    assert h20.bf16_tflops == 148 and h200.bf16_tflops == 989
+
+
+def test_the_rtx_pro_6000_max_q_computes_less_on_the_same_memory() -> None:
+    workstation, max_q = find_gpu("RTX PRO 6000"), find_gpu("RTX PRO 6000 Max-Q")
+    assert (workstation.memory_gb, workstation.bandwidth_gb_s) == (96, 1792)
+    assert (max_q.memory_gb, max_q.bandwidth_gb_s) == (96, 1792)
+    assert workstation.bf16_tflops == 500 and max_q.bf16_tflops == 439
+
+
+@pytest.mark.parametrize(
+    ("typed", "link"),
+    [
+        ("H20", "nvswitch"),
+        ("H800", "nvswitch"),
+        ("A800", "nvswitch"),
+        ("GB200", "nvswitch"),
+        ("GB300", "nvswitch"),
+        ("MI325X", "xgmi"),
+        ("MI355X", "xgmi"),
+        ("L4", "pcie"),
+        ("L20", "pcie"),
+        ("A10", "pcie"),
+        ("RTX 6000 Ada", "pcie"),
+        ("RTX PRO 6000", "pcie"),
+        ("RTX PRO 6000 Max-Q", "pcie"),
+    ],
+)
+def test_serving_cards_carry_dense_bf16_and_their_link(typed: str, link: str) -> None:
+    entry = find_gpu(typed)
+    assert entry.bf16_tflops and entry.bf16_tflops > 0
+    assert entry.link == link
+
+
+def test_a_figure_not_read_in_its_source_says_how_it_was_had() -> None:
+    unpublished = [row for row in _rows() if row.get("basis", "published") != "published"]
+    assert unpublished
+    assert all(row.get("note") for row in unpublished)
 
 
 def test_the_helper_prints_a_catalog_entry_the_seed_schema_accepts() -> None:

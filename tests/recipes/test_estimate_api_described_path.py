@@ -53,7 +53,9 @@ def test_bare_numbers_fit_on_their_weights_with_the_kv_cache_unknown(
     assert data["decode_tokens_per_s"]["low"] > 0
 
 
-@pytest.mark.parametrize(("gpu", "count"), [("H100", 8), ("B200", 4), ("MI300X", 2)])
+@pytest.mark.parametrize(
+    ("gpu", "count"), [("H100", 8), ("B200", 4), ("MI300X", 2), ("H20", 8), ("NVIDIA H20", 8)]
+)
 def test_several_gpus_assume_the_split_over_unknown_heads_and_say_so(
     client: TestClient, gpu: str, count: int
 ) -> None:
@@ -65,6 +67,15 @@ def test_several_gpus_assume_the_split_over_unknown_heads_and_say_so(
     assert f"tensor parallel {count} assumed valid" in " ".join(data["warnings"])
     weights = data["memory"]["breakdown"]["weights"]["gb"]
     assert weights == pytest.approx(data["weights_gb"] / count, abs=0.01)
+
+
+@pytest.mark.parametrize(("gpu", "card"), [("H20", "H20 96 GB"), ("H200", "H200 141 GB")])
+def test_the_h20_is_answered_as_itself_not_as_the_h200(
+    client: TestClient, gpu: str, card: str
+) -> None:
+    model = {"params_b": 235, "active_params_b": 22, "quant": "FP8"}
+    data = answer(client, model=model, hardware={"gpu": gpu, "count": 8}, runtime="vllm")
+    assert data["gpu"]["card"] == card and data["gpu"]["others"] == []
 
 
 # A hybrid-attention shape without its linear-attention layers: no KV size can be made.
