@@ -10,10 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.config import PROJECT_ROOT
 from app.main import create_app
 from tests.conftest import database_settings
 
@@ -220,3 +222,25 @@ def test_an_option_that_meets_satisfies_the_stated_rule(
         if plan[key] is not None:
             named = plan["options"][plan[key]]
             assert named["meets"] and not named["experimental"]
+
+
+def _discrete_hardware() -> list[dict]:
+    catalog = yaml.safe_load((PROJECT_ROOT / "seed_data" / "hardware.yaml").read_text())
+    return [h for h in catalog["hardware"] if not h.get("unified_memory")]
+
+
+@DRAWN
+@given(
+    model=st.sampled_from(CATALOG_MODELS),
+    machine=st.sampled_from(_discrete_hardware()),
+    context=st.none() | st.integers(1024, 131_072),
+)
+def test_the_same_hardware_by_slug_or_by_card_name_gets_the_same_answer(
+    api: TestClient, model: str, machine: dict, context
+) -> None:
+    asked = {"model": model} | ({"context": context} if context else {})
+    _, by_slug = _estimate(api, {**asked, "hardware": machine["slug"]})
+    by_card = {"gpu": machine["device"], "count": machine["gpu_count"]}
+    _, by_name = _estimate(api, {**asked, "hardware": by_card})
+    assert by_name["verdict"] == by_slug["verdict"], (machine["slug"], by_card)
+    assert by_name["max_context"] == by_slug["max_context"]
