@@ -20,6 +20,12 @@ from app.db import session_scope
 @click.option("--gpu", "gpus", multiple=True, help='A card as "NAME" or "NAME:COUNT".')
 @click.option("--price", type=float, default=None, help="Price per GPU-hour, for all.")
 @click.option("--profile", "profile_slug", default="balanced", show_default=True)
+@click.option("--runtime", default=None, help="Plan on this runtime only (vllm, sglang, ...).")
+@click.option(
+    "--include-experimental",
+    is_flag=True,
+    help="An unverified model file and runtime may be named cheapest or smallest.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def plan(
     model_slug: str,
@@ -32,6 +38,8 @@ def plan(
     gpus: tuple[str, ...],
     price: float | None,
     profile_slug: str,
+    runtime: str | None,
+    include_experimental: bool,
     as_json: bool,
 ) -> None:
     """Which hardware serves USERS concurrent requests at a speed and first-token target,
@@ -55,6 +63,8 @@ def plan(
         "output_tokens": output_tokens,
         "price_per_gpu_hour": price,
         "profile": profile_slug,
+        "runtime": runtime,
+        "include_experimental": include_experimental or None,
     }
     named = [*hardware, *(_card(gpu) for gpu in gpus)]
     if named:

@@ -116,6 +116,13 @@ class PlanRequest(BaseModel):
         default="balanced", max_length=50, json_schema_extra=catalog_field("profile", also=[])
     )
     evidence: Literal["use", "ignore"] = "use"
+    runtime: str | None = Field(
+        default=None,
+        max_length=50,
+        description="plan on this runtime only (the hardware it does not run on is not weighed); "
+        "the recommended route's runtime when not given",
+        json_schema_extra=catalog_field("runtime", also=[]),
+    )
     include_experimental: bool = Field(
         default=False,
         description="whether an option served through an unverified model file and runtime "

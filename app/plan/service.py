@@ -42,6 +42,7 @@ from app.recipes.described_estimate import (
 from app.recipes.estimate_request import GpuByName
 from app.recipes.load_out import asked_load_out
 from app.recipes.selector import (
+    CHOOSE_ONE,
     CUSTOM,
     SelectorInput,
     field_errors,
@@ -96,7 +97,7 @@ def plan_load(
     model = request_model(service, request.model, settings, None, description)
     if isinstance(model, dict):
         raise PlanRefused(model)
-    candidates = _candidates(service, request)
+    candidates = _candidates(service, request, model)
     prices = _prices(service, request, candidates)
     options = [
         _plan_one(service, model, candidate, request, prices.get(candidate.label))
@@ -129,15 +130,22 @@ def _order(option: PlanOption) -> tuple:
     )
 
 
-def _candidates(service: RecipeService, request: PlanRequest) -> list[Candidate]:
+def _candidates(
+    service: RecipeService, request: PlanRequest, model: RequestModel
+) -> list[Candidate]:
     catalog = {h.slug: h for h in service.list_hardware()}
+    runtime = next((r for r in model.inputs.runtimes if r.slug == request.runtime), None)
+    if request.runtime is not None and runtime is None:
+        known = [r.slug for r in model.inputs.runtimes]
+        raise PlanRefused({"runtime": say(CHOOSE_ONE(choices=known))})
 
     def listed(machine: Hardware) -> Candidate:
         fields = RequestHardware({"hardware": machine.slug})
         return Candidate(machine.slug, machine.name, fields, (machine.name,), machine)
 
-    if request.hardware is None:
-        return [listed(machine) for machine in catalog.values()]
+    if request.hardware is None:  # with a runtime named, the hardware it runs on
+        runs = runtime.platforms if runtime is not None else None
+        return [listed(m) for m in catalog.values() if runs is None or m.platform in runs]
     found, errors = [], {}
     for index, asked in enumerate(request.hardware):
         where = f"hardware.{index}"
@@ -212,6 +220,8 @@ class _Asker:
         }
         if model.artifact is not None:
             raw["artifact"] = model.artifact
+        if request.runtime is not None:
+            raw["runtime"] = request.runtime
         raw = {key: value for key, value in raw.items() if value is not None}
         self.inputs = model.inputs
         self.raw = raw
@@ -229,6 +239,7 @@ class _Asker:
             request.prompt_tokens,
             request.output_tokens,
             model.artifact,
+            request.runtime,
         )
         if candidate.machine is None:  # a card by name: the selector builds its machine
             first = run_selector(service, model.inputs, raw)

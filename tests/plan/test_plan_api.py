@@ -66,9 +66,7 @@ def test_the_cost_per_million_tokens_is_the_hours_cost_over_the_hours_tokens(
         expected = option["cost_per_hour"] / (middle * 3600) * 1e6
         assert option["cost_per_million_output_tokens"] == pytest.approx(expected, rel=1e-12)
     # Those that meet first, verified before experimental, each group by cost.
-    order = [
-        (not o["meets"], o["experimental"], o["cost_per_hour"]) for o in answer["options"]
-    ]
+    order = [(not o["meets"], o["experimental"], o["cost_per_hour"]) for o in answer["options"]]
     assert order == sorted(order)
     named = [o["cost_per_hour"] for o in answer["options"] if o["meets"] and not o["experimental"]]
     assert answer["options"][answer["cheapest"]]["cost_per_hour"] == min(named)
@@ -277,3 +275,19 @@ def test_a_replica_holds_as_many_requests_as_its_paged_pool_holds(client: TestCl
     assert option["concurrency_per_replica"] >= 32
     assert option["replicas"] * option["concurrency_per_replica"] >= 500
     assert f"--max-num-seqs {option['concurrency_per_replica']}" in option["command"]
+
+
+def test_a_plan_on_one_runtime_weighs_only_that_runtime(client: TestClient) -> None:
+    answer = plan(
+        client,
+        model="qwen3-30b-a3b",
+        users=10,
+        min_decode_tokens_per_s=20,
+        max_ttft_ms=None,
+        runtime="vllm",
+    )
+    assert answer["options"]
+    assert {option["runtime"] for option in answer["options"]} == {"vllm"}
+    refused = client.post("/api/plan", json={**REFERENCE, "runtime": "no-such-runtime"})
+    assert refused.status_code == 422
+    assert set(refused.json()["errors"]) == {"runtime"}
