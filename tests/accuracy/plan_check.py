@@ -174,7 +174,7 @@ def app_client() -> Iterator[Any]:
     from app.db import session_scope, upgrade_database
     from app.main import create_app
 
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as folder:
         settings = Settings(database_url=f"sqlite:///{folder}/plan_check.db", run_worker=False)
         upgrade_database(settings)
         with session_scope(settings) as session:
