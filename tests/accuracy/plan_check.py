@@ -83,6 +83,7 @@ class CheckOutcome:
     estimate: float | None  # the middle of the decode band, tokens/s per request
     estimate_at: int | None  # the concurrency per replica that band is for
     replicas_low: int | None  # replicas of the first option in answer (a)
+    one_replica_limit: str | None = None  # what keeps (a) off one replica, as the plan says
 
     @property
     def ratio(self) -> float | None:
@@ -225,6 +226,7 @@ def outcome(client: Any, check: PlanCheck) -> CheckOutcome:
         estimate,
         option["concurrency_per_replica"],
         options[0]["replicas"],
+        options[0].get("one_replica_limited_by"),
     )
 
 
@@ -264,6 +266,10 @@ def _line(label: str, outcomes: list[CheckOutcome]) -> str:
     )
 
 
+def _segment(check: PlanCheck) -> str:
+    return check.label.split(" c=")[0]
+
+
 def report(outcomes: list[CheckOutcome]) -> None:
     print(
         f"Plan checks against published runs under load (target: each share >= {TARGET:.0%};"
@@ -273,11 +279,16 @@ def report(outcomes: list[CheckOutcome]) -> None:
     print("By publisher (nothing is fitted on these rows):")
     for publisher in sorted({o.check.publisher for o in outcomes}):
         print(_line(publisher, [o for o in outcomes if o.check.publisher == publisher]))
+    print("By model and hardware:")
+    for segment in sorted({_segment(o.check) for o in outcomes}):
+        print(_line(segment, [o for o in outcomes if _segment(o.check) == segment]))
     print("Every run (measured tok/s per request, estimate middle at concurrency, a, b):")
     for o in outcomes:
         c = o.check
         estimate = f"{o.estimate:7.1f}@{o.estimate_at}" if o.estimate else "      -"
         flags = f"{'meets' if o.meets_low else 'FAILS'} {'refuses' if o.refuses_high else 'MEETS'}"
+        if o.answered and not o.meets_low and o.one_replica_limit:
+            flags += f" (one replica limited by {o.one_replica_limit})"
         print(f"  {c.label[:70]:<70} measured {c.decode:7.1f}  estimate {estimate:<12} {flags}")
     unanswered = [o for o in outcomes if not o.answered]
     if unanswered:
