@@ -84,6 +84,7 @@ class CheckOutcome:
     estimate_at: int | None  # the concurrency per replica that band is for
     replicas_low: int | None  # replicas of the first option in answer (a)
     one_replica_limit: str | None = None  # what keeps (a) off one replica, as the plan says
+    runtime: str | None = None  # the runtime the plan's option for (a) serves with
 
     @property
     def ratio(self) -> float | None:
@@ -227,6 +228,7 @@ def outcome(client: Any, check: PlanCheck) -> CheckOutcome:
         option["concurrency_per_replica"],
         options[0]["replicas"],
         options[0].get("one_replica_limited_by"),
+        option.get("runtime"),
     )
 
 
@@ -282,14 +284,18 @@ def report(outcomes: list[CheckOutcome]) -> None:
     print("By model and hardware:")
     for segment in sorted({_segment(o.check) for o in outcomes}):
         print(_line(segment, [o for o in outcomes if _segment(o.check) == segment]))
-    print("Every run (measured tok/s per request, estimate middle at concurrency, a, b):")
+    print(
+        "Every run (measured tok/s per request; the plan's middle at its concurrency per replica"
+        " and runtime; a; b):"
+    )
     for o in outcomes:
         c = o.check
         estimate = f"{o.estimate:7.1f}@{o.estimate_at}" if o.estimate else "      -"
+        estimate += f" {o.runtime}" if o.runtime else ""
         flags = f"{'meets' if o.meets_low else 'FAILS'} {'refuses' if o.refuses_high else 'MEETS'}"
         if o.answered and not o.meets_low and o.one_replica_limit:
             flags += f" (one replica limited by {o.one_replica_limit})"
-        print(f"  {c.label[:70]:<70} measured {c.decode:7.1f}  estimate {estimate:<12} {flags}")
+        print(f"  {c.label[:70]:<70} measured {c.decode:7.1f}  estimate {estimate:<19} {flags}")
     unanswered = [o for o in outcomes if not o.answered]
     if unanswered:
         print("Not answered (counted as failing a):")
