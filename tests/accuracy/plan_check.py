@@ -292,7 +292,11 @@ def report(outcomes: list[CheckOutcome]) -> None:
         c = o.check
         estimate = f"{o.estimate:7.1f}@{o.estimate_at}" if o.estimate else "      -"
         estimate += f" {o.runtime}" if o.runtime else ""
-        flags = f"{'meets' if o.meets_low else 'FAILS'} {'refuses' if o.refuses_high else 'MEETS'}"
+        if not o.answered:
+            flags = "FAILS unanswered"
+        else:
+            low = "meets" if o.meets_low else "FAILS"
+            flags = f"{low} {'refuses' if o.refuses_high else 'MEETS'}"
         if o.answered and not o.meets_low and o.one_replica_limit:
             flags += f" (one replica limited by {o.one_replica_limit})"
         print(f"  {c.label[:70]:<70} measured {c.decode:7.1f}  estimate {estimate:<19} {flags}")
