@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 APP_STAMP := $(VENV)/.installed-app
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test setup browser postgresql perf accuracy lint clean dist
+.PHONY: run test setup browser postgresql perf accuracy plan-accuracy lint clean dist
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +85,10 @@ perf-ingest: $(TEST_STAMP) postgresql
 ## accuracy: the decode estimate against public measurements (tests/accuracy), figures printed
 accuracy: $(TEST_STAMP)
 	$(BIN)/python -m tests.accuracy.bench_accuracy
+
+## plan-accuracy: the capacity planner against published runs under load, figures printed
+plan-accuracy: $(TEST_STAMP)
+	$(BIN)/python -m tests.accuracy.plan_check
 
 ## guidellm-env: GuideLLM in its own .venv-guidellm; `make perf` then compares it (opt-in)
 GUIDELLM_VENV := .venv-guidellm
