@@ -214,8 +214,8 @@ def outcome(client: Any, check: PlanCheck) -> CheckOutcome:
     high = client.post("/api/plan", json=check.body(REFUSE_FACTOR * check.decode))
     # A speed no single request reaches is refused outright (a 422 naming the speed): no
     # replica, one or many, carries it.
-    beyond_one_request = (
-        high.status_code == 422 and "min_decode_tokens_per_s" in high.json().get("errors", {})
+    beyond_one_request = high.status_code == 422 and "min_decode_tokens_per_s" in high.json().get(
+        "errors", {}
     )
     refuses = beyond_one_request or (
         high.status_code == 200 and not _one_replica_meets(high.json())
