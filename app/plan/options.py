@@ -146,6 +146,8 @@ class Plan:
     listed_all: bool = True  # False: only the configurations that fit are listed
     # One request's first token on the fastest hardware weighed (its figure and option).
     least_ttft: tuple[float, PlanOption] | None = None
+    # One request's decode alone on the fastest hardware weighed (its figure and option).
+    most_decode: tuple[float, PlanOption] | None = None
 
     @property
     def priced(self) -> bool:

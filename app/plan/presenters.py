@@ -84,6 +84,9 @@ def plan_out(plan: Plan) -> dict[str, Any]:
         # The least a first-token target can ask: one request on the fastest hardware
         # weighed that holds the model (a target below it is refused, naming max_ttft_ms).
         "least_ttft": _least_ttft(plan),
+        # The most a speed target can ask: one request alone on the fastest hardware weighed
+        # (a target above it is refused, naming min_decode_tokens_per_s).
+        "most_decode": _most_decode(plan),
     }
 
 
@@ -95,6 +98,19 @@ def _least_ttft(plan: Plan) -> dict[str, Any] | None:
     return {
         "ms": least_ms,
         "basis": option.single.ttft["basis"],
+        "hardware": option.candidate.label,
+        "hardware_name": option.candidate.name,
+    }
+
+
+def _most_decode(plan: Plan) -> dict[str, Any] | None:
+    if plan.most_decode is None:
+        return None
+    most, option = plan.most_decode
+    assert option.single.decode is not None
+    return {
+        "tokens_per_s": most,
+        "basis": option.single.decode["basis"],
         "hardware": option.candidate.label,
         "hardware_name": option.candidate.name,
     }

@@ -9,7 +9,7 @@ from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.recipes.estimate_request import GpuByName, HardwareIn, ModelIn
+from app.recipes.estimate_request import RUNS_RELATION, GpuByName, HardwareIn, ModelIn
 
 MAX_USERS = 1_000_000
 # A request of a chat or an agent's turn when the load names none: the shape a plan states
@@ -77,7 +77,11 @@ class PlanRequest(BaseModel):
     )
     users: int = Field(ge=1, le=MAX_USERS, description="concurrent requests to serve")
     min_decode_tokens_per_s: float = Field(
-        gt=0, le=100_000, description="the least decode speed each request must see"
+        gt=0,
+        le=100_000,
+        description="the least decode speed each request must see; at most the plan's "
+        "`most_decode.tokens_per_s` (the same request answered with a speed it reaches)",
+        json_schema_extra={"x-at-most-answered": ["most_decode", "tokens_per_s"]},
     )
     max_ttft_ms: float | None = Field(
         default=None,
@@ -121,7 +125,7 @@ class PlanRequest(BaseModel):
         max_length=50,
         description="plan on this runtime only (the hardware it does not run on is not weighed); "
         "the recommended route's runtime when not given",
-        json_schema_extra=catalog_field("runtime", also=[]),
+        json_schema_extra={**catalog_field("runtime", also=[]), "x-runs": RUNS_RELATION},
     )
     include_experimental: bool = Field(
         default=False,
@@ -190,6 +194,13 @@ class MeetsRuleOut(BaseModel):
     text: str
 
 
+class MostDecodeOut(BaseModel):
+    tokens_per_s: float
+    basis: Basis | None
+    hardware: str
+    hardware_name: str
+
+
 class PlanOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     meets_rule: MeetsRuleOut
@@ -200,4 +211,9 @@ class PlanOut(BaseModel):
         default=None,
         description="one request's first token on the fastest hardware weighed that holds "
         "the model: the least max_ttft_ms may ask",
+    )
+    most_decode: MostDecodeOut | None = Field(
+        default=None,
+        description="one request's decode alone on the fastest hardware weighed that holds "
+        "the model (the middle of its band): the most min_decode_tokens_per_s may ask",
     )

@@ -104,7 +104,8 @@ def plan_load(
         for candidate in candidates
     ]
     least = least_first_token(request, options)
-    refused = {**_ttft_target_errors(request, least), **_decode_target_errors(request, options)}
+    most = most_decode(request, options)
+    refused = {**_ttft_target_errors(request, least), **_decode_target_errors(request, most)}
     if refused:
         raise PlanRefused(refused)
     listed_all = True
@@ -113,7 +114,7 @@ def plan_load(
         listed_all = not fitting
         options = fitting or options
     options.sort(key=_order)
-    return Plan(request, options, listed_all, least)
+    return Plan(request, options, listed_all, least, most)
 
 
 def _order(option: PlanOption) -> tuple:
@@ -346,22 +347,30 @@ def _ttft_target_errors(
     return {"max_ttft_ms": say(said)}
 
 
-def _decode_target_errors(request: PlanRequest, options: list[PlanOption]) -> dict[str, str]:
-    """A speed target above what one request reaches alone on any hardware weighed (the
-    middle of its band, as the rule for meets reads it) is refused (422): no number of
-    replicas makes a request decode faster than it does alone."""
+def most_decode(request: PlanRequest, options: list[PlanOption]) -> tuple[float, PlanOption] | None:
+    """The decode one request sees alone on the fastest hardware weighed that holds the
+    model (the middle of its band, as the rule for meets reads it), and that hardware: the
+    most a speed target can ask."""
     alone = [
-        (_middle(option.single.decode), option)
+        (round(_middle(option.single.decode), 1), option)
         for option in options
         if option.single.limit(request) != MEMORY and option.single.decode is not None
     ]
-    if not alone:
+    return max(alone, key=lambda pair: pair[0]) if alone else None
+
+
+def _decode_target_errors(
+    request: PlanRequest, most: tuple[float, PlanOption] | None
+) -> dict[str, str]:
+    """A speed target above what one request reaches alone on any hardware weighed is
+    refused (422): no number of replicas makes a request decode faster than it does alone."""
+    if most is None:
         return {}
-    most, fastest = max(alone, key=lambda pair: pair[0])
-    if request.min_decode_tokens_per_s <= most:
+    most_tps, fastest = most
+    if request.min_decode_tokens_per_s <= most_tps:
         return {}
     said = DECODE_ABOVE_ONE_REQUEST(
-        asked=request.min_decode_tokens_per_s, most=round(most, 1), hardware=fastest.candidate.name
+        asked=request.min_decode_tokens_per_s, most=most_tps, hardware=fastest.candidate.name
     )
     return {"min_decode_tokens_per_s": say(said)}
 

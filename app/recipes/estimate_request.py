@@ -271,6 +271,20 @@ class GpuByName(BaseModel):
     )
 
 
+# How a named runtime relates to the request's hardware (a catalog slug, a card, a list of
+# either, or described) and model (its quant's file format; a config's own quantization
+# where none is named): the served schema states the catalog's part (app.catalog.openapi).
+RUNS_RELATION: dict[str, Any] = {
+    "hardware": "hardware",
+    "model": "model",
+    "gpus": {name: card.platform for name, card in _GPU_NAMES.items()},
+    "quants": QUANT_FORMATS,
+    # A config that names no quant: an MLX quantization, else safetensors.
+    "declared": {"quantization": "mlx", "otherwise": "safetensors"},
+    "default_platform": "cuda",
+}
+
+
 class EstimateRequest(BaseModel):
     """A catalog model slug or a described model, on catalog, named or described hardware.
 
@@ -315,18 +329,7 @@ class EstimateRequest(BaseModel):
     runtime: str | None = Field(
         default=None,
         max_length=50,
-        json_schema_extra={
-            **catalog_field("runtime", also=[""]),
-            "x-runs": {
-                "hardware": "hardware",
-                "model": "model",
-                "gpus": {name: card.platform for name, card in _GPU_NAMES.items()},
-                "quants": QUANT_FORMATS,
-                # A config that names no quant: an MLX quantization, else safetensors.
-                "declared": {"quantization": "mlx", "otherwise": "safetensors"},
-                "default_platform": "cuda",
-            },
-        },
+        json_schema_extra={**catalog_field("runtime", also=[""]), "x-runs": RUNS_RELATION},
     )
     artifact: str | None = Field(
         default=None,

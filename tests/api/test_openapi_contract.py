@@ -176,18 +176,23 @@ def keeps_one_of(relation: dict[str, Any] | None, value: dict[str, Any], own: An
 
 def keeps_runs(relation: dict[str, Any] | None, value: dict[str, Any], runtime: Any) -> bool:
     """`x-runs`: the runtime named runs on the platform of the hardware named (a catalog
-    slug's, a card's, or the described hardware's `platform`), and loads the file format
-    of a described model (its quant's; a config's own quantization where none is named)."""
+    slug's, a card's, the described hardware's `platform`, or each of a plan's list), and
+    loads the file format of a described model (its quant's; a config's own quantization
+    where none is named)."""
     if relation is None or not runtime or "platforms" not in relation:
         return True
+
+    def platform_of(hardware: Any) -> Any:
+        if isinstance(hardware, dict):
+            return relation["gpus"].get(hardware.get("gpu"))
+        if hardware == "custom":
+            return value.get("platform") or relation["default_platform"]
+        return relation["catalog_hardware"].get(hardware)
+
     hardware = value.get(relation["hardware"], "custom")
-    if isinstance(hardware, dict):
-        platform = relation["gpus"].get(hardware.get("gpu"))
-    elif hardware == "custom":
-        platform = value.get("platform") or relation["default_platform"]
-    else:
-        platform = relation["catalog_hardware"].get(hardware)
-    if platform not in relation["platforms"].get(runtime, []):
+    # A plan weighs a list of hardware (each must run it), or by default only what runs it.
+    named = hardware if isinstance(hardware, list) else [] if hardware is None else [hardware]
+    if any(platform_of(h) not in relation["platforms"].get(runtime, []) for h in named):
         return False
     model = value.get(relation["model"])
     if not isinstance(model, dict):  # a named model: the file named, if one is
@@ -225,6 +230,31 @@ def keeps_answered_floor(server: LiveServer, label: str, schema: dict[str, Any],
         for part in where:
             least = least.get(part) if isinstance(least, dict) else None
         if number(least) and body[name] < least:
+            return False
+    return True
+
+
+def keeps_answered_ceiling(
+    server: LiveServer, label: str, schema: dict[str, Any], body: Any
+) -> bool:
+    """`x-at-most-answered`: the field is at most what the operation answers for the same
+    body asking the least of it (a plan's speed target and its `most_decode.tokens_per_s`,
+    the most one request reaches alone), a ceiling that depends on the model and hardware."""
+    if not isinstance(body, dict):
+        return True
+    method, path = label.split(" ", 1)
+    for name, field in schema.get("properties", {}).items():
+        where = field.get("x-at-most-answered")
+        if where is None or not number(body.get(name)):
+            continue
+        least = {**body, name: field.get("exclusiveMinimum", 0) + 1e-6}
+        answer = httpx.request(method, server.base_url + path, json=least, timeout=120)
+        if answer.status_code != 200:
+            continue  # refused for another reason, which the check of that case covers
+        most: Any = answer.json()
+        for part in where:
+            most = most.get(part) if isinstance(most, dict) else None
+        if number(most) and body[name] > most:
             return False
     return True
 
@@ -315,6 +345,7 @@ def test_every_operation_keeps_its_contract(
             lambda case: (
                 keeps_stated_relations(body_schema, case.body)
                 and keeps_answered_floor(seeded_server, label, body_schema, case.body)
+                and keeps_answered_ceiling(seeded_server, label, body_schema, case.body)
             )
         )
 

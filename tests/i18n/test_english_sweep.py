@@ -163,7 +163,10 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "fit table for a load": f"/models/{GLM}?users=32&min_decode_tokens_per_s=20",
         "plan": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20&max_ttft_ms=3000"
         "&prompt_tokens=2048&output_tokens=2048&price_per_gpu_hour=2.5",
-        "plan, nothing carries it": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=4000",
+        "plan, nothing carries it": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20"
+        "&hardware=rtx-4090-24gb",
+        "422, plan's speed out of reach": f"/plan?model={GLM}&users=32"
+        "&min_decode_tokens_per_s=4000",
         "422, plan's first token out of reach": f"/plan?model={GLM}&users=32"
         "&min_decode_tokens_per_s=20&max_ttft_ms=1&prompt_tokens=2048",
         "422, plan refused": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20"

@@ -291,3 +291,13 @@ def test_a_plan_on_one_runtime_weighs_only_that_runtime(client: TestClient) -> N
     refused = client.post("/api/plan", json={**REFERENCE, "runtime": "no-such-runtime"})
     assert refused.status_code == 422
     assert set(refused.json()["errors"]) == {"runtime"}
+
+
+def test_the_plan_page_states_the_request_shape_it_planned_for(client: TestClient) -> None:
+    asked = {"model": GLM, "users": 32, "min_decode_tokens_per_s": 20}
+    page = client.get("/plan", params=asked).text
+    assert "Each request: 1,024 prompt tokens and 256 output tokens." in page
+    assert "A length left blank takes this default." in page
+    stated = client.get("/plan", params={**asked, "prompt_tokens": 2048, "output_tokens": 512})
+    assert "Each request: 2,048 prompt tokens and 512 output tokens." in stated.text
+    assert "A length left blank takes this default." not in stated.text
