@@ -103,7 +103,23 @@ def link_of(hardware: HardwareSpec) -> Link:
     return LINKS.get(link, LINKS["pcie"])
 
 
-def _llama_family(platform: str, factor: float) -> Coefficients:
+# Share of peak FP16 FLOPs a llama.cpp-family prefill reaches, (low, high), by family and
+# platform; elsewhere (0.3, 0.5), assumed. On Apple GPUs (FP16 at the FP32 rate, figures in
+# seed_data/gpus.yaml) the published prefill rows of tests/accuracy/prefill.yaml reach
+# 0.49-0.89 of it at the middle of the band (python -m tests.accuracy.prefill_check):
+# llama.cpp's Metal back end 0.71 and 0.70 on two MoE models at 4,096 tokens on an M2 Ultra
+# and 0.86 on Llama 3.3 70B on an M3 Ultra; MLX 0.80 on Mistral 7B at 34K tokens (M2 Ultra)
+# and 0.89 on Qwen3-4B (M3 Pro). The bands take those: a Metal GPU keeps its matrix units
+# busier in prefill than a CUDA card's tensor cores, whose peak is far above what the
+# runtimes' kernels reach.
+PREFILL_UTILISATION: dict[tuple[str, str], tuple[float, float]] = {
+    ("llama.cpp", "metal"): (0.6, 0.85),
+    ("mlx", "metal"): (0.7, 0.95),
+}
+DEFAULT_PREFILL_UTILISATION = (0.3, 0.5)
+
+
+def _llama_family(platform: str, factor: float, family: str = "llama.cpp") -> Coefficients:
     """llama.cpp's single-request constants as step coefficients: no per-step or all-reduce
     terms. It splits by layer, not by tensor: over several cards the step reads each card's
     layers in turn at these shares, and adds one hand-over per card boundary over the link
@@ -118,7 +134,9 @@ def _llama_family(platform: str, factor: float) -> Coefficients:
         step_s=0.0,
         step_per_request_s=0.0,
         compute_share=0.5,
-        prefill_utilisation=(0.3, 0.5),
+        prefill_utilisation=PREFILL_UTILISATION.get(
+            (family, platform), DEFAULT_PREFILL_UTILISATION
+        ),
         speed_factor=factor,
     )
 
@@ -190,7 +208,7 @@ def coefficients_for(runtime: str, platform: str) -> Coefficients:
                 bandwidth_share_moe=llama.bandwidth_share_moe,
             )
         return found
-    return _llama_family(platform, RUNTIME_FACTOR.get(runtime, 1.0))
+    return _llama_family(platform, RUNTIME_FACTOR.get(runtime, 1.0), family)
 
 
 def family_of(runtime: str) -> str:

@@ -81,6 +81,15 @@ LONG_CONTEXT_TOKENS = 400_000
 # 89.6 GB/s), the common current build; a unified-memory system never offloads.
 HOST_BANDWIDTH_GB_S = 89.6
 HOST_EFFICIENCY = 0.60
+# Partial offload's prefill: llama.cpp copies the weights kept in system memory to the GPU
+# for every micro-batch (`--ubatch-size`, 512 tokens by default) and computes there
+# (`app/estimate/step.py`, host_chunk_s). The card is assumed on PCIe 4.0 x16, 32 GB/s per
+# direction (16 GT/s x 16 lanes, 128b/130b), of which 25 GB/s is reached (assumed, as the
+# PCIe link of `app/estimate/coefficients.py`). One published run checks it: gpt-oss-120b
+# with 27 layers' experts in system memory on an RTX 3090 prefills 246 tokens/s at 5,500
+# tokens; this figure gives 269 (`tests/accuracy/prefill.yaml`, python -m
+# tests.accuracy.prefill_check).
+HOST_LINK_GB_S = 25.0
 
 
 class SpeedRange(msgspec.Struct, frozen=True):

@@ -20,6 +20,7 @@ from app.estimate.speed import (
     DEFAULT_LAYERS,
     HOST_BANDWIDTH_GB_S,
     HOST_EFFICIENCY,
+    HOST_LINK_GB_S,
     SpeedRange,
     platform_family,
 )
@@ -101,11 +102,23 @@ def _whole_kv(job: Job) -> KvShape:
     return kv_shape(job.model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel)
 
 
-def offloaded(speed: SpeedModel, gpu_read_bytes: float, host_read_bytes: float) -> SpeedModel:
+def offloaded(
+    speed: SpeedModel,
+    gpu_read_bytes: float,
+    host_read_bytes: float,
+    host_resident_bytes: float = 0.0,
+) -> SpeedModel:
     """The speed model of a split that leaves part of the weights in system memory: a token
-    reads `gpu_read_bytes` of weights on the GPU and `host_read_bytes` from system memory."""
+    reads `gpu_read_bytes` of weights on the GPU and `host_read_bytes` from system memory,
+    and a prefill chunk copies what it routes to of the `host_resident_bytes` kept there
+    over the host link (`HOST_LINK_GB_S`)."""
     step = msgspec.structs.replace(
-        speed.step, dense_bytes=gpu_read_bytes, expert_bytes=0.0, host_bytes=host_read_bytes
+        speed.step,
+        dense_bytes=gpu_read_bytes,
+        expert_bytes=0.0,
+        host_bytes=host_read_bytes,
+        host_resident_bytes=host_resident_bytes,
+        host_link_b_s=HOST_LINK_GB_S * 1e9,
     )
     return msgspec.structs.replace(speed, step=step, concurrency=1)
 

@@ -23,6 +23,11 @@ card adds memory, not decode speed.
 Prefill is compute-bound: active FLOPs and attention over the prompt at a calibrated
 utilisation, plus each chunk's fixed and communication time. Requests that arrive together
 are prefilled one after another, so the mean first-token time grows with their number.
+Where part of the weights stays in system memory (partial offload), each chunk (llama.cpp's
+micro-batch, `--ubatch-size`) of at least `OFFLOAD_MIN_BATCH` tokens also copies the
+resident weights it routes to over the host link to the GPU, as llama.cpp does for a large
+batch; a smaller chunk is computed where the weights are, the CPU reading them from system
+memory.
 
 The coefficients are per runtime family and platform (`app/estimate/coefficients.py`,
 fitted by `python -m tests.accuracy.fit_server` on cited measurements). The estimator turns
@@ -43,6 +48,10 @@ from app.estimate.kv import KvShape
 # DeepSeek-V3 has 8 of 256, GLM 8 of 160).
 ASSUMED_EXPERTS = (128, 8)
 ACTIVATION_BYTES = 2  # BF16 activations in the all-reduce messages
+# llama.cpp's CUDA back end computes a matmul of weights held in system memory on the GPU,
+# copying the weights over, when the batch has at least this many tokens
+# (`ggml_backend_cuda_device_offload_op`: min_batch_size = 32); below it the CPU computes it.
+OFFLOAD_MIN_BATCH = 32
 TERMS = ("weights", "kv_cache", "compute", "communication", "fixed", "offload")
 
 
@@ -72,6 +81,10 @@ class StepInputs(msgspec.Struct, frozen=True):
     # whole model's, read one card after another.
     layer_split: int = 1
     quantized_experts: bool = False  # routed experts stored quantized (see Coefficients)
+    # Partial offload: every weight byte kept in system memory (a prefill chunk copies those
+    # it routes to over the host link), and that link's bytes/s (`HOST_LINK_GB_S`).
+    host_resident_bytes: float = 0.0
+    host_link_b_s: float = 0.0
 
 
 class StepTime(msgspec.Struct, frozen=True):
@@ -183,18 +196,33 @@ def prefill_seconds(
 ) -> float:
     """Time to prefill `prompts` prompts of `prompt` tokens, packed together into chunks of
     `chunk` tokens (as vLLM and SGLang batch the prefills of requests that arrive together),
-    at a share of peak FLOPs."""
+    at a share of peak FLOPs, plus each chunk's move of the weights kept in system memory."""
     tokens = prompt * prompts
     chunks = max(1, math.ceil(tokens / max(1, chunk)))
     fixed = chunks * step_fixed_s(inputs, eager=True)
     communication = chunks * _communication(inputs, min(tokens, chunk))
     reads = chunks * (inputs.dense_bytes + inputs.expert_bytes) / inputs.bandwidth_b_s
+    host = chunks * host_chunk_s(inputs, min(tokens, chunk))
     if inputs.flops is None:
-        return reads + fixed + communication
+        return reads + fixed + communication + host
     # Causal attention: each token attends to those before it, half the square on average.
     flops = prompts * (
         2 * inputs.active_params * prompt
         + 2 * inputs.layers * inputs.attention_width * (prompt * prompt)
     )
     compute = flops / inputs.tensor_parallel / (utilisation * inputs.flops)
-    return max(compute, reads) + fixed + communication
+    return max(compute, reads) + fixed + communication + host
+
+
+def host_chunk_s(inputs: StepInputs, tokens: int) -> float:
+    """Seconds one prefill chunk of `tokens` spends on the weights kept in system memory
+    (0 without offload). From `OFFLOAD_MIN_BATCH` tokens llama.cpp copies them to the GPU
+    and computes there: the bytes of the experts the chunk routes to (uniform routing; all
+    of a dense layer) over the host link, one after the other with the compute. Below it
+    the CPU computes them where they are, reading them at the host's bandwidth."""
+    if not inputs.host_resident_bytes:
+        return 0.0
+    touched = experts_touched(inputs.experts, inputs.active_experts, tokens)
+    if tokens < OFFLOAD_MIN_BATCH or not inputs.host_link_b_s:
+        return inputs.host_resident_bytes * touched / inputs.host_bandwidth_b_s
+    return inputs.host_resident_bytes * touched / inputs.host_link_b_s

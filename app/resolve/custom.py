@@ -33,6 +33,7 @@ class HardwareDescription:
     unified_memory: bool = False
     group: str | None = None  # local | server; guessed from the cards when not given
     bf16_tflops_per_gpu: float | None = None  # dense BF16 tensor throughput, when known
+    bf16_basis: str = "published"  # derived or assumed where the GPU table says so
     card: str | None = None  # the card looked up by name ("A100 SXM 80 GB"), if one was
     # Other sizes the card's name could have meant, when the common one was assumed.
     other_sizes: tuple[str, ...] = ()
@@ -67,7 +68,7 @@ def custom_hardware(description: HardwareDescription) -> Hardware:
             "note_message": message(Code.CUSTOM_USABLE_SHARE, share=share).as_json(),
         }
     if d.bf16_tflops_per_gpu is not None:
-        basis["bf16_tflops_per_gpu"] = {"basis": "published", "note": "dense BF16, GPU table"}
+        basis["bf16_tflops_per_gpu"] = {"basis": d.bf16_basis, "note": "dense BF16, GPU table"}
     count = f"{d.gpu_count}x " if d.gpu_count > 1 else ""
     return Hardware(
         slug="custom",

@@ -68,6 +68,10 @@ class _Row(BaseModel):
     note: str | None = None
     bf16_tflops: float | None = Field(default=None, gt=0)
     bf16_source: str | None = None  # the row's source when None
+    # How the BF16 figure was reached, where it was not read in its source (Apple's GPUs:
+    # worked out from core counts and clocks), and how.
+    bf16_basis: Literal["published", "derived", "assumed"] = "published"
+    bf16_note: str | None = None
     common: bool = False  # answers a name that matches several entries
 
     @property
@@ -110,6 +114,8 @@ class GpuEntry:
     bf16_tflops: float | None = None
     bf16_source_url: str | None = None
     common: bool = False
+    bf16_basis: str = "published"
+    bf16_note: str | None = None
 
     @property
     def label(self) -> str:
@@ -165,6 +171,8 @@ def _index(path: Path = GPU_TABLE_PATH) -> dict[str, list[GpuEntry]]:
                 bf16_tflops=row.bf16_tflops,
                 bf16_source_url=table.sources[row.bf16_source or row.source],
                 common=row.common,
+                bf16_basis=row.bf16_basis,
+                bf16_note=row.bf16_note,
             )
             for alias in [row.name, *row.aliases]:
                 for key in _keys(alias):
@@ -313,6 +321,7 @@ def describe(
         interconnect=entry.link if count > 1 else "none",
         unified_memory=entry.unified,
         bf16_tflops_per_gpu=entry.bf16_tflops,
+        bf16_basis=entry.bf16_basis,
         card=entry.label,
         other_sizes=tuple(other.label for other in others),
     )
@@ -364,7 +373,11 @@ def catalog_entry(entry: GpuEntry, count: int = 1) -> dict[str, object]:
             "note": f"{DEFAULT_USABLE_SHARE:g} x capacity",
         },
         "bandwidth_gb_s_per_gpu": bandwidth,
-        "bf16_tflops_per_gpu": entry.bf16_tflops,
+        "bf16_tflops_per_gpu": (
+            entry.bf16_tflops
+            if entry.bf16_basis == "published" or entry.bf16_tflops is None
+            else {"value": entry.bf16_tflops, "basis": entry.bf16_basis, "note": entry.bf16_note}
+        ),
         "interconnect": description.interconnect,
         "sources": [url for url in dict.fromkeys([entry.source_url, entry.bf16_source_url]) if url],
     }

@@ -17,7 +17,7 @@ from estimate_specs import (
 )
 
 from app.estimate import Verdict, assess
-from app.estimate.load import load_estimate
+from app.estimate.load import RequestShape, load_estimate
 from app.estimate.messages import Code, message
 from app.estimate.offload import (
     ASSUMED_HOST_MEMORY_GB,
@@ -26,7 +26,10 @@ from app.estimate.offload import (
     plan_offload,
 )
 from app.estimate.specs import ArtifactSpec
+from app.estimate.speed import HOST_LINK_GB_S
 from app.estimate.speed_model import offloaded
+from app.estimate.step import prefill_seconds
+from app.estimate.units import GB
 
 LLAMA_SERVER = replace(LLAMA_CPP, slug="llama-cpp")
 LLAMA_70B_Q4_K_M = ArtifactSpec("llama-3.1-70b-q4_k_m", "gguf", "q4_k_m", 4.89)
@@ -136,3 +139,24 @@ def test_unified_memory_or_a_runtime_that_cannot_offload_still_exceeds(hardware,
     result = assess(huge, hardware, [route(LLAMA_70B_Q4_K_M, runtime)], context=8192)
     assert result.verdict == Verdict.EXCEEDS_MEMORY
     assert result.offload is None
+
+
+def test_an_offloaded_prefill_copies_the_resident_weights_over_the_host_link_per_chunk():
+    result = assess(LLAMA_70B, RTX_4090, [route(LLAMA_70B_Q4_K_M, LLAMA_SERVER)], context=8192)
+    split = result.offload
+    speed = result.estimate.speed_model
+    host = split.host_weights_gb * GB
+    slowed = offloaded(speed, split.gpu_read_bytes, split.host_read_bytes, host)
+    assert slowed.step.host_resident_bytes == host
+    assert slowed.step.host_link_b_s == HOST_LINK_GB_S * 1e9 == 25e9
+    # A dense model's offloaded layers are all read by every chunk: a 4,096-token prompt in
+    # chunks of 512 (llama.cpp's micro-batch) copies them 8 times at 25 GB/s.
+    assert slowed.prefill_chunk == 512
+    u = slowed.coefficients.prefill_utilisation[0]
+    without = offloaded(speed, split.gpu_read_bytes, split.host_read_bytes)
+    extra = prefill_seconds(slowed.step, 4096, 512, u) - prefill_seconds(without.step, 4096, 512, u)
+    assert extra == pytest.approx(8 * host / 25e9)
+    # The first token waits for it, at both ends of its band.
+    first = load_estimate(slowed, 1, RequestShape(prompt_tokens=4096)).ttft_ms
+    alone = load_estimate(without, 1, RequestShape(prompt_tokens=4096)).ttft_ms
+    assert first.low > alone.low and first.high > alone.high

@@ -19,7 +19,14 @@ from app.estimate.ranges import (
 )
 from app.estimate.record_ranges import RangeBook
 from app.estimate.speculative import MTP, NGRAM
-from app.estimate.step import decode_step, experts_touched, prefill_seconds
+from app.estimate.step import (
+    OFFLOAD_MIN_BATCH,
+    decode_step,
+    experts_touched,
+    host_chunk_s,
+    prefill_seconds,
+    step_fixed_s,
+)
 from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, MOE_320B, MOE_320B_BF16, VLLM
 
 FP8 = ArtifactSpec("moe-fp8", "safetensors", "fp8", 8.0)
@@ -292,3 +299,85 @@ def test_requests_arriving_independently_wait_for_the_prefills_queued_before_the
     # Without an output length there are no turns to count: the burst is the answer.
     steady = load_estimate(model, 32, RequestShape(1024, None))
     assert steady.ttft_ms == steady.ttft_burst_ms
+
+
+def _offload_step(**changes):
+    """A hand-sized step: 10 GB of experts of 128 (8 routed) in system memory, a 25 GB/s
+    host link, 53.76 GB/s from system memory, an FP16 peak of 100 TFLOPS."""
+    step = _speed().step
+    fields = dict(
+        dense_bytes=0.0,
+        expert_bytes=0.0,
+        experts=128,
+        active_experts=8,
+        active_params=1e9,
+        layers=10,
+        moe_layers=10,
+        attention_width=1000,
+        tensor_parallel=1,
+        expert_parallel=1,
+        flops=100e12,
+        host_bytes=0.0,
+        host_bandwidth_b_s=53.76e9,
+        host_resident_bytes=10e9,
+        host_link_b_s=25e9,
+        coefficients=msgspec.structs.replace(
+            step.coefficients,
+            layer_eager_s=0.0,
+            moe_layer_s=0.0,
+            quantized_moe_layer_s=0.0,
+            expert_s=0.0,
+            step_s=0.0,
+        ),
+        quantized_experts=False,
+    )
+    fields.update(changes)
+    return msgspec.structs.replace(step, **fields)
+
+
+def test_a_prefill_chunk_copies_the_experts_it_routes_to_from_system_memory():
+    step = _offload_step()
+    # 512 tokens route to 1 - (1 - 8/128)^512 of the experts: all but a trace.
+    touched = 1 - (1 - 8 / 128) ** 512
+    assert host_chunk_s(step, 512) == pytest.approx(10e9 * touched / 25e9)  # 0.4 s
+    # 64 tokens touch 98.4% of them.
+    assert host_chunk_s(step, 64) == pytest.approx(10e9 * (1 - (15 / 16) ** 64) / 25e9)
+    # Below 32 tokens llama.cpp computes on the CPU, which reads them from system memory.
+    assert OFFLOAD_MIN_BATCH == 32
+    assert host_chunk_s(step, 16) == pytest.approx(10e9 * (1 - (15 / 16) ** 16) / 53.76e9)
+    # Nothing in system memory, nothing to copy.
+    assert host_chunk_s(_offload_step(host_resident_bytes=0.0), 512) == 0.0
+
+
+def test_an_offloaded_prefill_adds_one_copy_per_chunk_to_the_compute():
+    step = _offload_step()
+    # 4,096 tokens: 2 x 1e9 x 4096 + 2 x 10 x 1000 x 4096^2 = 8.528e12 FLOPs at 0.5 x 100
+    # TFLOPS = 0.17056 s, and 8 chunks of 512 each copying 10 GB at 25 GB/s.
+    compute = (2 * 1e9 * 4096 + 2 * 10 * 1000 * 4096**2) / (0.5 * 100e12)
+    copies = 8 * 10e9 * (1 - (1 - 8 / 128) ** 512) / 25e9
+    assert prefill_seconds(step, 4096, 512, 0.5) == pytest.approx(compute + copies)
+    assert prefill_seconds(step, 4096, 512, 0.5) == pytest.approx(0.17056 + 3.2, abs=1e-3)
+
+
+def test_apple_gpus_prefill_at_their_fp16_rate_not_at_one_read_per_chunk():
+    metal = coefficients_for("llama-cpp", "metal")
+    mlx = coefficients_for("mlx-lm", "metal")
+    assert metal.prefill_utilisation == (0.6, 0.85)
+    assert mlx.prefill_utilisation == (0.7, 0.95)
+    assert coefficients_for("llama-cpp", "cuda").prefill_utilisation == (0.3, 0.5)
+    # An M2 Ultra: 76 cores x 128 ALUs x 2 x 1.398 GHz = 27.2 TFLOPS. A 5.1B-active MoE's
+    # 4,096-token prompt (attention aside) is 2 x 5.1e9 x 4096 = 4.18e13 FLOPs: 2.26 s at
+    # 0.68 of the peak, where one read of its 2.8 GB per 2,048-token chunk took 7 ms.
+    step = _offload_step(
+        host_resident_bytes=0.0,
+        flops=27.2e12,
+        active_params=5.1e9,
+        attention_width=0,
+        dense_bytes=2.8e9,
+        bandwidth_b_s=800e9,
+        coefficients=metal,
+    )
+    seconds = prefill_seconds(step, 4096, 2048, 0.68)
+    fixed = 2 * step_fixed_s(step, eager=True)
+    assert seconds == pytest.approx(2 * 5.1e9 * 4096 / (0.68 * 27.2e12) + fixed)
+    assert seconds > 100 * (2 * 2.8e9 / 800e9)
