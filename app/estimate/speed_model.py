@@ -13,6 +13,7 @@ from app.estimate.job import Job
 from app.estimate.kv import KvShape, kv_shape
 from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
 from app.estimate.messages import Code, Notes, message
+from app.estimate.offload import OffloadPlan
 from app.estimate.quants import BF16_BITS, SAFETENSORS, is_quant
 from app.estimate.ranges import RANGE_CLASSES
 from app.estimate.speculative import method_for
@@ -25,6 +26,7 @@ from app.estimate.speed import (
     platform_family,
 )
 from app.estimate.step import ASSUMED_EXPERTS, StepInputs
+from app.estimate.units import GB
 from app.estimate.weights import active_params, active_weight_bytes
 
 TERM_CODES = {
@@ -100,6 +102,12 @@ def _whole_kv(job: Job) -> KvShape:
     """One sequence's cache over every layer, as the cards of a layer split read it in turn."""
     setup = job.setup
     return kv_shape(job.model, setup.kv_dtype, setup.caps_sliding_window, setup.tensor_parallel)
+
+
+def split_speed(speed: SpeedModel, split: OffloadPlan) -> SpeedModel:
+    """The speed model of an offload split (`app/estimate/offload.py`): what each token reads
+    on the GPU and from system memory, and the weights kept there."""
+    return offloaded(speed, split.gpu_read_bytes, split.host_read_bytes, split.host_weights_gb * GB)
 
 
 def offloaded(

@@ -11,8 +11,7 @@ from msgspec.structs import replace
 from app.estimate import Assessment, Estimate, Verdict
 from app.estimate.load import RequestShape, load_estimate
 from app.estimate.messages import Code, message
-from app.estimate.speed_model import decode_notes, offloaded
-from app.estimate.units import GB
+from app.estimate.speed_model import decode_notes, split_speed
 from app.models import Hardware, Profile
 from app.resolve.applied import requested_values
 from app.resolve.commands import build_command, departures, with_offload
@@ -58,12 +57,7 @@ def offloaded_recipe(
     )
     speed, single = None, None
     if estimate.speed_model is not None:
-        model = offloaded(
-            estimate.speed_model,
-            split.gpu_read_bytes,
-            split.host_read_bytes,
-            split.host_weights_gb * GB,
-        )
+        model = split_speed(estimate.speed_model, split)
         single = load_estimate(model, 1, shape)
         # The recipe's speed model is the offloaded one, so every line drawn from it (the
         # load curve, its cost) reads the weights from system memory as this one does.

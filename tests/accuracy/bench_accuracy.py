@@ -13,7 +13,9 @@ import sys
 from collections.abc import Callable
 
 from app.estimate import Verdict
+from app.estimate.load import load_estimate
 from app.estimate.ranges import STATED
+from app.estimate.speed_model import split_speed
 from app.i18n.messages import english
 from tests.accuracy.cases import (
     Outcome,
@@ -133,7 +135,10 @@ def main() -> int:
     print("\noffloaded runs: verdict | measured | estimated low-high")
     for case in offload_cases():
         found = assessment(case)
-        speed = found.offload.decode if found.offload else None
+        speed = None
+        if found.offload is not None and found.estimate and found.estimate.speed_model:
+            split = split_speed(found.estimate.speed_model, found.offload)
+            speed = load_estimate(split, 1).decode
         estimated = f"{speed.low:.1f}-{speed.high:.1f}" if speed else "none"
         split = english(found.offload.summary if found.offload else found.reason)
         print(
