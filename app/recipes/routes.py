@@ -19,7 +19,13 @@ from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
 from app.plan.fit_load import row_load_out, rows_for_load
 from app.plan.options import PlanOption
-from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
+from app.recipes.described_estimate import (
+    answer_out,
+    estimate_refusal_words,
+    inline_schema,
+    parse_request,
+    run_estimate,
+)
 from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
 from app.recipes.detail_page import detail_context
 from app.recipes.estimate_page import (
@@ -345,7 +351,7 @@ def estimate_page_answer(
     try:
         body, description = page_request(query)
     except EstimateError as error:
-        words = say(error.said) if isinstance(error, FormRefused) else error.message
+        words = say(error.said) if isinstance(error, FormRefused) else estimate_refusal_words(error)
         return {"errors": {f"model.{error.field}": words}}
     parsed = parse_request(body)
     if isinstance(parsed, dict):
