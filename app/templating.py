@@ -10,6 +10,8 @@ from jinja2 import Environment, pass_context
 from starlette.datastructures import URL, URLPath
 from starlette.requests import Request
 
+from app.accuracy.answer import answer as accuracy_answer
+from app.accuracy.answer import range_means
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.durations import duration, duration_band
 from app.i18n.labels import LABELS, flag_text, job_error_text, label, stage_label
@@ -126,6 +128,8 @@ def register_filters(env: Environment) -> None:
         number=number,
         duration_band=duration_band,
         duration=duration,
+        accuracy_answer=lambda found: said(accuracy_answer(found)),
+        accuracy_range_means=lambda found: said(range_means(found)),
         datetime=datetime_text,
         date=date_text,
         verdict_label=lambda code: label("verdict", code),

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from app.accuracy.answer import class_answer
 from app.catalog.presenters import model_out
 from app.catalog.revision import Revisions, current_records_revision, current_revision
 from app.catalog.schemas import FitFilters
@@ -365,4 +366,11 @@ def estimate_page_answer(
     assert answer.result.recipe is not None
     out = answer_out(answer, parsed.concurrency)
     share = share_query(query, answer.description)
-    return {"answer": out, "share_url": f"{request.url_for('recipes:estimate')}?{share}"}
+    coverage = out.get("coverage") or {}
+    said = class_answer(service.catalog.session, coverage["segment"]) if coverage else None
+    return {
+        "answer": out,
+        "share_url": f"{request.url_for('recipes:estimate')}?{share}",
+        "accuracy_answer": said,
+        "accuracy_class": coverage.get("segment"),
+    }
