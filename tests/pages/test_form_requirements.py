@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.benchmarks.schemas import JobIn
 from app.models import Runtime
+from app.records.schemas import RecordIn
 
 # Fields of the request the form does not show (filled from the server's own settings).
 NOT_ON_THE_FORM = {"profile"}
@@ -59,3 +60,19 @@ def test_a_runtime_versions_example_is_the_catalogs(
     for runtime in session.scalars(select(Runtime)):
         if runtime.min_version:
             assert f"{runtime.name} {runtime.min_version}" in shown
+
+
+def test_the_record_form_marks_what_a_record_requires(client: TestClient) -> None:
+    page = BeautifulSoup(client.get("/records/new").text, "html.parser")
+    required = {name for name, info in RecordIn.model_fields.items() if info.is_required()}
+    # The outcome is a choice that always holds one ("loaded and answered" unless changed).
+    assert page.select_one(
+        '#record-form select[name="outcome"] option[selected], '
+        '#record-form select[name="outcome"] option'
+    )
+    for field in sorted(required - {"outcome"}):
+        control = page.select_one(f'#record-form [name="{field}"]')
+        assert control.find_parent("label").select_one(".req"), f"{field} is not marked"
+    for field in ("gpu_count", "profile"):
+        control = page.select_one(f'#record-form [name="{field}"]')
+        assert not control.find_parent("label").select_one(".req"), f"{field} is marked"
