@@ -103,6 +103,7 @@ function fitTables(root) {
   });
 }
 document.addEventListener("DOMContentLoaded", () => fitTables(document));
+window.addEventListener("load", () => fitTables(document));  // once fonts and images are in
 document.addEventListener("htmx:load", () => fitTables(document));
 document.addEventListener("toggle", () => fitTables(document), true);  // a fold opened
 let fitTimer = null;
