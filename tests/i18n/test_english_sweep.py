@@ -149,7 +149,8 @@ FORMS_WITH_ERRORS = {
     "&hardware=rtx-4090-24gb",
     "422, estimate with a value out of range": "/estimate?model=llama-3.1-8b-instruct"
     "&hardware=rtx-4090-24gb&concurrency=0",
-    "422, estimate with unknown hardware": "/estimate?model=llama-3.1-8b-instruct&hardware=no-such-box",
+    "422, estimate with unknown hardware": "/estimate?model=llama-3.1-8b-instruct"
+    "&hardware=no-such-box",
     "422, plan with an unknown model": f"/plan?model={GLM}-nope&users=32"
     "&min_decode_tokens_per_s=20",
     "422, plan with a value out of range": f"/plan?model={GLM}&users=0&min_decode_tokens_per_s=20",
