@@ -190,6 +190,7 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "&min_decode_tokens_per_s=20&max_ttft_ms=1&prompt_tokens=2048",
         "422, plan refused": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20"
         "&hardware=no-such-box",
+        "accuracy, a class asked": "/accuracy?class=sglang/cuda/multi/cN",
         "records": "/records",
         "review queue": "/records?state=pending",
         "record, accepted": f"/records/{a}",
