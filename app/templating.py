@@ -10,7 +10,10 @@ from jinja2 import Environment, pass_context
 from starlette.datastructures import URL, URLPath
 from starlette.requests import Request
 
+from app.accuracy.answer import answer as accuracy_answer
+from app.accuracy.answer import range_means
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
+from app.i18n.durations import duration, duration_band
 from app.i18n.labels import LABELS, flag_text, job_error_text, label, stage_label
 from app.i18n.messages import message_text, messages_text
 from app.i18n.numbers import decimal
@@ -41,14 +44,6 @@ def number(value: float | None, digits: int = 1) -> str:
     if value is None:
         return NONE
     return decimal(value, decimal_pattern(digits))
-
-
-def duration_band(band: Any) -> str:
-    """A low-high time given in milliseconds: in ms below a second, in seconds above."""
-    low, high = band["low"], band["high"]
-    if high < 1000:
-        return f"{number(low, 0)}–{number(high, 0)} ms"
-    return f"{number(low / 1000, 1)}–{number(high / 1000, 1)} s"
 
 
 def datetime_text(value: datetime | None, form: str = "medium") -> str:
@@ -132,6 +127,9 @@ def register_filters(env: Environment) -> None:
         gb=gb,
         number=number,
         duration_band=duration_band,
+        duration=duration,
+        accuracy_answer=lambda found: said(accuracy_answer(found)),
+        accuracy_range_means=lambda found: said(range_means(found)),
         datetime=datetime_text,
         date=date_text,
         verdict_label=lambda code: label("verdict", code),

@@ -19,11 +19,14 @@ def accuracy_page(request: Request, session: SessionDep) -> Response:
     """Per class of runtime and hardware: the shipped checks' and accepted records' figures,
     the range in effect, and how the figures moved across estimator versions."""
     revision = current_revision(session)
+    asked = request.query_params.get("class")
 
     def build() -> Response:
-        return render(request, "accuracy/index.html", {"accuracy": accuracy(session)})
+        found = accuracy(session)
+        chosen = next((c for c in found.classes if c.key == asked), None)
+        return render(request, "accuracy/index.html", {"accuracy": found, "chosen": chosen})
 
-    return serve_at_revision(request, revision, build)
+    return serve_at_revision(request, revision, build, reads=("class",))
 
 
 @api_router.get("/accuracy", name="api:accuracy", response_model=dict)

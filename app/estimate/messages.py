@@ -58,6 +58,8 @@ class Code(StrEnum):
     LAYERS_CONTRADICT = "layers_contradict"
     MODEL_COUNTS_INVALID = "model_counts_invalid"
     HEADS_UNKNOWN = "heads_unknown"
+    UNKNOWN_QUANT = "unknown_quant"
+    UNKNOWN_QUANT_CLOSE = "unknown_quant_close"
     HEADS_NOT_DIVISIBLE = "heads_not_divisible"
     TOO_FEW_GPUS = "too_few_gpus"
     # What a described model's answer assumed where its description fell short.

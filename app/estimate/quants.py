@@ -318,5 +318,10 @@ class UnknownQuant(EstimateError):
 
     def __init__(self, name: str, close_matches: list[str]) -> None:
         hint = f"; did you mean {', '.join(close_matches)}?" if close_matches else ""
-        super().__init__("quant", f"unknown quant {name!r}{hint} (see the quant table)")
+        reason = (
+            message(Code.UNKNOWN_QUANT_CLOSE, name=name, close=tuple(close_matches))
+            if close_matches
+            else message(Code.UNKNOWN_QUANT, name=name)
+        )
+        super().__init__("quant", f"unknown quant {name!r}{hint} (see the quant table)", reason)
         self.close_matches = close_matches

@@ -93,6 +93,10 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.FIELD_BELOW: _l("%(model)s: %(field)s must be at least %(lowest)s"),
     Code.LAYERS_CONTRADICT: _l("%(model)s: the layer counts contradict each other"),
     Code.MODEL_COUNTS_INVALID: _l("%(model)s: %(field)s is out of range"),
+    Code.UNKNOWN_QUANT: _l("unknown quant '%(name)s' (see the quant table)"),
+    Code.UNKNOWN_QUANT_CLOSE: _l(
+        "unknown quant '%(name)s'; did you mean %(close)s? (see the quant table)"
+    ),
     Code.HEADS_UNKNOWN: _l(
         "%(model)s: the attention heads are unknown, so tensor parallel %(size)s cannot be checked"
     ),
@@ -293,8 +297,24 @@ def message_text(found: Message | Mapping[str, Any] | None) -> str:
         return ""
     found = as_message(found)
     template = TEMPLATES[found.code]  # every Code has one (tests/i18n/test_messages.py)
-    words = {name: _param_text(value) for name, value in found.params.items()}
+    words = {
+        name: (
+            quoted_source(value)
+            if name == "note" and isinstance(value, str)
+            else _param_text(value)
+        )
+        for name, value in found.params.items()
+    }
     return str(template) % words
+
+
+def quoted_source(note: str) -> str:
+    """A source's own note (a catalog figure's basis, a reported figure's): English by design,
+    so a page in another language quotes it as the source's words rather than running it into
+    its own sentence."""
+    if not note or current_locale() == "en":
+        return note
+    return _("“%(source)s” (the source's words)") % {"source": note}
 
 
 def messages_text(found: Iterable[Message | Mapping[str, Any]] | None) -> str:

@@ -78,6 +78,9 @@ def plan_page(request: Request, service: RecipesDep) -> Response:
         "plan": None,
         "field_label": field_label,
         "meets_rule": MEETS_RULE(),
+        # The plan's JSON names a profile and a runtime by slug; the page by their names.
+        "profiles": {p.slug: p for p in service.catalog.list_profiles()},
+        "runtime_names": {r.slug: r.name for r in service.list_runtimes()},
     }
     if asked:
         body, errors = page_body(request.query_params)

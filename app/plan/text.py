@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from app.i18n.durations import duration_band
+
 LIMITS = {"memory": "memory", "decode": "decode speed", "ttft": "first token"}
 
 
@@ -12,6 +14,14 @@ def _band(figure: dict[str, Any] | None, digits: int) -> str:
     shown = f"{low:,.{digits}f}" if low == high else f"{low:,.{digits}f} ~ {high:,.{digits}f}"
     basis = figure.get("basis")
     return f"{shown} ({basis})" if basis else shown
+
+
+def _first_token(figure: dict[str, Any] | None) -> str:
+    """The first-token band in the unit its high end takes ("over 10 min" past that)."""
+    if not figure:
+        return "—"
+    basis = figure.get("basis")
+    return f"{duration_band(figure)} ({basis})" if basis else duration_band(figure)
 
 
 def option_lines(index: int, option: dict[str, Any]) -> list[str]:
@@ -29,7 +39,7 @@ def option_lines(index: int, option: dict[str, Any]) -> list[str]:
         f"{option['concurrency_per_replica']} users per replica, "
         f"{option['profile']} profile — {verdict}",
         f"    each request     {_band(option['decode_tokens_per_s'], 1)} tok/s",
-        f"    first token      {_band(option['ttft_ms'], 0)} ms",
+        f"    first token      {_first_token(option['ttft_ms'])}",
         f"    total            {_band(option['throughput_tokens_per_s'], 1)} tok/s",
     ]
     if option["cost_per_hour"] is not None:

@@ -16,7 +16,10 @@ from app.config import Settings
 from app.errors import NotFound
 from app.estimate import EstimateError
 from app.estimate.messages import Code, Message, message
-from app.i18n.messages import english, messages_json
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.messages import english, message_text, messages_json
+from app.i18n.sentences import Sentence, register
+from app.i18n.sentences import render as say
 from app.i18n.validation_words import pydantic_text
 from app.models import Hardware
 from app.recipes.estimate_request import (
@@ -224,11 +227,26 @@ def request_hardware(
     try:
         fields, name, described_card = gpu_fields(hardware, catalog)
     except ValueError as error:
-        close = getattr(error, "close_matches", [])
-        hint = f"; close matches: {', '.join(close)}" if close else ""
-        return {"hardware.gpu": f"{error}{hint}"}
+        return {"hardware.gpu": gpu_refusal_words(error)}
     assumed, card = card_assumptions(hardware, described_card)
     return RequestHardware(fields, name, assumed, card)
+
+
+CLOSE_MATCHES = register("estimate.close_matches", _l("%(problem)s; close matches: %(close)s"))
+
+
+def gpu_refusal_words(error: ValueError) -> str:
+    """A refused card name or count in the reader's language, with the names it is close to."""
+    said = getattr(error, "said", None)
+    problem = say(said) if isinstance(said, Sentence) else str(error)
+    close = getattr(error, "close_matches", [])
+    return say(CLOSE_MATCHES(problem=problem, close=close)) if close else problem
+
+
+def estimate_refusal_words(error: EstimateError) -> str:
+    """An input the estimator refused, in the reader's language where it says it as a code
+    (its English sentence otherwise)."""
+    return message_text(error.reason) if error.reason is not None else error.message
 
 
 def request_model(
@@ -244,14 +262,14 @@ def request_model(
         try:
             return RequestModel(service.inputs(model))
         except NotFound as missing:  # a field of the request, not the URL: 422, not 404
-            return {"model": str(missing)}
+            return {"model": missing.text()}
     if description is None:
         try:
             description = describe(model, settings, context)
         except HubUnavailable as error:
             return FieldErrors({"model.repo": error.message}, error.status)
         except EstimateError as error:
-            return {f"model.{error.field}": error.message}
+            return {f"model.{error.field}": estimate_refusal_words(error)}
     described = described_model(description, context)
     inputs = described_inputs(service.catalog.session, described)
     return RequestModel(inputs, description, described.artifacts[0].slug)

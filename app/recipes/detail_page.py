@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.accuracy.answer import class_answer
 from app.catalog.revision import Revisions
 from app.recipes.knobs import knob_rows
 from app.recipes.load_curve import load_curve
@@ -30,11 +31,14 @@ def detail_context(
     session: Session, resolved: ResolvedModel, recipe: ResolvedRecipe, revisions: Revisions
 ) -> dict[str, Any]:
     records = load_detail_evidence(session, recipe, revisions)
+    speed = speed_at_load(recipe)
     return {
         "recipe": recipe,
         "profiles": resolved.inputs.profiles,
         "knobs": knob_rows(recipe),
-        "speed_at_load": speed_at_load(recipe),
+        "speed_at_load": speed,
+        # How right the estimate has been for the range's class, in one sentence.
+        "accuracy_answer": class_answer(session, speed["accuracy_class"]) if speed else None,
         "load_curve": load_curve(recipe, records.summary),
         "smoke_test": smoke_test(recipe),
         "memory_check": memory_check(recipe),

@@ -49,6 +49,12 @@ FIELD_LABELS: dict[str, Any] = {
     "platform": _l("Platform"),
     "runtime": _l("Runtime"),
     "context": _l("Context (tokens)"),
+    "concurrency": _l("Requests at once"),
+    "profile": _l("Profile"),
+    "usable_memory_gb": _l("Usable memory (GB)"),
+    "interconnect": _l("Interconnect"),
+    "unified_memory": _l("Unified memory"),
+    "body": _l("Request"),
 }
 
 

@@ -4,6 +4,7 @@ from typing import Any
 
 from app.estimate.messages import message
 from app.estimate.speed_model import TERM_CODES
+from app.i18n.durations import duration_band
 from app.i18n.messages import english
 
 
@@ -75,7 +76,7 @@ def load_lines(result: dict[str, Any]) -> list[str]:
         return []
     lines = []
     concurrency = result["concurrency"]
-    first = f"first token {band(ttft, 0)} ms"
+    first = f"first token {duration_band(ttft)}"
     if concurrency > 1:
         each, total = result["decode_tokens_per_s"], result["throughput_tokens_per_s"]
         label = f"at {concurrency} at once"

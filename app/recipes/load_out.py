@@ -153,6 +153,7 @@ def speed_at_load(recipe: ResolvedRecipe) -> dict[str, Any] | None:
         "load": line,
         "coverage": coverage_message(load),
         "accuracy_anchor": class_anchor(load.range.key),
+        "accuracy_class": load.range.key,
         "speculative": speculative_message(load),
         "step_ms": line["step_ms"],
         "terms": step_terms(load),

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Body, Depends, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
+from app.accuracy.answer import class_answer
 from app.catalog.presenters import model_out
 from app.catalog.revision import Revisions, current_records_revision, current_revision
 from app.catalog.schemas import FitFilters
@@ -19,7 +20,13 @@ from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
 from app.plan.fit_load import row_load_out, rows_for_load
 from app.plan.options import PlanOption
-from app.recipes.described_estimate import answer_out, inline_schema, parse_request, run_estimate
+from app.recipes.described_estimate import (
+    answer_out,
+    estimate_refusal_words,
+    inline_schema,
+    parse_request,
+    run_estimate,
+)
 from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
 from app.recipes.detail_page import detail_context
 from app.recipes.estimate_page import (
@@ -345,7 +352,7 @@ def estimate_page_answer(
     try:
         body, description = page_request(query)
     except EstimateError as error:
-        words = say(error.said) if isinstance(error, FormRefused) else error.message
+        words = say(error.said) if isinstance(error, FormRefused) else estimate_refusal_words(error)
         return {"errors": {f"model.{error.field}": words}}
     parsed = parse_request(body)
     if isinstance(parsed, dict):
@@ -359,4 +366,11 @@ def estimate_page_answer(
     assert answer.result.recipe is not None
     out = answer_out(answer, parsed.concurrency)
     share = share_query(query, answer.description)
-    return {"answer": out, "share_url": f"{request.url_for('recipes:estimate')}?{share}"}
+    coverage = out.get("coverage") or {}
+    said = class_answer(service.catalog.session, coverage["segment"]) if coverage else None
+    return {
+        "answer": out,
+        "share_url": f"{request.url_for('recipes:estimate')}?{share}",
+        "accuracy_answer": said,
+        "accuracy_class": coverage.get("segment"),
+    }

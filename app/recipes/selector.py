@@ -50,6 +50,7 @@ USABLE_OVER_TOTAL = register(
     "selector.usable_over_total", _l("more than the %(total)s GB the cards have in all")
 )
 CHOOSE_ONE = register("selector.choose_one", _l("choose one of: %(choices)s"))
+CUSTOM_OR_ONE = register("selector.custom_or_one", _l("choose 'custom' or one of: %(choices)s"))
 WRONG_PLATFORM = register(
     "selector.wrong_platform",
     _l("%(runtime)s does not run on %(platform)s (runs on %(platforms)s)"),
@@ -194,8 +195,8 @@ def run_selector(
     if hardware is None:
         hardware = service.catalog.get_hardware(data.hardware)
         if hardware is None:
-            known = ", ".join(h.slug for h in service.list_hardware())
-            return SelectorResult(values, {"hardware": f"choose 'custom' or one of: {known}"})
+            known = [h.slug for h in service.list_hardware()]
+            return SelectorResult(values, {"hardware": say(CUSTOM_OR_ONE(choices=known))})
         values.update(catalog_values(hardware))
         if fill:
             data = data.model_copy(update={"artifact": None, "runtime": None})

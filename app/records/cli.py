@@ -43,7 +43,11 @@ def flag_of(field: str) -> str:
 @click.option("--hardware", required=True, help="Hardware slug.")
 @click.option("--artifact", required=True, help="Model file (artifact) slug.")
 @click.option("--runtime", required=True, help="Runtime slug.")
-@click.option("--runtime-version", default=None, help="Default: what the file states, if any.")
+@click.option(
+    "--runtime-version",
+    default=None,
+    help="Required unless the file states it (llama-bench's build, vLLM's vllm_version).",
+)
 @click.option("--profile", default=None, help="Profile slug.")
 @click.option("--gpu-count", type=click.IntRange(min=1), default=None)
 @click.option("--outcome", type=click.Choice(OUTCOMES), default="ok", show_default=True)

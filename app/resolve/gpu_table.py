@@ -25,6 +25,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
 from app.models import Hardware
 from app.resolve.custom import DEFAULT_USABLE_SHARE, HardwareDescription, guess_group
 from app.resources import SEED_DIR
@@ -40,12 +42,35 @@ _SXM_GENERATION = re.compile(r"sxm\d")
 MAX_SUGGESTIONS = 6
 
 
-class UnknownGpu(ValueError):
-    """No card, or no single card, matches the name; `close_matches` lists candidates."""
+NO_GPU_NAME = register("gpu.no_name", _l("no GPU name given"))
+UNKNOWN_GPU = register("gpu.unknown", _l("unknown GPU '%(name)s'"))
+GPU_SIZES = register("gpu.sizes", _l("'%(name)s' comes with %(sizes)s GB, not %(memory)s GB"))
+GPU_AMBIGUOUS = register(
+    "gpu.ambiguous",
+    _l(
+        "'%(name)s' matches several cards or memory sizes: %(options)s; name one, or give "
+        "the memory (e.g. '%(example)s')"
+    ),
+)
+GPU_COUNT_BELOW_ONE = register(
+    "gpu.count_below_one", _l("GPU count must be at least 1, not %(count)s")
+)
+GPU_UNIFIED_COUNT = register(
+    "gpu.unified_count", _l("%(name)s is a single system with unified memory; count must be 1")
+)
 
-    def __init__(self, message: str, close_matches: list[str]) -> None:
-        super().__init__(message)
-        self.close_matches = close_matches
+
+class GpuRefused(ValueError):
+    """A card name or count refused: `said` words it for the reader, str() in English."""
+
+    def __init__(self, said: Sentence, close_matches: list[str] | None = None) -> None:
+        super().__init__(english(said))
+        self.said = said
+        self.close_matches = close_matches or []
+
+
+class UnknownGpu(GpuRefused):
+    """No card, or no single card, matches the name; `close_matches` lists candidates."""
 
 
 class AmbiguousGpu(UnknownGpu):
@@ -241,18 +266,19 @@ def match_gpu(name: str, memory_gb: float | None = None) -> GpuMatch:
     options) when several match and none is the common one.
     """
     if not name or not name.strip():
-        raise UnknownGpu("no GPU name given", [])
+        raise UnknownGpu(NO_GPU_NAME())
     base, memory_in_name = _split_memory(name)
     memory = memory_gb if memory_gb is not None else memory_in_name
     index = _index()
     entries = _unique(index.get(normalize(base), []))
     if not entries:
-        raise UnknownGpu(f"unknown GPU {name!r}", _suggest(base))
+        raise UnknownGpu(UNKNOWN_GPU(name=name), _suggest(base))
     if memory is not None:
         sized = [entry for entry in entries if entry.memory_gb == memory]
         if not sized:
             options = [entry.label for entry in entries]
-            raise UnknownGpu(f"{name!r} comes with {_sizes(entries)}, not {memory:g} GB", options)
+            sizes = [entry.memory_gb for entry in entries]
+            raise UnknownGpu(GPU_SIZES(name=name, sizes=sizes, memory=memory), options)
         entries = sized
     if len(entries) > 1:
         common = [entry for entry in entries if entry.common]
@@ -260,12 +286,7 @@ def match_gpu(name: str, memory_gb: float | None = None) -> GpuMatch:
             others = tuple(entry for entry in entries if entry is not common[0])
             return GpuMatch(common[0], others)
         options = [entry.label for entry in entries]
-        raise AmbiguousGpu(
-            f"{name!r} matches several cards or memory sizes: {', '.join(options)}; "
-            "name one, or give the memory (e.g. "
-            f"{options[0]!r})",
-            options,
-        )
+        raise AmbiguousGpu(GPU_AMBIGUOUS(name=name, options=options, example=options[0]), options)
     return GpuMatch(entries[0])
 
 
@@ -279,11 +300,11 @@ def lookup_gpu(
     (`catalog`, its hardware rows) holds a machine of this card, the card's usable memory is
     the catalog's own figure, so a card named here is answered as its catalog row is."""
     if count < 1:
-        raise ValueError(f"GPU count must be at least 1, not {count}")
+        raise GpuRefused(GPU_COUNT_BELOW_ONE(count=count))
     match = match_gpu(name, memory_gb)
     entry = match.entry
     if entry.unified and count > 1:
-        raise ValueError(f"{entry.name} is a single system with unified memory; count must be 1")
+        raise GpuRefused(GPU_UNIFIED_COUNT(name=entry.name))
     described = describe(entry, count, match.others)
     stated = catalog_usable_per_card(entry, count, catalog)
     if stated is None:
@@ -330,10 +351,6 @@ def describe(
 def _unique(entries: list[GpuEntry]) -> list[GpuEntry]:
     """Entries without repeats (a name and an alias can reach one entry twice)."""
     return list(dict.fromkeys(entries))
-
-
-def _sizes(entries: list[GpuEntry]) -> str:
-    return " or ".join(f"{entry.memory_gb:g} GB" for entry in entries)
 
 
 def _suggest(name: str) -> list[str]:

@@ -51,3 +51,60 @@ document.addEventListener("change", (event) => {
     htmx.trigger(select, "hardware-pick");
   }
 });
+
+// Tables narrower than their figures (a phone, mostly): each row becomes a card of labelled
+// figures, each cell under its column's name, rather than a grid cut at the window's edge.
+// A table that fits stays a grid; one the server already words as cards (.stack) is left.
+function columnNames(table) {
+  const grid = [];
+  const rows = table.tHead ? Array.from(table.tHead.rows) : [];
+  rows.forEach((row, r) => {
+    grid[r] = grid[r] || [];
+    let c = 0;
+    Array.from(row.cells).forEach((cell) => {
+      while (grid[r][c] !== undefined) c += 1;
+      const text = cell.textContent.trim().replace(/\s+/g, " ");
+      for (let dr = 0; dr < (cell.rowSpan || 1); dr += 1) {
+        grid[r + dr] = grid[r + dr] || [];
+        for (let dc = 0; dc < (cell.colSpan || 1); dc += 1) grid[r + dr][c + dc] = text;
+      }
+      c += cell.colSpan || 1;
+    });
+  });
+  const width = Math.max(0, ...grid.map((names) => names.length));
+  const names = [];
+  for (let c = 0; c < width; c += 1) {
+    const parts = [];
+    grid.forEach((row) => { if (row[c] && parts[parts.length - 1] !== row[c]) parts.push(row[c]); });
+    names.push(parts.join(" · "));
+  }
+  return names;
+}
+
+function labelCells(table) {
+  const names = columnNames(table);
+  Array.from(table.tBodies).forEach((body) => Array.from(body.rows).forEach((row) => {
+    let column = 0;
+    Array.from(row.cells).forEach((cell) => {
+      if (!cell.hasAttribute("data-label") && names[column]) cell.setAttribute("data-label", names[column]);
+      column += cell.colSpan || 1;
+    });
+  }));
+}
+
+function fitTables(root) {
+  root.querySelectorAll("table.table:not(.stack)").forEach((table) => {
+    table.classList.remove("stacked");
+    const box = table.parentElement.getBoundingClientRect();
+    if (table.scrollWidth > table.clientWidth + 1 || table.getBoundingClientRect().right > box.right + 1) {
+      labelCells(table);
+      table.classList.add("stacked");
+    }
+  });
+}
+document.addEventListener("DOMContentLoaded", () => fitTables(document));
+window.addEventListener("load", () => fitTables(document));  // once fonts and images are in
+document.addEventListener("htmx:load", () => fitTables(document));
+document.addEventListener("toggle", () => fitTables(document), true);  // a fold opened
+let fitTimer = null;
+window.addEventListener("resize", () => { clearTimeout(fitTimer); fitTimer = setTimeout(() => fitTables(document), 100); });

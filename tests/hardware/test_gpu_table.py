@@ -90,7 +90,7 @@ def test_a_name_with_several_memory_sizes_fails_listing_them(
 
 
 def test_a_memory_size_the_card_is_not_sold_with_is_refused_with_the_sizes() -> None:
-    with pytest.raises(UnknownGpu, match="36 GB or 48 GB or 64 GB or 128 GB, not 40 GB"):
+    with pytest.raises(UnknownGpu, match="comes with 36, 48, 64, 128 GB, not 40 GB"):
         lookup_gpu("M4 Max", memory_gb=40)
 
 

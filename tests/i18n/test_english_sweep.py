@@ -137,6 +137,28 @@ def sweep_client(db_path: Path) -> Iterator[TestClient]:
         yield client
 
 
+# The plan and estimate forms sent with each kind of error: a name the catalog or a table does
+# not know (answered with its close matches), a value out of range (named by its label).
+FORMS_WITH_ERRORS = {
+    "422, estimate with an unknown model": "/estimate?model=gpt-oss-12b&hardware=rtx-4090-24gb",
+    "422, estimate with an unknown card": "/estimate?model=llama-3.1-8b-instruct&hardware=gpu"
+    "&gpu=RTX+4095&gpu_count=1",
+    "422, estimate with a card in no such size": "/estimate?model=llama-3.1-8b-instruct"
+    "&hardware=gpu&gpu=RTX+4090+12GB&gpu_count=1",
+    "422, estimate with an unknown quant": "/estimate?params_b=32&quant=Q4_K_XX"
+    "&hardware=rtx-4090-24gb",
+    "422, estimate with a value out of range": "/estimate?model=llama-3.1-8b-instruct"
+    "&hardware=rtx-4090-24gb&concurrency=0",
+    "422, estimate with unknown hardware": "/estimate?model=llama-3.1-8b-instruct"
+    "&hardware=no-such-box",
+    "422, plan with an unknown model": f"/plan?model={GLM}-nope&users=32"
+    "&min_decode_tokens_per_s=20",
+    "422, plan with a value out of range": f"/plan?model={GLM}&users=0&min_decode_tokens_per_s=20",
+}
+# English words of those errors too short for the sweep's runs ("unknown GPU", a field's name).
+ERROR_WORDS = ("unknown", "close matches", "did you mean", "catalog", "concurrency", "users")
+
+
 def pages(client: TestClient, records: dict) -> dict[str, Any]:
     """Each page to sweep: its path, or a request that provokes a refusal page."""
     config = (CONFIGS / "qwen3-next-80b-a3b-instruct.json").read_text()
@@ -171,6 +193,7 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "&min_decode_tokens_per_s=20&max_ttft_ms=1&prompt_tokens=2048",
         "422, plan refused": f"/plan?model={GLM}&users=32&min_decode_tokens_per_s=20"
         "&hardware=no-such-box",
+        "accuracy, a class asked": "/accuracy?class=sglang/cuda/multi/cN",
         "records": "/records",
         "review queue": "/records?state=pending",
         "record, accepted": f"/records/{a}",
@@ -204,6 +227,7 @@ def pages(client: TestClient, records: dict) -> dict[str, Any]:
         "benchmark, running": f"/benchmarks/{records['running']}",
         "benchmark, failed": f"/benchmarks/{records['failed']}",
         "422, estimate form left empty": "/estimate?model=&hardware=gpu&gpu=&gpu_count=1",
+        **FORMS_WITH_ERRORS,
         "422, record form with errors": (
             "POST",
             "/records",
@@ -315,11 +339,18 @@ def test_no_known_english_sentence_is_left_on_a_translated_page(
             found[name] = english
     assert found == {}
     # Single words the sweep's runs do not reach, where they were left in English.
+    plan = "/plan?model=gpt-oss-120b&users=32&min_decode_tokens_per_s=20"
+    forms = [
+        (name, path, "#estimate-errors, #plan-errors", ERROR_WORDS)
+        for name, path in FORMS_WITH_ERRORS.items()
+    ]
     for name, path, selector, words in (
         ("job running", f"/benchmarks/{records['running']}", "#job-step", ("length",)),
         ("job failed", f"/benchmarks/{records['failed']}", "#job-error", ("could not",)),
         ("history", f"/records/{records['flagged']}", "#history, .history", ("submitted",)),
         ("home", "/", "main", ("balanced",)),
+        ("plan's profiles and runtimes", plan, "#plan-options", ("balanced", "llama-cpp")),
+        *forms,
     ):
         page = BeautifulSoup(sweep_client.get(path).text, "html.parser")
         shown = " ".join(el.get_text(" ") for el in page.select(selector))

@@ -55,6 +55,8 @@ SAMPLES: dict[Code, dict] = {
     Code.LAYERS_CONTRADICT: {"model": "32b-model"},
     Code.MODEL_COUNTS_INVALID: {"model": "32b-model", "field": "params_total_b"},
     Code.HEADS_UNKNOWN: {"model": "32b-model", "size": 8},
+    Code.UNKNOWN_QUANT: {"name": "Q4_K_XX"},
+    Code.UNKNOWN_QUANT_CLOSE: {"name": "Q4_K_XX", "close": ("Q4_K_XL", "Q4_K_M")},
     Code.HEADS_NOT_DIVISIBLE: {"size": 3, "heads": 64, "model": "32b-model"},
     Code.TOO_FEW_GPUS: {"size": 4, "hardware": "rtx-4090-24gb", "count": 1},
     Code.TP_HEADS_ASSUMED: {"size": 8},

@@ -79,6 +79,30 @@ def test_benchmark_form_opens_on_a_model_and_asks_no_slug(page, live_server: Liv
     assert page.js_errors == []
 
 
+@pytest.mark.browser
+def test_a_record_sent_from_the_form_lands_on_its_own_address(
+    page, live_server: LiveServer
+) -> None:
+    """The form is sent through htmx (it swaps itself while errors remain): once the record
+    is stored, the address bar holds the record's URL, so a reload or a shared link shows it."""
+    page.goto(live_server.url("recipes:detail", **DETAIL))
+    page.get_by_role("link", name="Submit a record for this page").click()
+    page.wait_for_url(re.compile(r"/records/new\?"))
+    page.select_option('select[name="hardware"]', "8x-h200-141gb")
+    page.fill('input[name="runtime_version"]', "0.5.10")
+    page.fill('input[name="measurements.0.context_length"]', "4096")
+    page.fill('input[name="measurements.0.decode_tokens_per_s"]', "-3")  # refused first
+    page.click("#submit-record")
+    page.wait_for_selector("#form-errors #error-summary")
+    assert page.url.split("?")[0].endswith("/records/new")
+    page.fill('input[name="measurements.0.decode_tokens_per_s"]', "50")
+    page.click("#submit-record")
+    page.wait_for_url(re.compile(r"/records/\d+$"))
+    record = page.url.rsplit("/", 1)[1]
+    assert page.locator("h1").inner_text().startswith(f"Record {record}:")
+    assert page.js_errors == []
+
+
 def test_choices_answer_options_and_refuse_bad_input(client: TestClient) -> None:
     url = client.app.url_path_for("catalog:choices", field="runtime")
     answer = client.get(url, params={"model": GLM, "artifact": f"{GLM}-q4-k-m"})

@@ -55,7 +55,8 @@ def test_the_detail_page_links_to_its_class(client: TestClient, h200: str) -> No
     detail = client.get(f"/models/{GLM}/hardware/{h200}/profiles/balanced")
     link = BeautifulSoup(detail.text, "html.parser").select_one("#load-accuracy")
     url, anchor = link["href"].split("#")
-    assert url.endswith("/accuracy") and anchor == "class-sglang-cuda-multi-cN"
+    assert url.endswith("/accuracy?class=sglang/cuda/multi/cN")
+    assert anchor == "class-sglang-cuda-multi-cN"
     page = BeautifulSoup(client.get("/accuracy").text, "html.parser")
     assert page.select_one(f"#{anchor}")["data-class"] == "sglang/cuda/multi/cN"
 
@@ -71,3 +72,36 @@ def test_each_pool_is_named_by_its_load_in_every_language() -> None:
         finally:
             reset_locale(token)
         assert "all hardware" not in translated and translated.startswith("vLLM, ")
+
+
+def test_the_answer_for_a_class_is_one_sentence_of_its_own_figures(
+    client: TestClient, h200: str
+) -> None:
+    """At the top of /accuracy for the class asked, on each class's card and beside the
+    detail page's range: how many measurements fell inside the range, and the median error,
+    from the page's own figures; and what a range written "x0.83–1.49" means."""
+    key = "sglang/cuda/multi/cN"
+    shipped = {c["key"]: c for c in client.get("/api/accuracy").json()["classes"]}[key]["shipped"]
+    held = round(shipped["range_held"] * shipped["count"])
+    error = round(shipped["median_error"] * 100)
+    expected = (
+        f"For {class_label(key)}: {held} of {shipped['count']} measurements the estimate was "
+        f"checked against fell inside its range, and the range's middle was a median {error}% off."
+    )
+    page = BeautifulSoup(client.get(f"/accuracy?class={key}").text, "html.parser")
+    assert page.select_one("#accuracy-sentence").get_text(" ", strip=True) == expected
+    assert page.select_one(".class-answer").get_text(strip=True).startswith("For llama.cpp")
+    card = page.select_one("#class-sglang-cuda-multi-cN .class-answer")
+    assert card.get_text(" ", strip=True) == expected
+    means = page.select_one("#accuracy-range-means").get_text(" ", strip=True)
+    assert means.startswith("x0.") and "times the estimate's own figure" in means
+    assert "x0.96–1.20" in page.select_one("#range-explained").get_text()
+    detail = client.get(f"/models/{GLM}/hardware/{h200}/profiles/balanced")
+    beside = BeautifulSoup(detail.text, "html.parser").select_one("#load-accuracy-answer")
+    assert beside.get_text(" ", strip=True).startswith(expected)
+    for language, words in (("ko", "건 중"), ("ja", "件のうち")):
+        page = BeautifulSoup(
+            client.get(f"/accuracy?class={key}&lang={language}").text, "html.parser"
+        )
+        said = page.select_one("#accuracy-sentence").get_text(" ", strip=True)
+        assert words in said and "measurements" not in said and f"{error}%" in said
