@@ -91,26 +91,25 @@ def plan_out(plan: Plan) -> dict[str, Any]:
 
 
 def _least_ttft(plan: Plan) -> dict[str, Any] | None:
-    if plan.least_ttft is None:
-        return None
-    least_ms, option = plan.least_ttft
-    assert option.single.ttft is not None
-    return {
-        "ms": least_ms,
-        "basis": option.single.ttft["basis"],
-        "hardware": option.candidate.label,
-        "hardware_name": option.candidate.name,
-    }
+    return _single_bound(plan.least_ttft, "ms", "ttft_ms")
 
 
 def _most_decode(plan: Plan) -> dict[str, Any] | None:
-    if plan.most_decode is None:
+    return _single_bound(plan.most_decode, "tokens_per_s", "decode_tokens_per_s")
+
+
+def _single_bound(
+    found: tuple[float, PlanOption] | None, name: str, figure: str
+) -> dict[str, Any] | None:
+    """A bound a target can ask (one request alone on the hardware that sets it), with the
+    basis of that request's figure and the hardware."""
+    if found is None:
         return None
-    most, option = plan.most_decode
-    assert option.single.decode is not None
+    value, option = found
+    band = option.single.figures[figure]
     return {
-        "tokens_per_s": most,
-        "basis": option.single.decode["basis"],
+        name: value,
+        "basis": band["basis"],
         "hardware": option.candidate.label,
         "hardware_name": option.candidate.name,
     }

@@ -322,12 +322,28 @@ def least_first_token(
 ) -> tuple[float, PlanOption] | None:
     """The first token one request sees on the fastest hardware weighed that holds the
     model (the low end of its range), and that hardware: the least a target can ask."""
-    singles = [
-        (option.single.ttft["low"], option)
-        for option in options
-        if option.single.limit(request) != MEMORY and option.single.ttft is not None
-    ]
+    singles = _alone(request, options, "ttft_ms", lambda band: band["low"])
     return min(singles, key=lambda pair: pair[0]) if singles else None
+
+
+def most_decode(request: PlanRequest, options: list[PlanOption]) -> tuple[float, PlanOption] | None:
+    """The decode one request sees alone on the fastest hardware weighed that holds the
+    model (the middle of its band, as the rule for meets reads it), and that hardware: the
+    most a speed target can ask."""
+    singles = _alone(request, options, "decode_tokens_per_s", lambda b: round(_middle(b), 1))
+    return max(singles, key=lambda pair: pair[0]) if singles else None
+
+
+def _alone(
+    request: PlanRequest, options: list[PlanOption], figure: str, read: Any
+) -> list[tuple[float, PlanOption]]:
+    """One request's figure, as `read` takes it from its band, on each hardware weighed
+    that holds the model."""
+    return [
+        (read(option.single.figures[figure]), option)
+        for option in options
+        if option.single.limit(request) != MEMORY and option.single.figures.get(figure)
+    ]
 
 
 def _ttft_target_errors(
@@ -345,18 +361,6 @@ def _ttft_target_errors(
         hardware=fastest.candidate.name,
     )
     return {"max_ttft_ms": say(said)}
-
-
-def most_decode(request: PlanRequest, options: list[PlanOption]) -> tuple[float, PlanOption] | None:
-    """The decode one request sees alone on the fastest hardware weighed that holds the
-    model (the middle of its band, as the rule for meets reads it), and that hardware: the
-    most a speed target can ask."""
-    alone = [
-        (round(_middle(option.single.decode), 1), option)
-        for option in options
-        if option.single.limit(request) != MEMORY and option.single.decode is not None
-    ]
-    return max(alone, key=lambda pair: pair[0]) if alone else None
 
 
 def _decode_target_errors(
