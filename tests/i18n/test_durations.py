@@ -57,6 +57,7 @@ def test_the_plans_text_prints_no_absurd_first_token() -> None:
         "gpus": 1,
         "concurrency_per_replica": 1000,
         "profile": "balanced",
+        "experimental": False,
         "decode_tokens_per_s": {"low": 1.0, "high": 2.0, "basis": "estimated"},
         "ttft_ms": band,
         "throughput_tokens_per_s": None,
