@@ -98,7 +98,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             check_exposure(settings, session)
         worker = None
         if settings.run_worker:
-            worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
+            worker = InProcessWorker(
+                sessions, _app.state.bench_api_keys, settings.worker_hosts(None)
+            ).start()
         recipes = RecipeCache(sessions)
         _app.state.recipe_cache = recipes  # what the warm-up fills, for whoever checks it
         _app.state.warm_up = (

@@ -33,6 +33,7 @@ from app.benchmarks.leases import Claim, LeaseLost
 from app.benchmarks.versioned import run_and_read_version
 from app.calibrate.jobs import is_calibration, probe_plan
 from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
+from app.config import get_settings
 from app.errors import ServebookError
 
 log = logging.getLogger("servebook.worker")
@@ -58,8 +59,8 @@ def worker_name() -> str:
 class JobRunner:
     """The worker loop: claim a job from a source, run it, report progress, post the result.
 
-    `allowed_hosts` replaces the hosts the job's plan allows: a remote worker measures
-    only what its own machine allows, whatever the dashboard says.
+    `allowed_hosts` replaces the hosts the job's plan allows: a worker measures only what
+    its own configuration allows (loopback and these), whatever the plan says.
     """
 
     def __init__(
@@ -75,7 +76,7 @@ class JobRunner:
         self.poll_s = poll_s
         self.api_keys = api_keys if api_keys is not None else {}
         self.run = run
-        self.allowed_hosts = allowed_hosts
+        self.allowed_hosts = list(allowed_hosts or [])
 
     @property
     def name(self) -> str:
@@ -144,14 +145,13 @@ class JobRunner:
 
     def plan_for(self, claim: Claim) -> BenchPlan:
         key = self.api_key_for(claim)
-        plan = {**claim.plan, "api_key": key}
-        if self.allowed_hosts is not None:
-            plan["allowed_hosts"] = self.allowed_hosts
+        plan = {**claim.plan, "api_key": key, "allowed_hosts": self.allowed_hosts}
         return BenchPlan.model_validate(plan)
 
 
 class Worker(JobRunner):
-    """A worker that reads and writes jobs in the dashboard's own database."""
+    """A worker that reads and writes jobs in the dashboard's own database. It measures
+    the hosts its settings allow for its label (None: this process's settings)."""
 
     def __init__(
         self,
@@ -163,9 +163,14 @@ class Worker(JobRunner):
         api_keys: MutableMapping[int, str] | None = None,
         run: Callable[..., BenchResult] = run_on_own_thread,
         label: str | None = None,
+        allowed_hosts: list[str] | None = None,
     ) -> None:
         source = DatabaseJobSource(sessions, name or worker_name(), lease_s, label)
-        super().__init__(source, poll_s=poll_s, api_keys=api_keys, run=run)
+        if allowed_hosts is None:
+            allowed_hosts = get_settings().worker_hosts(label)
+        super().__init__(
+            source, poll_s=poll_s, api_keys=api_keys, run=run, allowed_hosts=allowed_hosts
+        )
 
 
 def describe(error: Exception) -> str:
@@ -217,8 +222,13 @@ class Heartbeat:
 class InProcessWorker:
     """The worker `servebook serve` runs beside the web app, on a daemon thread."""
 
-    def __init__(self, sessions: sessionmaker[Session], api_keys: MutableMapping[int, str]) -> None:
-        self.worker = Worker(sessions, api_keys=api_keys)
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        api_keys: MutableMapping[int, str],
+        allowed_hosts: list[str],
+    ) -> None:
+        self.worker = Worker(sessions, api_keys=api_keys, allowed_hosts=allowed_hosts)
         self.stopped = threading.Event()
         self.thread = threading.Thread(
             target=self.worker.run_forever,
