@@ -22,7 +22,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, json_params, register
 from app.i18n.validation_words import said_by_pydantic
 from app.records.schemas import FieldError, RecordIn
-from app.security.json_input import LONE_SURROGATE
+from app.security.json_input import GATE_CODES
 
 
 class RecordInvalid(ServebookError):
@@ -58,7 +58,7 @@ def schema_errors(error: ValidationError) -> list[FieldError]:
 def schema_error(item: Any) -> FieldError:
     said = said_by_pydantic(item)
     located = ".".join(str(part) for part in item["loc"]) or "record"
-    if item["type"] == LONE_SURROGATE.code:  # found by a walk of the whole record
+    if item["type"] in GATE_CODES:  # found by a walk of the whole record
         located = str(item["ctx"]["field"])
     return FieldError(
         field=located,

@@ -30,7 +30,12 @@ from starlette.concurrency import run_in_threadpool
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.i18n.validation_words import refusal
-from app.security.json_scan import lone_surrogate_at, may_hold_surrogate, nesting_depth
+from app.security.json_scan import (
+    has_lone_surrogate,
+    lone_surrogate_at,
+    may_hold_surrogate,
+    nesting_depth,
+)
 
 # SQLite stores integers as signed 64-bit; JSON numbers beyond that cannot round-trip.
 INT_MIN = -(2**63)
@@ -80,6 +85,21 @@ DUPLICATE_KEY = register(
 LONE_SURROGATE = register(
     "json.lone_surrogate",
     _l("%(field)s holds text that is not valid Unicode (a lone surrogate such as \\udc80)"),
+)
+NUL_IN_FIELD = register(
+    "input.nul", _l("%(field)s holds the NUL character (U+0000), which no text may contain")
+)
+INT_OUT_OF_RANGE_IN_FIELD = register(
+    "input.int_out_of_range", _l("%(field)s holds an integer outside the range -2^63..2^63-1")
+)
+NOT_FINITE_IN_FIELD = register(
+    "input.not_finite",
+    _l("%(field)s holds NaN or an infinite number, which cannot be stored; send a finite number"),
+)
+# The codes whose `field` param names where the value is (the gate's walk finds it).
+GATE_CODES = frozenset(
+    kind.code
+    for kind in (LONE_SURROGATE, NUL_IN_FIELD, INT_OUT_OF_RANGE_IN_FIELD, NOT_FINITE_IN_FIELD)
 )
 
 
@@ -293,6 +313,48 @@ def check_free_form(
     where = lone_surrogate_at(value)
     if where is not None:
         return f"{where or 'a key'} holds text that is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def hostile_value_at(value: Any, where: str = "") -> Sentence | None:
+    """The input gate every entry shares (the form, the JSON API, imports, the CLI): what
+    no stored text or number may hold, said naming the field (its dotted path), or None.
+    Text with NUL (PostgreSQL cannot store it; SQLite would, and export it) or a lone
+    surrogate (no page can show it); an integer past 64 bits; NaN or infinity. Walks
+    without recursion."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            found = text_refusal(item, path)
+            if found is not None:
+                return found
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str):
+                    found = text_refusal(key, path)
+                    if found is not None:
+                        return found
+                stack.append((child, f"{path}.{key}" if path else str(key)))
+        elif isinstance(item, list | tuple):
+            stack.extend(
+                (child, f"{path}.{index}" if path else str(index))
+                for index, child in enumerate(item)
+            )
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, int) and not INT_MIN <= item <= INT_MAX:
+            return INT_OUT_OF_RANGE_IN_FIELD(field=path or "body")
+        elif isinstance(item, float) and not math.isfinite(item):
+            return NOT_FINITE_IN_FIELD(field=path or "body")
+    return None
+
+
+def text_refusal(text: str, path: str) -> Sentence | None:
+    if "\x00" in text:
+        return NUL_IN_FIELD(field=path or "body")
+    if has_lone_surrogate(text):
+        return LONE_SURROGATE(field=path or "body")
     return None
 
 
