@@ -18,7 +18,7 @@ from app.i18n.sentences import register
 from app.models import BenchJob
 from app.records.schemas import FieldError
 from app.records.validation import schema_errors
-from app.sentinel.plan import NoPlan, sentinel_plan
+from app.sentinel.plan import NoPlan, PlanNotRepeatable, sentinel_plan
 from app.sentinel.run import load_baseline
 
 SENTINEL_BASELINE = "sentinel_baseline"  # the job target's key naming the baseline record
@@ -90,8 +90,8 @@ def enqueue_recheck(
         plan = sentinel_plan(
             baseline, base_url=data.base_url, model=model, api_key=None, allowed_hosts=hosts
         )
-    except ValueError as error:
-        raise JobInvalid([FieldError(field="plan", message=str(error))]) from error
+    except PlanNotRepeatable as error:  # the record's state, not the body: a conflict
+        raise RecordCannotRecheck(error.errors) from error
     job = BenchJob(
         plan=plan.model_dump(mode="json"),
         target={**baseline.target, SENTINEL_BASELINE: baseline.id},

@@ -17,7 +17,11 @@ from tests.records.test_surrogates import count
 def test_cli_refuses_concurrency_past_the_maximum(fake_server: str) -> None:
     result = bench(fake_server, FAST, "--concurrency", f"1,{MAX_CONCURRENCY + 1}")
     assert result.exit_code == 2, result.output
+    # The flag, the value given and the bound, in words: not the library's report.
+    assert f"--concurrency {MAX_CONCURRENCY + 1}: " in result.output
     assert "less than or equal to 1024" in result.output
+    for text in ("validation error", "BenchPlan", "pydantic", "input_value"):
+        assert text not in result.output
 
 
 def test_jobs_api_refuses_concurrency_past_the_maximum(

@@ -104,3 +104,21 @@ def test_the_schema_states_which_servers_a_recheck_may_name(
                 f"/api/records/{record_id}/recheck", json={**body, "served_model": "glm"}
             )
             assert (answer.status_code == 202) is admitted, (body, answer.text)
+
+
+def test_a_record_whose_measurement_cannot_be_run_again_is_a_conflict_naming_the_field(
+    client: TestClient, valid: dict
+) -> None:
+    """A one-token prompt leaves no room for any output: the plan read back from the record
+    does not make a run. A 409 names the field, in words, never the library's own text."""
+    valid["measurements"] = [{**valid["measurements"][0], "context_length": 1}]
+    record_id = post_record(client, valid).json()["id"]
+    body = {"base_url": "http://127.0.0.1:8000/v1", "served_model": "glm"}
+    response = client.post(f"/api/records/{record_id}/recheck", json=body)
+    assert response.status_code == 409, response.text
+    errors = response.json()["errors"]
+    assert [error["field"] for error in errors] == ["max_tokens"]
+    assert errors[0]["code"] == "sentinel.not_repeatable"
+    assert f"record {record_id} cannot be run again as measured" in errors[0]["message"]
+    for text in ("validation error", "pydantic", "BenchPlan", "input_value"):
+        assert text not in response.text
