@@ -30,6 +30,7 @@ from app.db import make_engine, make_sessionmaker, sqlite_write_lock_free
 from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
 from app.i18n import LocaleMiddleware
 from app.i18n.sentences import english, render
+from app.i18n.validation_words import MAX_ERRORS, MAX_MESSAGE, MORE_ERRORS, clipped
 from app.observability import (
     RequestMetrics,
     RequestMetricsMiddleware,
@@ -282,7 +283,11 @@ async def _render_request_invalid(request: Request, exc: Exception) -> Response:
     422, each naming its field."""
     assert isinstance(exc, RequestValidationError)
     refused_field = getattr(request.state, "refused_json_field", None)
-    errors = [field_error(error, refused_field) for error in exc.errors()]
+    found = exc.errors()
+    errors = [field_error(error, refused_field) for error in found[:MAX_ERRORS]]
+    if len(found) > MAX_ERRORS:
+        said = MORE_ERRORS(more=len(found) - MAX_ERRORS, listed=MAX_ERRORS)
+        errors.append(FieldError.of("body", said))
     body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
     return JSONResponse(body, status_code=422)
 
@@ -293,7 +298,8 @@ def field_error(error: dict[str, Any], refused_field: str | None = None) -> Fiel
             field=refused_field or "body", message=str(error.get("ctx", {}).get("error", ""))
         )
     path = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
-    return FieldError(field=path, message=str(error["msg"]).removeprefix("Value error, "))
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return FieldError(field=clipped(path), message=clipped(message, MAX_MESSAGE))
 
 
 def _openapi_with_one_error_shape(app: FastAPI) -> dict[str, Any]:

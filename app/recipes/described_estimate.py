@@ -17,7 +17,14 @@ from app.errors import NotFound
 from app.estimate import EstimateError
 from app.estimate.messages import Code, Message, message
 from app.i18n.messages import english, messages_json
-from app.i18n.validation_words import pydantic_text
+from app.i18n.sentences import render as render_sentence
+from app.i18n.validation_words import (
+    MAX_MESSAGE,
+    MORE_ERRORS,
+    clipped,
+    first_errors,
+    pydantic_text,
+)
 from app.models import Hardware
 from app.recipes.estimate_request import (
     EstimateRequest,
@@ -91,14 +98,23 @@ def parse_request(body: dict[str, Any]) -> EstimateRequest | dict[str, str]:
 
 
 def dotted_errors(error: ValidationError) -> dict[str, str]:
-    """One message per field, named by its path; union branches reduced to the one meant."""
+    """One message per field, named by its path; union branches reduced to the one meant.
+    The first MAX_ERRORS, then `more` saying how many more there were."""
     errors: dict[str, str] = {}
-    for item in error.errors():
+    items, total = first_errors(error)
+    for item in items:
         # Union members appear in the path by class name: drop those parts.
         loc = [str(p) for p in item["loc"] if not _is_type_name(str(p))]
-        name = ".".join(loc) or "body"
-        errors.setdefault(name, pydantic_text(item))
+        name = clipped(".".join(loc) or "body")
+        errors.setdefault(name, clipped(pydantic_text(item), MAX_MESSAGE))
+    if total > len(items):
+        more = MORE_ERRORS(more=total - len(items), listed=len(items))
+        errors[MORE_FIELD] = render_sentence(more)
     return errors
+
+
+# The key of a refusal's errors that says how many more were not listed.
+MORE_FIELD = "more"
 
 
 def _is_type_name(part: str) -> bool:

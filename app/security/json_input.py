@@ -47,6 +47,13 @@ MAX_DOCUMENT_DEPTH = 64
 MAX_FREE_FORM_DEPTH = 8
 MAX_FREE_FORM_NODES = 10_000
 MAX_FREE_FORM_TEXT = 20_000
+# Keys in one object: a safetensors index's map of tensors (the largest object a body
+# carries) within the 5 MB upload limit holds about 60,000.
+MAX_OBJECT_KEYS = 100_000
+# Keys in one body: a safetensors header (four keys a tensor) within 5 MB holds under
+# 200,000. Counted before parsing as the `":` that end them (text could only add some), so
+# a body of 400,000 unknown keys is refused in milliseconds, building nothing.
+MAX_BODY_KEYS = 250_000
 # Bodies larger than this are parsed on a worker thread, so the event loop keeps answering.
 PARSE_OFF_LOOP_BYTES = 64 * 1024
 
@@ -75,6 +82,13 @@ NUMBER_TOO_LARGE = register(
 )
 TOO_DEEP = register(
     "json.too_deep", _l("nested %(depth)s levels deep; at most %(most)s are accepted")
+)
+TOO_MANY_KEYS_IN_BODY = register(
+    "json.too_many_keys_in_body",
+    _l("the body has about %(keys)s keys; at most %(most)s are accepted"),
+)
+TOO_MANY_KEYS = register(
+    "json.too_many_keys", _l("an object has %(keys)s keys; at most %(most)s are accepted")
 )
 NUL_TEXT = register("json.nul", _l("text may not contain the NUL character (U+0000)"))
 INVALID_JSON = register("json.invalid", _l("invalid JSON: %(detail)s"))
@@ -130,6 +144,8 @@ def _finite_float(text: str) -> float:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    if len(pairs) > MAX_OBJECT_KEYS:  # refused before any validator makes an error of each
+        raise JsonRefused(TOO_MANY_KEYS(keys=len(pairs), most=MAX_OBJECT_KEYS))
     value = dict(pairs)
     if len(value) != len(pairs):
         seen: set[str] = set()
@@ -169,6 +185,10 @@ def loads_strict(
         depth = nesting_depth(text)
         if depth > max_depth:
             raise JsonRefused(TOO_DEEP(depth=depth, most=max_depth))
+    if len(text) > PARSE_OFF_LOOP_BYTES:
+        keys = text.count('":')
+        if keys > MAX_BODY_KEYS:
+            raise JsonRefused(TOO_MANY_KEYS_IN_BODY(keys=keys, most=MAX_BODY_KEYS))
     # PostgreSQL text cannot hold NUL; refused on every database (the substring test first:
     # it is cheaper than the pattern, and the pattern needs one of them to match).
     if ("\\u0000" in text or "\\U0000" in text) and _JSON_NUL.search(text):
