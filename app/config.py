@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # client address and scheme they forward (app.security.forwarded).
     trusted_proxies: list[IPvAnyNetwork] = []
     max_upload_bytes: int = 5_000_000
+    # Writes (POST, PUT, PATCH, DELETE) a minute for each token, or session, or address
+    # without either, in bursts up to as many; past it, 429 with Retry-After. 0: no limit.
+    write_rate_per_minute: int = Field(default=600, ge=0)
     # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
     hub_url: str = "https://huggingface.co"
     hub_cache_dir: Path | None = None  # None: data_dir/hub_cache

@@ -70,6 +70,7 @@ from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.json_input import free_form_components, state_free_forms
 from app.security.no_nul import NulRefusedMiddleware
+from app.security.rate_limit import WriteRateLimitMiddleware
 from app.sentinel.routes import api_router as sentinel_api
 from app.sentinel.routes import router as sentinel_pages
 from app.static_files import CachedStaticFiles
@@ -216,6 +217,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
+    # Before a write's body is read: a client past its allowance gets 429 and Retry-After.
+    app.add_middleware(WriteRateLimitMiddleware, per_minute=settings.write_rate_per_minute)
     app.add_middleware(LocaleMiddleware)
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
