@@ -35,6 +35,7 @@ from app.calibrate.jobs import is_calibration, probe_plan
 from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
 from app.config import get_settings
 from app.errors import ServebookError
+from app.records.validation import schema_errors
 
 log = logging.getLogger("servebook.worker")
 API_KEY_ENV = "SERVEBOOK_BENCH_API_KEY"
@@ -178,8 +179,9 @@ def describe(error: Exception) -> str:
         return error.message
     if isinstance(error, TargetUnreachable | ProbeError):
         return str(error)  # "could not connect to URL: reason", as users should read it
-    if isinstance(error, ValidationError):
-        return f"invalid plan: {error}"
+    if isinstance(error, ValidationError):  # each field in words, not the library's report
+        problems = "; ".join(f"{e.field}: {e.message}" for e in schema_errors(error))
+        return f"invalid plan: {problems}"
     return f"{type(error).__name__}: {error}"
 
 
