@@ -35,7 +35,8 @@ def openapi(request: Request, session: SessionDep) -> Response:
     if held is None or held[0] != key:
         document = stated_catalog(request.app.openapi(), catalog)
         state_stored(document, "task", tasks)
-        state_bench_urls(document, request.app.state.settings.bench_allowed_hosts)
+        settings = request.app.state.settings
+        state_bench_urls(document, settings.bench_allowed_hosts, settings.bench_worker_hosts)
         held = (key, document)
         request.app.state.stated_openapi = held
     return JSONResponse(held[1])

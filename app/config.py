@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     run_worker: bool = True
     # Hosts the benchmark client may measure besides loopback (never resolved, compared as written).
     bench_allowed_hosts: list[str] = []
+    # Hosts a labelled worker measures besides those, by its label (JSON object), e.g.
+    # {"gpu-a": ["10.9.8.7"]}: a job pinned to the label may name them, and a database
+    # worker started with that label measures them. A job's plan never widens the list.
+    bench_worker_hosts: dict[str, list[str]] = {}
     # Host names the app answers to beyond loopback (JSON list), e.g. ["servebook.lab"]:
     # a request naming any other host is refused, so links never echo an untrusted Host.
     allowed_hosts: list[str] = []
@@ -56,6 +60,9 @@ class Settings(BaseSettings):
     # client address and scheme they forward (app.security.forwarded).
     trusted_proxies: list[IPvAnyNetwork] = []
     max_upload_bytes: int = 5_000_000
+    # Writes (POST, PUT, PATCH, DELETE) a minute for each token, or session, or address
+    # without either, in bursts up to as many; past it, 429 with Retry-After. 0: no limit.
+    write_rate_per_minute: int = Field(default=600, ge=0)
     # Where `{"repo": "org/name"}` model descriptions are fetched from, and cached.
     hub_url: str = "https://huggingface.co"
     hub_cache_dir: Path | None = None  # None: data_dir/hub_cache
@@ -86,6 +93,11 @@ class Settings(BaseSettings):
         if self.hub_cache_dir is None:
             self.hub_cache_dir = self.data_dir / "hub_cache"
         return self
+
+    def worker_hosts(self, label: str | None) -> list[str]:
+        """The hosts besides loopback that a worker with `label` (None: unlabelled) measures."""
+        extra = self.bench_worker_hosts.get(label, []) if label else []
+        return [*self.bench_allowed_hosts, *extra]
 
     @property
     def is_sqlite(self) -> bool:

@@ -68,6 +68,8 @@ ERROR_DESCRIPTIONS = {
     409: "conflicts with what is stored",
     413: "the body is over SERVEBOOK_MAX_UPLOAD_BYTES",
     415: "the body is not JSON",
+    429: "too many writes for this token this minute (SERVEBOOK_WRITE_RATE_PER_MINUTE); "
+    "Retry-After says when to try again",
 }
 
 
@@ -82,6 +84,7 @@ PAGE_TITLES = {
     413: _l("Too large"),
     415: _l("Not accepted"),
     422: _l("Not accepted"),
+    429: _l("Too many requests"),
 }
 
 

@@ -30,6 +30,7 @@ from app.db import make_engine, make_sessionmaker, sqlite_write_lock_free
 from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
 from app.i18n import LocaleMiddleware
 from app.i18n.sentences import english, render
+from app.i18n.validation_words import MAX_ERRORS, MAX_MESSAGE, MORE_ERRORS, clipped
 from app.observability import (
     RequestMetrics,
     RequestMetricsMiddleware,
@@ -69,6 +70,7 @@ from app.security.headers import server_error
 from app.security.http import prefers_json
 from app.security.json_input import free_form_components, state_free_forms
 from app.security.no_nul import NulRefusedMiddleware
+from app.security.rate_limit import WriteRateLimitMiddleware
 from app.sentinel.routes import api_router as sentinel_api
 from app.sentinel.routes import router as sentinel_pages
 from app.static_files import CachedStaticFiles
@@ -98,7 +100,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             check_exposure(settings, session)
         worker = None
         if settings.run_worker:
-            worker = InProcessWorker(sessions, _app.state.bench_api_keys).start()
+            worker = InProcessWorker(
+                sessions, _app.state.bench_api_keys, settings.worker_hosts(None)
+            ).start()
         recipes = RecipeCache(sessions)
         _app.state.recipe_cache = recipes  # what the warm-up fills, for whoever checks it
         _app.state.warm_up = (
@@ -213,6 +217,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CsrfCookieMiddleware)
     app.add_middleware(NulRefusedMiddleware)  # inside the size limit: reads bounded bodies
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_upload_bytes)
+    # Before a write's body is read: a client past its allowance gets 429 and Retry-After.
+    app.add_middleware(WriteRateLimitMiddleware, per_minute=settings.write_rate_per_minute)
     app.add_middleware(LocaleMiddleware)
     # Refuse requests that name a host the settings do not list: on loopback a web page
     # that rebinds its domain to 127.0.0.1 gets nothing, and exposed, links and API url
@@ -280,7 +286,11 @@ async def _render_request_invalid(request: Request, exc: Exception) -> Response:
     422, each naming its field."""
     assert isinstance(exc, RequestValidationError)
     refused_field = getattr(request.state, "refused_json_field", None)
-    errors = [field_error(error, refused_field) for error in exc.errors()]
+    found = exc.errors()
+    errors = [field_error(error, refused_field) for error in found[:MAX_ERRORS]]
+    if len(found) > MAX_ERRORS:
+        said = MORE_ERRORS(more=len(found) - MAX_ERRORS, listed=MAX_ERRORS)
+        errors.append(FieldError.of("body", said))
     body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
     return JSONResponse(body, status_code=422)
 
@@ -291,7 +301,8 @@ def field_error(error: dict[str, Any], refused_field: str | None = None) -> Fiel
             field=refused_field or "body", message=str(error.get("ctx", {}).get("error", ""))
         )
     path = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
-    return FieldError(field=path, message=str(error["msg"]).removeprefix("Value error, "))
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return FieldError(field=clipped(path), message=clipped(message, MAX_MESSAGE))
 
 
 def _openapi_with_one_error_shape(app: FastAPI) -> dict[str, Any]:

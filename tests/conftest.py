@@ -106,6 +106,9 @@ def database_settings(url: str, **overrides: object) -> Settings:
     # Nor a process of its own per app (a second each): tests/records/test_submission_process.py
     # starts it, and every server the tests start as a user would has it.
     overrides.setdefault("submission_process", False)
+    # Nor a write limit: tests write as fast as they can (tests/security/test_write_rate.py
+    # sets one).
+    overrides.setdefault("write_rate_per_minute", 0)
     return Settings(database_url=url, run_worker=False, **overrides)
 
 

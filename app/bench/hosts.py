@@ -38,6 +38,15 @@ HOST_REFUSED = register(
         "a remote worker takes --allow-host)"
     ),
 )
+HOST_REFUSED_FOR_LABEL = register(
+    "bench.host_refused_for_label",
+    _l(
+        "refusing to benchmark %(host)s on worker %(label)s: the label's allow-list (loopback, "
+        "SERVEBOOK_BENCH_ALLOWED_HOSTS and the label's hosts in SERVEBOOK_BENCH_WORKER_HOSTS, "
+        "a JSON object of lists by label) does not hold it; list it there, or name a label "
+        "whose list holds it"
+    ),
+)
 
 
 class HostNotAllowedError(ValueError):
@@ -89,3 +98,17 @@ def check_url_allowed(url: str, allowed_hosts: Iterable[str] = ()) -> None:
     if normalised_host(host) in extra:
         return
     raise HostNotAllowedError(HOST_REFUSED(host=repr(host)))
+
+
+def check_url_for_worker(url: str, allowed_hosts: Iterable[str], label: str | None) -> None:
+    """`check_url_allowed` for a job queued for the worker `label`, whose allow-list is
+    `allowed_hosts`: a refusal of the host names the label and what its list holds."""
+    hosts = list(allowed_hosts)
+    try:
+        check_url_allowed(url, hosts)
+    except HostNotAllowedError as error:
+        host = urlsplit(url).hostname
+        if label is None or error.said.code != HOST_REFUSED.code or not host:
+            raise
+        said = HOST_REFUSED_FOR_LABEL(host=repr(host), label=repr(label))
+        raise HostNotAllowedError(said) from error

@@ -1,9 +1,11 @@
 """The OpenAPI statement of which server URLs a benchmark may name: http or https on a
-loopback name or address, or a host SERVEBOOK_BENCH_ALLOWED_HOSTS lists; any host when the
-job is pinned to a worker label (that worker checks its own list). A field marked with
-`x-bench-url` gets the pattern for the hosts the served settings allow, so a URL valid by
-the served document is one check_url_allowed admits; where the body may name a worker
-label, `x-pattern-unless` gives the pattern that holds when it names none."""
+loopback name or address, or a host SERVEBOOK_BENCH_ALLOWED_HOSTS lists; for a job pinned to
+a worker label, also the hosts SERVEBOOK_BENCH_WORKER_HOSTS lists for that label (the
+worker checks its own list again). A field marked with `x-bench-url` gets the pattern for
+the hosts the served settings allow, so a URL valid by the served document is one the host
+check admits. The label's hosts are stated with standard keywords: the field's pattern
+admits every configured host, and one `if`/`then` per label (in `allOf`) narrows it to the
+hosts of the label the body names, or to the dashboard's list when it names none."""
 
 import re
 from typing import Any
@@ -11,8 +13,7 @@ from typing import Any
 BENCH_URL_KEY = "x-bench-url"
 WORKER_LABEL = "worker_label"
 LOOPBACK = ("localhost", r"127\.0\.0\.1", r"\[::1\]")
-# A DNS name of short labels; a port below 10,000; a path of unreserved characters.
-ANY_HOST = r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)*"
+# A port below 10,000; a path of unreserved characters.
 PORT_AND_PATH = r"(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~-]*)*"
 
 
@@ -25,20 +26,31 @@ def bench_url_field() -> dict[str, Any]:
     return {BENCH_URL_KEY: True}
 
 
-def state_bench_urls(node: Any, allowed_hosts: list[str]) -> None:
+def state_bench_urls(
+    node: Any, allowed_hosts: list[str], label_hosts: dict[str, list[str]] | None = None
+) -> None:
     """Every object under `node` with a marked URL field says which URLs it takes."""
     if isinstance(node, dict):
         properties = node.get("properties")
         if isinstance(properties, dict):
-            state_object(node, properties, allowed_hosts)
-        for value in node.values():
-            state_bench_urls(value, allowed_hosts)
+            state_object(node, properties, allowed_hosts, label_hosts or {})
+        for value in list(node.values()):
+            state_bench_urls(value, allowed_hosts, label_hosts)
     elif isinstance(node, list):
         for value in node:
-            state_bench_urls(value, allowed_hosts)
+            state_bench_urls(value, allowed_hosts, label_hosts)
 
 
-def state_object(schema: dict[str, Any], properties: dict[str, Any], allowed: list[str]) -> None:
+def hosts_pattern(hosts: list[str]) -> str:
+    return "|".join([*LOOPBACK, *(re.escape(h.lower()) for h in hosts)])
+
+
+def state_object(
+    schema: dict[str, Any],
+    properties: dict[str, Any],
+    allowed: list[str],
+    label_hosts: dict[str, list[str]],
+) -> None:
     # (A map of property schemas may itself name a property "properties": only schemas count.)
     marked = [
         name
@@ -47,22 +59,46 @@ def state_object(schema: dict[str, Any], properties: dict[str, Any], allowed: li
     ]
     if not marked:
         return
-    hosts = [*LOOPBACK, *(re.escape(h.lower()) for h in allowed)]
-    named = url_pattern("|".join(hosts))
-    anywhere = url_pattern("|".join([*hosts, ANY_HOST]))
+    named = url_pattern(hosts_pattern(allowed))
+    labels = {label: hosts for label, hosts in label_hosts.items() if hosts}
+    if WORKER_LABEL not in properties:
+        labels = {}
+    every = url_pattern(hosts_pattern([*allowed, *(h for hs in labels.values() for h in hs)]))
     # A URL that may be left out may be blank too: a blank one is none.
     blank = {name: "anyOf" in properties[name] for name in marked}
     for name in marked:
-        field = properties[name]
-        branch = next((b for b in field.get("anyOf", []) if b.get("type") == "string"), field)
-        if WORKER_LABEL not in properties:
-            branch["pattern"] = or_blank(named, blank[name])
-            continue
-        branch["pattern"] = or_blank(anywhere, blank[name])
-        # Without a worker label the dashboard's own list applies. Stated in an extension:
-        # a branch for each case, times the catalog's branches, grows past what a
-        # generator expands.
-        field["x-pattern-unless"] = {"field": WORKER_LABEL, "pattern": or_blank(named, blank[name])}
+        string_branch(properties[name])["pattern"] = or_blank(every, blank[name])
+    if not labels:
+        return
+    # Each label narrows the URLs to its own list; no label, to the dashboard's.
+    cases = [
+        (
+            {"properties": {WORKER_LABEL: {"const": label}}, "required": [WORKER_LABEL]},
+            url_pattern(hosts_pattern([*allowed, *hosts])),
+        )
+        for label, hosts in labels.items()
+    ]
+    # No label, or one with no hosts of its own: the dashboard's list.
+    some_label = {"properties": {WORKER_LABEL: {"enum": list(labels)}}, "required": [WORKER_LABEL]}
+    cases.append(({"not": some_label}, named))
+    narrowed = schema.setdefault("allOf", [])
+    for when, pattern in cases:
+        then = {
+            name: {
+                "anyOf": [
+                    {"type": "null"},
+                    {"type": "string", "pattern": or_blank(pattern, blank[name])},
+                ]
+            }
+            if blank[name]
+            else {"type": "string", "pattern": pattern}
+            for name in marked
+        }
+        narrowed.append({"if": when, "then": {"properties": then}})
+
+
+def string_branch(field: dict[str, Any]) -> dict[str, Any]:
+    return next((b for b in field.get("anyOf", []) if b.get("type") == "string"), field)
 
 
 def or_blank(pattern: str, blank: bool) -> str:

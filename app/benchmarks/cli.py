@@ -2,8 +2,10 @@
 jobs: app/benchmarks/worker_cli.py)."""
 
 from pathlib import Path
+from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -17,6 +19,7 @@ from app.benchmarks.to_record import kept_plan, record_from_result
 from app.benchmarks.versioned import with_server_version
 from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
+from app.records.validation import schema_errors
 from app.tasks.files import read_task_file
 
 # Exit codes of `servebook bench`, for scripts; 2 is click's own code for a usage error.
@@ -286,8 +289,51 @@ def build_plan(served_model: str, options: dict) -> BenchPlan:
     }
     try:
         return BenchPlan.model_validate(values)
+    except ValidationError as error:
+        raise click.UsageError(plan_refusal(error, values)) from error
     except ValueError as error:
         raise click.UsageError(str(error)) from error
+
+
+# The plan's fields whose flag is not the field's name written with dashes.
+PLAN_FLAGS = {
+    "concurrency_levels": "--concurrency",
+    "model": "--model",
+    "request_timeout_s": "--timeout",
+    "connect_timeout_s": "--connect-timeout",
+    "task": "--task",
+}
+
+
+def plan_flag(field: str) -> str:
+    name = field.split(".")[0]
+    return PLAN_FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def plan_refusal(error: ValidationError, values: dict[str, Any]) -> str:
+    """Each refused value by its flag, the value given and the bound it broke, in words:
+    never the validation library's own report."""
+    lines = []
+    for problem in schema_errors(error):
+        field = problem.field
+        flag = plan_flag(field) if field != "record" else "the options"
+        given = given_value(values, field)
+        shown = f" {given}" if given is not None else ""
+        lines.append(f"{flag}{shown}: {problem.text()}")
+    return "\n".join(lines)
+
+
+def given_value(values: dict[str, Any], field: str) -> Any:
+    """The value at a dotted path of the plan's input (an index into a list), if any."""
+    value: Any = values
+    for part in field.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value if isinstance(value, int | float | str) and not isinstance(value, bool) else None
 
 
 def load_task(task_id: int | None, task_file: Path | None) -> TaskSpec | None:

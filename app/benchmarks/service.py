@@ -1,12 +1,11 @@
 """Queue benchmark jobs and describe them; the worker does the running."""
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.bench.hosts import HostNotAllowedError, check_url_for_worker
 from app.bench.result import BenchPlan
 from app.benchmarks.repository import JobRepository
 from app.benchmarks.schemas import JobIn
@@ -57,12 +56,13 @@ def parse_job(raw: dict[str, Any]) -> JobIn:
 
 
 def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[FieldError]]:
-    plan = data.plan(settings.bench_allowed_hosts)
+    hosts = settings.worker_hosts(data.worker_label)  # what the worker that runs it allows
+    plan = data.plan(hosts)
     errors: list[FieldError] = []
     for field, url in (("base_url", data.base_url), ("metrics_url", data.metrics_url)):
         if url:
             try:
-                check_url_allowed(url, hosts_for(data, url, settings))
+                check_url_for_worker(url, hosts, data.worker_label)
             except HostNotAllowedError as error:
                 errors.append(FieldError.of(field, error.said))
     if min(data.lengths) <= data.max_tokens:
@@ -75,14 +75,6 @@ def check_plan(data: JobIn, settings: Settings) -> tuple[dict[str, Any], list[Fi
             field = PLAN_FIELDS.get(item.field.split(".")[0], "plan")
             errors.append(item.model_copy(update={"field": field}))
     return plan, errors
-
-
-def hosts_for(data: JobIn, url: str, settings: Settings) -> list[str]:
-    """Hosts a URL may name. A job pinned to a worker label is run only by that worker,
-    which measures only what its own allow-list permits; the dashboard checks the scheme."""
-    if data.worker_label is None:
-        return settings.bench_allowed_hosts
-    return [*settings.bench_allowed_hosts, urlsplit(url).hostname or ""]
 
 
 def check_target(session: Session, data: JobIn) -> list[FieldError]:

@@ -33,7 +33,9 @@ from app.benchmarks.leases import Claim, LeaseLost
 from app.benchmarks.versioned import run_and_read_version
 from app.calibrate.jobs import is_calibration, probe_plan
 from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
+from app.config import get_settings
 from app.errors import ServebookError
+from app.records.validation import schema_errors
 
 log = logging.getLogger("servebook.worker")
 API_KEY_ENV = "SERVEBOOK_BENCH_API_KEY"
@@ -58,8 +60,8 @@ def worker_name() -> str:
 class JobRunner:
     """The worker loop: claim a job from a source, run it, report progress, post the result.
 
-    `allowed_hosts` replaces the hosts the job's plan allows: a remote worker measures
-    only what its own machine allows, whatever the dashboard says.
+    `allowed_hosts` replaces the hosts the job's plan allows: a worker measures only what
+    its own configuration allows (loopback and these), whatever the plan says.
     """
 
     def __init__(
@@ -75,7 +77,7 @@ class JobRunner:
         self.poll_s = poll_s
         self.api_keys = api_keys if api_keys is not None else {}
         self.run = run
-        self.allowed_hosts = allowed_hosts
+        self.allowed_hosts = list(allowed_hosts or [])
 
     @property
     def name(self) -> str:
@@ -144,14 +146,13 @@ class JobRunner:
 
     def plan_for(self, claim: Claim) -> BenchPlan:
         key = self.api_key_for(claim)
-        plan = {**claim.plan, "api_key": key}
-        if self.allowed_hosts is not None:
-            plan["allowed_hosts"] = self.allowed_hosts
+        plan = {**claim.plan, "api_key": key, "allowed_hosts": self.allowed_hosts}
         return BenchPlan.model_validate(plan)
 
 
 class Worker(JobRunner):
-    """A worker that reads and writes jobs in the dashboard's own database."""
+    """A worker that reads and writes jobs in the dashboard's own database. It measures
+    the hosts its settings allow for its label (None: this process's settings)."""
 
     def __init__(
         self,
@@ -163,9 +164,14 @@ class Worker(JobRunner):
         api_keys: MutableMapping[int, str] | None = None,
         run: Callable[..., BenchResult] = run_on_own_thread,
         label: str | None = None,
+        allowed_hosts: list[str] | None = None,
     ) -> None:
         source = DatabaseJobSource(sessions, name or worker_name(), lease_s, label)
-        super().__init__(source, poll_s=poll_s, api_keys=api_keys, run=run)
+        if allowed_hosts is None:
+            allowed_hosts = get_settings().worker_hosts(label)
+        super().__init__(
+            source, poll_s=poll_s, api_keys=api_keys, run=run, allowed_hosts=allowed_hosts
+        )
 
 
 def describe(error: Exception) -> str:
@@ -173,8 +179,9 @@ def describe(error: Exception) -> str:
         return error.message
     if isinstance(error, TargetUnreachable | ProbeError):
         return str(error)  # "could not connect to URL: reason", as users should read it
-    if isinstance(error, ValidationError):
-        return f"invalid plan: {error}"
+    if isinstance(error, ValidationError):  # each field in words, not the library's report
+        problems = "; ".join(f"{e.field}: {e.message}" for e in schema_errors(error))
+        return f"invalid plan: {problems}"
     return f"{type(error).__name__}: {error}"
 
 
@@ -217,8 +224,13 @@ class Heartbeat:
 class InProcessWorker:
     """The worker `servebook serve` runs beside the web app, on a daemon thread."""
 
-    def __init__(self, sessions: sessionmaker[Session], api_keys: MutableMapping[int, str]) -> None:
-        self.worker = Worker(sessions, api_keys=api_keys)
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        api_keys: MutableMapping[int, str],
+        allowed_hosts: list[str],
+    ) -> None:
+        self.worker = Worker(sessions, api_keys=api_keys, allowed_hosts=allowed_hosts)
         self.stopped = threading.Event()
         self.thread = threading.Thread(
             target=self.worker.run_forever,

@@ -117,7 +117,7 @@ def worker(
         return
     from app.benchmarks.remote import HttpJobSource
 
-    hosts = list(allow_hosts) or get_settings().bench_allowed_hosts
+    hosts = list(allow_hosts) or get_settings().worker_hosts(label)
     try:
         source = HttpJobSource(server, token, name=worker_name(), lease_s=lease_s, label=label)
     except SourceRefused as error:

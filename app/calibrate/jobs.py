@@ -6,14 +6,14 @@ dashboard fits and stores the profile with the job's success in one transaction.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.bench.hosts import HostNotAllowedError, check_url_for_worker
 from app.benchmarks.leases import LeaseLost, lost
 from app.benchmarks.repository import JobRepository
+from app.benchmarks.schemas import WorkerLabel
 from app.benchmarks.service import JobInvalid
 from app.calibrate.probe import BATCHES, BUDGET_S, OUTPUT_TOKENS, ProbePlan, ProbeResult
 from app.calibrate.service import CalibrationRefused, find_target, store_calibration
@@ -37,7 +37,7 @@ class CalibrationJobIn(BaseModel):
     hardware: str = Field(min_length=1, max_length=100)
     runtime: str = Field(min_length=1, max_length=50)
     budget_s: float = Field(default=BUDGET_S, ge=30, le=3600)
-    worker_label: str | None = Field(default=None, max_length=100)
+    worker_label: WorkerLabel | None = None
     api_key: SecretStr | None = Field(default=None, max_length=500)
 
 
@@ -46,7 +46,7 @@ def is_calibration(plan: dict[str, Any]) -> bool:
 
 
 def probe_plan(plan: dict[str, Any], api_key: str | None, hosts: list[str] | None) -> ProbePlan:
-    """The probe a job asks for; a remote worker's own allow-list replaces the job's."""
+    """The probe a job asks for; the worker's own allow-list replaces the job's."""
     asked = plan[CALIBRATE]
     return ProbePlan(
         base_url=asked["base_url"],
@@ -71,11 +71,9 @@ def enqueue_calibration(
 ) -> BenchJob:
     """Check the server's host and the catalog names, then queue the job (caller commits)."""
     errors: list[FieldError] = []
-    hosts = list(settings.bench_allowed_hosts)
-    if data.worker_label is not None:  # that worker measures what its own list allows
-        hosts.append(urlsplit(data.base_url).hostname or "")
+    hosts = settings.worker_hosts(data.worker_label)  # what the worker that runs it allows
     try:
-        check_url_allowed(data.base_url, hosts)
+        check_url_for_worker(data.base_url, hosts, data.worker_label)
     except HostNotAllowedError as error:
         errors.append(FieldError.of("base_url", error.said))
     try:
@@ -92,7 +90,7 @@ def enqueue_calibration(
         "budget_s": data.budget_s,
         "batches": list(BATCHES),
         "output_tokens": OUTPUT_TOKENS,
-        "allowed_hosts": list(settings.bench_allowed_hosts),
+        "allowed_hosts": hosts,  # as checked; a worker measures what its own list allows
     }
     job = BenchJob(
         plan={CALIBRATE: asked, "base_url": data.base_url, "model": data.served_model or ""},

@@ -11,7 +11,13 @@ from app.plan.options import MEETS_RULE
 from app.plan.presenters import plan_out
 from app.plan.schemas import PlanOut, PlanRequest
 from app.plan.service import PlanRefused, plan_load
-from app.recipes.described_estimate import dotted_errors, inline_schema
+from app.recipes.described_estimate import (
+    dotted_errors,
+    error_body,
+    inline_schema,
+    merged,
+    without_refused,
+)
 from app.recipes.routes import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused
 from app.security.json_input import StrictJsonRoute
 from app.web import is_htmx, render
@@ -28,7 +34,8 @@ def answer(
     try:
         parsed = PlanRequest.model_validate(body)
     except ValidationError as error:
-        return None, dotted_errors(error), 422
+        errors = dotted_errors(error)
+        return None, merged(errors, also_wrong(request, service, body, errors)), 422
     refused = hub_fetch_refused(request, parsed)  # type: ignore[arg-type]
     if refused:
         return None, refused, 403
@@ -37,6 +44,27 @@ def answer(
     except PlanRefused as refusal:
         return None, refusal.errors, refusal.status
     return plan_out(plan), {}, 200
+
+
+def also_wrong(
+    request: Request, service: RecipesDep, body: dict[str, Any], errors: dict[str, str]
+) -> dict[str, str]:
+    """What else the request gets wrong once its refused fields are left out: every field
+    at fault is named in one answer (an unknown GPU beside a negative price)."""
+    rest = without_refused(body, errors)
+    if rest is None:
+        return {}
+    try:
+        parsed = PlanRequest.model_validate(rest)
+    except ValidationError:
+        return {}
+    if hub_fetch_refused(request, parsed):  # type: ignore[arg-type]
+        return {}
+    try:
+        plan_load(service, parsed, request.app.state.settings)
+    except PlanRefused as refusal:
+        return refusal.errors
+    return {}
 
 
 @api_router.post(
@@ -59,7 +87,7 @@ def plan_api(
     without prices); `cheapest` and `smallest` index the options that meet the load."""
     out, errors, status = answer(request, service, body)
     if errors:
-        return JSONResponse({"errors": errors}, status_code=status)
+        return JSONResponse(error_body(errors), status_code=status)
     return JSONResponse(out)
 
 

@@ -18,9 +18,18 @@ from app.estimate import EstimateError
 from app.estimate.messages import Code, Message, message
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.messages import english, message_text, messages_json
-from app.i18n.sentences import Sentence, register
+from app.i18n.sentences import Sentence, json_params, register
+from app.i18n.sentences import english as english_sentence
+from app.i18n.sentences import render as render_sentence
 from app.i18n.sentences import render as say
-from app.i18n.validation_words import pydantic_text
+from app.i18n.validation_words import (
+    MAX_MESSAGE,
+    MORE_ERRORS,
+    clipped,
+    first_errors,
+    pydantic_text,
+    said_by_pydantic,
+)
 from app.models import Hardware
 from app.recipes.estimate_request import (
     EstimateRequest,
@@ -85,7 +94,7 @@ def answer_out(answer: DescribedResult, concurrency: int | None = None) -> dict[
     return out
 
 
-def parse_request(body: dict[str, Any]) -> EstimateRequest | dict[str, str]:
+def parse_request(body: dict[str, Any]) -> EstimateRequest | CodedErrors:
     """The typed request, or errors by dotted field name."""
     try:
         return EstimateRequest.model_validate(body)
@@ -93,15 +102,79 @@ def parse_request(body: dict[str, Any]) -> EstimateRequest | dict[str, str]:
         return dotted_errors(error)
 
 
-def dotted_errors(error: ValidationError) -> dict[str, str]:
-    """One message per field, named by its path; union branches reduced to the one meant."""
-    errors: dict[str, str] = {}
-    for item in error.errors():
+class CodedErrors(dict[str, str]):
+    """Errors by field in the reader's words, and beside them (`messages`) each one's code,
+    params and English text where it has a code: a refusal's `error_messages`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: dict[str, dict[str, Any]] = {}
+
+    def add(self, name: str, text: str, message: dict[str, Any] | None = None) -> None:
+        if name not in self:
+            self[name] = text
+            if message is not None:
+                self.messages[name] = message
+
+
+def dotted_errors(error: ValidationError) -> CodedErrors:
+    """One message per field, named by its path; union branches reduced to the one meant.
+    The first MAX_ERRORS, then `more` saying how many more there were."""
+    errors = CodedErrors()
+    items, total = first_errors(error)
+    for item in items:
         # Union members appear in the path by class name: drop those parts.
         loc = [str(p) for p in item["loc"] if not _is_type_name(str(p))]
-        name = ".".join(loc) or "body"
-        errors.setdefault(name, pydantic_text(item))
+        name = clipped(".".join(loc) or "body")
+        said = said_by_pydantic(item)
+        english_text = english_sentence(said) if said else str(item["msg"])
+        message = {
+            "code": said.code if said else None,
+            "params": json_params(said.params) if said else {},
+            "text": clipped(english_text.removeprefix("Value error, "), MAX_MESSAGE),
+        }
+        errors.add(name, clipped(pydantic_text(item), MAX_MESSAGE), message)
+    if total > len(items):
+        more = MORE_ERRORS(more=total - len(items), listed=len(items))
+        message = {"code": more.code, "params": json_params(more.params)}
+        errors.add(MORE_FIELD, render_sentence(more), {**message, "text": english_sentence(more)})
     return errors
+
+
+# The key of a refusal's errors that says how many more were not listed.
+MORE_FIELD = "more"
+
+
+def error_body(errors: dict[str, str]) -> dict[str, Any]:
+    """A refusal's JSON: `errors` (field -> text) and `error_messages` (field -> code,
+    params and English text; a null code where the refusal has none of its own)."""
+    messages = getattr(errors, "messages", {})
+    return {
+        "errors": dict(errors),
+        "error_messages": {
+            field: messages.get(field) or {"code": None, "params": {}, "text": text}
+            for field, text in errors.items()
+        },
+    }
+
+
+def merged(first: dict[str, str], then: dict[str, str]) -> CodedErrors:
+    """Every field's error: `first`'s, then those of `then` on other fields."""
+    errors = CodedErrors()
+    for found in (first, then):
+        messages = getattr(found, "messages", {})
+        for field, text in found.items():
+            errors.add(field, text, messages.get(field))
+    return errors
+
+
+def without_refused(body: dict[str, Any], errors: dict[str, str]) -> dict[str, Any] | None:
+    """The body without the top-level fields refused, to find what else is wrong (a second
+    pass: an unknown GPU beside a negative price); None when nothing would be left to ask."""
+    refused = {field.split(".")[0] for field in errors}
+    if MORE_FIELD in refused or not refused or not refused <= set(body):
+        return None
+    return {key: value for key, value in body.items() if key not in refused}
 
 
 def _is_type_name(part: str) -> bool:

@@ -22,10 +22,13 @@ from app.plan.fit_load import row_load_out, rows_for_load
 from app.plan.options import PlanOption
 from app.recipes.described_estimate import (
     answer_out,
+    error_body,
     estimate_refusal_words,
     inline_schema,
+    merged,
     parse_request,
     run_estimate,
+    without_refused,
 )
 from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
 from app.recipes.detail_page import detail_context
@@ -241,7 +244,10 @@ def selector_context(
     }
 
 
-_BY_FIELD = ' by field name: {"errors": {field: message}}'
+_BY_FIELD = (
+    ' by field name: {"errors": {field: message}, "error_messages": {field: {code, params, '
+    "text}}}, every field at fault"
+)
 # What a request that names a Hub repository may also answer, beside 422 for its own faults.
 DESCRIBED_RESPONSES: dict[int | str, dict[str, Any]] = {
     403: {
@@ -277,16 +283,32 @@ def estimate_api(
     recipe's shape (verdict, memory per GPU, largest context, decode speed, assumptions)."""
     parsed = parse_request(body)
     if isinstance(parsed, dict):
-        return JSONResponse({"errors": parsed}, status_code=422)
+        errors = merged(parsed, also_wrong(request, service, body, parsed))
+        return JSONResponse(error_body(errors), status_code=422)
     refused = hub_fetch_refused(request, parsed)
     if refused:  # a well-formed request this server will not carry out for a remote caller
-        return JSONResponse({"errors": refused}, status_code=403)
+        return JSONResponse(error_body(refused), status_code=403)
     answer = run_estimate(service, parsed, request.app.state.settings)
     result = answer.result
     if not result.ok:
-        return JSONResponse({"errors": result.errors}, status_code=answer.status)
+        return JSONResponse(error_body(result.errors), status_code=answer.status)
     assert result.recipe is not None
     return JSONResponse(answer_out(answer, parsed.concurrency))
+
+
+def also_wrong(
+    request: Request, service: RecipeService, body: dict[str, Any], errors: dict[str, str]
+) -> dict[str, str]:
+    """What else the request gets wrong once its refused fields are left out: every field
+    at fault is named in one answer."""
+    rest = without_refused(body, errors)
+    if rest is None:
+        return {}
+    parsed = parse_request(rest)
+    if isinstance(parsed, dict) or hub_fetch_refused(request, parsed):
+        return {}
+    result = run_estimate(service, parsed, request.app.state.settings).result
+    return result.errors if not result.ok else {}
 
 
 @router.get("/estimate", name="recipes:estimate")

@@ -13,7 +13,7 @@ from app.estimate.load import MAX_CONCURRENCY, RequestShape
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.sentences import render as say
-from app.i18n.validation_words import pydantic_text, refusal
+from app.i18n.validation_words import first_errors, pydantic_text, refusal
 from app.models import Hardware
 from app.resolve import ModelInputs, ResolvedRecipe, resolve_recipe
 from app.resolve.custom import HardwareDescription, Interconnect, Platform, custom_hardware
@@ -132,7 +132,8 @@ class SelectorResult:
 def field_errors(error: ValidationError) -> dict[str, str]:
     """By field, in the reader's words (a check of the whole machine names its field)."""
     errors: dict[str, str] = {}
-    for item in error.errors():
+    items, _total = first_errors(error)  # the form has a few fields: none lost but noise
+    for item in items:
         named = str((item.get("ctx") or {}).get("field", ""))
         name = str(item["loc"][0]) if item["loc"] else named
         errors.setdefault(name or "form", pydantic_text(item))

@@ -1,9 +1,9 @@
 """Reproduction records: the JSON API (submit, list, export, compare, read, review)."""
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from anyio import to_thread
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.db import SessionDep, request_unit_of_work
@@ -13,7 +13,7 @@ from app.models import Record
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
 from app.records.compare import compare_records, comparison_out
 from app.records.consequences import Consequence, acceptance_consequences
-from app.records.export import CSV_DOC, export_response, record_out, record_url
+from app.records.export import CSV_DOC, EXPORT_LIMIT, export_response, record_out, record_url
 from app.records.filters import FiltersDep
 from app.records.ingest import ingest_record, review_committed
 from app.records.json_body import BodyDep, as_object, inline_refs, parse_json_body
@@ -174,10 +174,24 @@ def list_api(
     responses={200: {"content": {"text/csv": {"schema": {"type": "string"}}}}},
 )
 def export_api(
-    request: Request, filters: FiltersDep, format: Literal["json", "csv"] = "json"
+    request: Request,
+    filters: FiltersDep,
+    format: Literal["json", "csv"] = "json",
+    before: Annotated[
+        int | None,
+        Query(ge=1, le=2**63 - 1, description="the records older than this id (from `next`)"),
+    ] = None,
+    limit: Annotated[
+        int,
+        Query(ge=1, le=EXPORT_LIMIT, description=f"records per page, at most {EXPORT_LIMIT:,}"),
+    ] = EXPORT_LIMIT,
 ) -> Response:
-    """Every record that matches the filters, newest first, streamed as JSON or CSV."""
-    return export_response(request, format, filters.model, filters.hardware, filters.state)
+    """The records that match the filters, newest first, streamed as JSON or CSV, at most
+    10,000 a response: when more match, the `Link` header (rel="next") and JSON's `next`
+    give the next page."""
+    return export_response(
+        request, format, filters.model, filters.hardware, filters.state, before, limit
+    )
 
 
 @api_router.get("/records/compare", name="api:records_compare", responses=error_responses(404))

@@ -1,8 +1,10 @@
 """Records as JSON and CSV. The field names below are the stable, documented export format.
 
-An export streams every matching record, however many: it reads them in keyset-ordered
-batches, each in its own short session, and writes each batch out before reading the next,
-so memory stays that of one batch.
+An export streams the matching records a page at a time: at most EXPORT_LIMIT (10,000)
+records per response, newest first, read in keyset-ordered batches, each in its own short
+session, and written out before the next is read, so memory stays that of one batch. When
+more match, the response's `Link` header (rel="next") and, in JSON, its `next` field give
+the address of the next page (`before`: the records older than this page's last).
 """
 
 import csv
@@ -24,6 +26,7 @@ from app.records.schemas import METRICS
 
 ExportFormat = Literal["json", "csv"]
 BATCH_SIZE = 500  # records per query and per chunk written
+EXPORT_LIMIT = 10_000  # records per export response; `next` gives the rest
 MOST_URL_PREFIXES = 64
 
 RECORD_FIELDS: tuple[str, ...] = (
@@ -203,17 +206,23 @@ def batches(
     hardware: str | None,
     state: str | None,
     size: int = BATCH_SIZE,
+    before: int | None = None,
+    last: int | None = None,
 ) -> Iterator[Sequence[Record]]:
-    """Every matching record, newest first, `size` at a time; no session stays open
-    between batches, so a slow reader holds no connection."""
-    before: int | None = None
+    """Every matching record below id `before`, newest first, down to id `last` (None:
+    to the end), `size` at a time; no session stays open between batches, so a slow reader
+    holds no connection."""
     while True:
         with sessions() as session:
             batch = RecordRepository(session).export_batch(model, hardware, state, before, size)
+        if last is not None:
+            batch = [record for record in batch if record.id >= last]
         if not batch:
             return
         yield batch
         before = batch[-1].id
+        if last is not None and before <= last:
+            return
 
 
 def csv_stream(records: Iterator[Sequence[Record]]) -> Iterator[str]:
@@ -222,26 +231,50 @@ def csv_stream(records: Iterator[Sequence[Record]]) -> Iterator[str]:
         yield csv_chunk(batch)
 
 
-def json_stream(request: Request, records: Iterator[Sequence[Record]]) -> Iterator[str]:
-    """`{"records": [...], "count": n}`: the count comes last, once it is known."""
+def json_stream(
+    request: Request, records: Iterator[Sequence[Record]], next_url: str | None = None
+) -> Iterator[str]:
+    """`{"records": [...], "count": n, "next": url}`: the count once it is known, and the
+    next page's address (null on the last)."""
     yield '{"records":['
     count = 0
     for batch in records:
         parts = [json.dumps(record_out(request, record), allow_nan=False) for record in batch]
         yield ("," if count else "") + ",".join(parts)
         count += len(batch)
-    yield f'],"count":{count}}}'
+    yield f'],"count":{count},"next":{json.dumps(next_url)}}}'
 
 
 def export_response(
-    request: Request, fmt: ExportFormat, model: str | None, hardware: str | None, state: str | None
+    request: Request,
+    fmt: ExportFormat,
+    model: str | None,
+    hardware: str | None,
+    state: str | None,
+    before: int | None = None,
+    limit: int = EXPORT_LIMIT,
+    route: str = "api:records_export",
 ) -> StreamingResponse:
-    """The whole export, streamed as it is read."""
-    records = batches(request.state.sessionmaker, model, hardware, state)
+    """One page of the export (at most `limit` records below id `before`), streamed as it
+    is read, with the next page's address in its `Link` header when more match."""
+    sessions = request.state.sessionmaker
+    with sessions() as session:
+        last = RecordRepository(session).export_page_end(model, hardware, state, before, limit)
+    next_url = None
+    headers: dict[str, str] = {}
+    if last is not None:
+        query = {"model": model, "hardware": hardware, "state": state}
+        asked = {k: v for k, v in query.items() if v is not None}
+        asked.update(format=fmt, before=str(last), limit=str(limit))
+        next_url = str(request.url_for(route).include_query_params(**asked))
+        headers["Link"] = f'<{next_url}>; rel="next"'
+    records = batches(sessions, model, hardware, state, before=before, last=last)
     if fmt == "csv":
         return StreamingResponse(
             csv_stream(records),
             media_type="text/csv; charset=utf-8",
-            headers={"Content-Disposition": 'attachment; filename="records.csv"'},
+            headers={"Content-Disposition": 'attachment; filename="records.csv"', **headers},
         )
-    return StreamingResponse(json_stream(request, records), media_type="application/json")
+    return StreamingResponse(
+        json_stream(request, records, next_url), media_type="application/json", headers=headers
+    )

@@ -174,6 +174,23 @@ class RecordRepository:
         statement = self._filtered(statement, model, hardware, state)
         return self.session.scalars(statement).all()
 
+    def export_page_end(
+        self,
+        model: str | None,
+        hardware: str | None,
+        state: str | None,
+        before: int | None,
+        limit: int,
+    ) -> int | None:
+        """The id of the last record of an export page of `limit` records below `before`,
+        when more records match beyond it (the next page starts below it); else None."""
+        statement = select(Record.id).order_by(Record.id.desc()).offset(limit - 1).limit(2)
+        if before is not None:
+            statement = statement.where(Record.id < before)
+        statement = self._filtered(statement, model, hardware, state)
+        ids = self.session.scalars(statement).all()
+        return ids[0] if len(ids) == 2 else None
+
     def for_model_hardware(self, model_id: int, hardware_id: int) -> Sequence[Record]:
         statement = (
             select(Record)

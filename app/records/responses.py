@@ -74,10 +74,12 @@ class RecordListOut(BaseModel):
 
 
 class RecordExportOut(BaseModel):
-    """Every matching record, streamed; the count comes after the records."""
+    """A page of matching records (at most 10,000), streamed; the count and the next
+    page's address come after the records."""
 
     records: list[RecordOut]
-    count: int = Field(description="every record exported")
+    count: int = Field(description="the records in this response")
+    next: str | None = Field(description="the next page's address; null on the last page")
 
 
 class ChangeOut(BaseModel):

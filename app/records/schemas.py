@@ -12,15 +12,14 @@ from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
-from app.i18n.validation_words import refusal
+from app.i18n.validation_words import refusal, refused
 from app.security.json_input import (
     FREE_FORM_SCHEMA,
-    LONE_SURROGATE,
     FreeForm,
     free_form,
+    hostile_value_at,
     not_a_bool,
 )
-from app.security.json_scan import lone_surrogate_at
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
 ReviewState = Literal["pending", "accepted", "rejected", "retracted"]
@@ -258,13 +257,13 @@ class RecordIn(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def valid_unicode(cls, value: Any) -> Any:
-        """Python callers (importers, the benchmark client) skip the JSON parser that refuses
-        a lone surrogate at the edge; no text of a record may hold one (no page could show
-        it). The error names the field through its `field` param."""
-        where = lone_surrogate_at(value) if isinstance(value, dict) else None
-        if where is not None:
-            raise refusal(LONE_SURROGATE, field=where or "record")
+    def valid_input(cls, value: Any) -> Any:
+        """The input gate every entry shares (app.security.json_input.hostile_value_at):
+        the form, importers and Python callers skip the JSON parser's checks at the edge.
+        The error names the field through its `field` param."""
+        said = hostile_value_at(value, "") if isinstance(value, dict) else None
+        if said is not None:
+            raise refused(said)
         return value
 
 

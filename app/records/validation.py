@@ -20,9 +20,15 @@ from app.catalog.references import (
 from app.errors import ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, json_params, register
-from app.i18n.validation_words import said_by_pydantic
+from app.i18n.validation_words import (
+    MAX_MESSAGE,
+    MORE_ERRORS,
+    clipped,
+    first_errors,
+    said_by_pydantic,
+)
 from app.records.schemas import FieldError, RecordIn
-from app.security.json_input import LONE_SURROGATE
+from app.security.json_input import GATE_CODES
 
 
 class RecordInvalid(ServebookError):
@@ -51,18 +57,24 @@ class Resolved:
 
 def schema_errors(error: ValidationError) -> list[FieldError]:
     """Pydantic errors as dotted field paths, e.g. measurements.0.ttft_ms, each with its
-    code and limits so a page can word it in the reader's language."""
-    return [schema_error(item) for item in error.errors()]
+    code and limits so a page can word it in the reader's language: the first MAX_ERRORS,
+    then one saying how many more there were."""
+    items, total = first_errors(error)
+    errors = [schema_error(item) for item in items]
+    if total > len(items):
+        said = MORE_ERRORS(more=total - len(items), listed=len(items))
+        errors.append(FieldError.of("body", said))
+    return errors
 
 
 def schema_error(item: Any) -> FieldError:
     said = said_by_pydantic(item)
-    located = ".".join(str(part) for part in item["loc"]) or "record"
-    if item["type"] == LONE_SURROGATE.code:  # found by a walk of the whole record
+    located = clipped(".".join(str(part) for part in item["loc"]) or "record")
+    if item["type"] in GATE_CODES:  # found by a walk of the whole record
         located = str(item["ctx"]["field"])
     return FieldError(
         field=located,
-        message=item["msg"].removeprefix("Value error, "),
+        message=clipped(item["msg"].removeprefix("Value error, "), MAX_MESSAGE),
         code=said.code if said else None,
         params=json_params(said.params) if said else None,
     )

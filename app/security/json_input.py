@@ -30,7 +30,12 @@ from starlette.concurrency import run_in_threadpool
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.i18n.validation_words import refusal
-from app.security.json_scan import lone_surrogate_at, may_hold_surrogate, nesting_depth
+from app.security.json_scan import (
+    has_lone_surrogate,
+    lone_surrogate_at,
+    may_hold_surrogate,
+    nesting_depth,
+)
 
 # SQLite stores integers as signed 64-bit; JSON numbers beyond that cannot round-trip.
 INT_MIN = -(2**63)
@@ -42,6 +47,13 @@ MAX_DOCUMENT_DEPTH = 64
 MAX_FREE_FORM_DEPTH = 8
 MAX_FREE_FORM_NODES = 10_000
 MAX_FREE_FORM_TEXT = 20_000
+# Keys in one object: a safetensors index's map of tensors (the largest object a body
+# carries) within the 5 MB upload limit holds about 60,000.
+MAX_OBJECT_KEYS = 100_000
+# Keys in one body: a safetensors header (four keys a tensor) within 5 MB holds under
+# 200,000. Counted before parsing as the `":` that end them (text could only add some), so
+# a body of 400,000 unknown keys is refused in milliseconds, building nothing.
+MAX_BODY_KEYS = 250_000
 # Bodies larger than this are parsed on a worker thread, so the event loop keeps answering.
 PARSE_OFF_LOOP_BYTES = 64 * 1024
 
@@ -71,6 +83,13 @@ NUMBER_TOO_LARGE = register(
 TOO_DEEP = register(
     "json.too_deep", _l("nested %(depth)s levels deep; at most %(most)s are accepted")
 )
+TOO_MANY_KEYS_IN_BODY = register(
+    "json.too_many_keys_in_body",
+    _l("the body has about %(keys)s keys; at most %(most)s are accepted"),
+)
+TOO_MANY_KEYS = register(
+    "json.too_many_keys", _l("an object has %(keys)s keys; at most %(most)s are accepted")
+)
 NUL_TEXT = register("json.nul", _l("text may not contain the NUL character (U+0000)"))
 INVALID_JSON = register("json.invalid", _l("invalid JSON: %(detail)s"))
 NESTED_TOO_DEEP = register("json.nested_too_deep", _l("nested too deep"))
@@ -80,6 +99,21 @@ DUPLICATE_KEY = register(
 LONE_SURROGATE = register(
     "json.lone_surrogate",
     _l("%(field)s holds text that is not valid Unicode (a lone surrogate such as \\udc80)"),
+)
+NUL_IN_FIELD = register(
+    "input.nul", _l("%(field)s holds the NUL character (U+0000), which no text may contain")
+)
+INT_OUT_OF_RANGE_IN_FIELD = register(
+    "input.int_out_of_range", _l("%(field)s holds an integer outside the range -2^63..2^63-1")
+)
+NOT_FINITE_IN_FIELD = register(
+    "input.not_finite",
+    _l("%(field)s holds NaN or an infinite number, which cannot be stored; send a finite number"),
+)
+# The codes whose `field` param names where the value is (the gate's walk finds it).
+GATE_CODES = frozenset(
+    kind.code
+    for kind in (LONE_SURROGATE, NUL_IN_FIELD, INT_OUT_OF_RANGE_IN_FIELD, NOT_FINITE_IN_FIELD)
 )
 
 
@@ -110,6 +144,8 @@ def _finite_float(text: str) -> float:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    if len(pairs) > MAX_OBJECT_KEYS:  # refused before any validator makes an error of each
+        raise JsonRefused(TOO_MANY_KEYS(keys=len(pairs), most=MAX_OBJECT_KEYS))
     value = dict(pairs)
     if len(value) != len(pairs):
         seen: set[str] = set()
@@ -149,6 +185,10 @@ def loads_strict(
         depth = nesting_depth(text)
         if depth > max_depth:
             raise JsonRefused(TOO_DEEP(depth=depth, most=max_depth))
+    if len(text) > PARSE_OFF_LOOP_BYTES:
+        keys = text.count('":')
+        if keys > MAX_BODY_KEYS:
+            raise JsonRefused(TOO_MANY_KEYS_IN_BODY(keys=keys, most=MAX_BODY_KEYS))
     # PostgreSQL text cannot hold NUL; refused on every database (the substring test first:
     # it is cheaper than the pattern, and the pattern needs one of them to match).
     if ("\\u0000" in text or "\\U0000" in text) and _JSON_NUL.search(text):
@@ -293,6 +333,48 @@ def check_free_form(
     where = lone_surrogate_at(value)
     if where is not None:
         return f"{where or 'a key'} holds text that is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def hostile_value_at(value: Any, where: str = "") -> Sentence | None:
+    """The input gate every entry shares (the form, the JSON API, imports, the CLI): what
+    no stored text or number may hold, said naming the field (its dotted path), or None.
+    Text with NUL (PostgreSQL cannot store it; SQLite would, and export it) or a lone
+    surrogate (no page can show it); an integer past 64 bits; NaN or infinity. Walks
+    without recursion."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            found = text_refusal(item, path)
+            if found is not None:
+                return found
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(key, str):
+                    found = text_refusal(key, path)
+                    if found is not None:
+                        return found
+                stack.append((child, f"{path}.{key}" if path else str(key)))
+        elif isinstance(item, list | tuple):
+            stack.extend(
+                (child, f"{path}.{index}" if path else str(index))
+                for index, child in enumerate(item)
+            )
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, int) and not INT_MIN <= item <= INT_MAX:
+            return INT_OUT_OF_RANGE_IN_FIELD(field=path or "body")
+        elif isinstance(item, float) and not math.isfinite(item):
+            return NOT_FINITE_IN_FIELD(field=path or "body")
+    return None
+
+
+def text_refusal(text: str, path: str) -> Sentence | None:
+    if "\x00" in text:
+        return NUL_IN_FIELD(field=path or "body")
+    if has_lone_surrogate(text):
+        return LONE_SURROGATE(field=path or "body")
     return None
 
 

@@ -3,14 +3,14 @@ job against a server (often the same one, upgraded), judged against the record w
 worker finishes it (app/benchmarks/leases.py), like `servebook sentinel` does in a terminal."""
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.hosts import HostNotAllowedError, check_url_allowed
+from app.bench.hosts import HostNotAllowedError, check_url_for_worker
 from app.bench.url_schema import bench_url_field
 from app.benchmarks.repository import JobRepository
+from app.benchmarks.schemas import WorkerLabel
 from app.benchmarks.service import JobInvalid
 from app.config import Settings
 from app.i18n.catalogs import lazy_gettext as _l
@@ -18,7 +18,7 @@ from app.i18n.sentences import register
 from app.models import BenchJob
 from app.records.schemas import FieldError
 from app.records.validation import schema_errors
-from app.sentinel.plan import NoPlan, sentinel_plan
+from app.sentinel.plan import NoPlan, PlanNotRepeatable, sentinel_plan
 from app.sentinel.run import load_baseline
 
 SENTINEL_BASELINE = "sentinel_baseline"  # the job target's key naming the baseline record
@@ -50,13 +50,24 @@ class RecheckIn(BaseModel):
         json_schema_extra=bench_url_field(),
     )
     served_model: str | None = Field(default=None, max_length=200)
-    worker_label: str | None = Field(default=None, max_length=100)
+    worker_label: WorkerLabel | None = Field(
+        default=None,
+        description="only the worker started with this --label runs the re-check; the URL "
+        "must be one the label's allow-list holds (SERVEBOOK_BENCH_WORKER_HOSTS)",
+    )
 
 
 def enqueue_recheck(
-    session: Session, record_id: int, raw: dict[str, Any], settings: Settings, submitted_by: str
+    session: Session,
+    record_id: int,
+    raw: dict[str, Any],
+    settings: Settings,
+    submitted_by: str,
+    worker_hosts: list[str] | None = None,
 ) -> BenchJob:
-    """Queue the record's plan against ``base_url`` (the caller commits)."""
+    """Queue the record's plan against ``base_url`` (the caller commits). The URL's host
+    must be one the worker that will run it allows: the dashboard's list, or the named
+    label's (``worker_hosts`` when the caller is that worker, the sentinel)."""
     try:
         data = RecheckIn.model_validate(raw)
     except ValidationError as error:
@@ -66,11 +77,9 @@ def enqueue_recheck(
     except NoPlan as error:
         said = NO_PLAN(record=str(record_id))
         raise RecordCannotRecheck([FieldError.of("record", said)]) from error
-    hosts = settings.bench_allowed_hosts
-    if data.worker_label is not None:  # that worker measures only what it allows
-        hosts = [*hosts, urlsplit(data.base_url).hostname or ""]
+    hosts = worker_hosts if worker_hosts is not None else settings.worker_hosts(data.worker_label)
     try:
-        check_url_allowed(data.base_url, hosts)
+        check_url_for_worker(data.base_url, hosts, data.worker_label)
     except HostNotAllowedError as error:
         raise JobInvalid([FieldError.of("base_url", error.said)]) from error
     model = data.served_model or baseline.plan.get("model")
@@ -81,8 +90,8 @@ def enqueue_recheck(
         plan = sentinel_plan(
             baseline, base_url=data.base_url, model=model, api_key=None, allowed_hosts=hosts
         )
-    except ValueError as error:
-        raise JobInvalid([FieldError(field="plan", message=str(error))]) from error
+    except PlanNotRepeatable as error:  # the record's state, not the body: a conflict
+        raise RecordCannotRecheck(error.errors) from error
     job = BenchJob(
         plan=plan.model_dump(mode="json"),
         target={**baseline.target, SENTINEL_BASELINE: baseline.id},

@@ -9,11 +9,16 @@ its single-request points, its ramp's levels, its needle lengths and its task.
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.bench.result import BenchPlan
 from app.errors import NotFound
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, register
 from app.models import Record
+from app.records.schemas import FieldError
+from app.records.validation import schema_errors
 from app.sentinel.points import Point, stored_points
 from app.tasks.service import get_task, task_spec
 
@@ -108,8 +113,8 @@ def sentinel_plan(
     metrics_url: str | None = None,
     request_timeout_s: float | None = None,
 ) -> BenchPlan:
-    """The baseline's plan against ``base_url``; raises ValueError for a plan that no
-    longer validates."""
+    """The baseline's plan against ``base_url``; raises PlanNotRepeatable (a ValueError)
+    naming each field of the record's plan that no longer makes a valid run."""
     values = {
         **baseline.plan,
         "base_url": base_url,
@@ -121,4 +126,37 @@ def sentinel_plan(
     }
     if request_timeout_s is not None:
         values["request_timeout_s"] = request_timeout_s
-    return BenchPlan.model_validate(values)
+    try:
+        return BenchPlan.model_validate(values)
+    except ValidationError as error:
+        raise PlanNotRepeatable(baseline.id, schema_errors(error)) from error
+
+
+NOT_REPEATABLE = register(
+    "sentinel.not_repeatable",
+    _l("record %(record)s cannot be run again as measured: %(field)s: %(reason)s"),
+)
+
+
+class PlanNotRepeatable(ValueError):
+    """The plan read back from a record does not make a valid run (a concurrency past the
+    client's bound, a length too short for any output): one error per field, in words."""
+
+    def __init__(self, record_id: int, problems: list[FieldError]) -> None:
+        self.errors = [
+            FieldError.of(
+                problem.field,
+                NOT_REPEATABLE(
+                    record=str(record_id), field=problem.field, reason=reason_of(problem)
+                ),
+            )
+            for problem in problems
+        ]
+        super().__init__("; ".join(error.message for error in self.errors))
+
+
+def reason_of(problem: FieldError) -> Sentence | str:
+    """A field error's reason as a sentence where it has a code (words for each reader)."""
+    if problem.code is not None:
+        return Sentence(problem.code, problem.params or {})
+    return problem.message

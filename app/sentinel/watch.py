@@ -34,9 +34,7 @@ class SentinelWatch:
     def tick(self) -> list[int]:
         """Ask the server its version; queue a re-check for every known-good record of the
         hardware that ran another version of the same runtime. The ids of the jobs queued."""
-        version = read_server_version_sync(
-            self.base_url, allowed_hosts=[*self.settings.bench_allowed_hosts, *self._own_host()]
-        )
+        version = read_server_version_sync(self.base_url, allowed_hosts=self.hosts())
         if version is None:
             log.info("sentinel: %s reports no runtime version; nothing to compare", self.base_url)
             return []
@@ -54,8 +52,10 @@ class SentinelWatch:
                 queued.append(job_id)
         return queued
 
-    def _own_host(self) -> list[str]:
-        return [urlsplit(self.base_url).hostname or ""]
+    def hosts(self) -> list[str]:
+        """What this worker measures: its label's list and the server it fronts."""
+        own = urlsplit(self.base_url).hostname or ""
+        return [*self.settings.worker_hosts(self.label), own]
 
     def due(self, version: ServerVersion) -> list[int]:
         """Known-good records of the hardware on the reported runtime at another version,
@@ -90,7 +90,9 @@ class SentinelWatch:
             form["served_model"] = self.served_model
         try:
             with self.sessions.begin() as session:
-                job = enqueue_recheck(session, record_id, form, self.settings, "sentinel")
+                job = enqueue_recheck(
+                    session, record_id, form, self.settings, "sentinel", self.hosts()
+                )
                 session.add(
                     SentinelCheck(
                         record_id=record_id, runtime_version=version.version, job_id=job.id

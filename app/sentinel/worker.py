@@ -2,6 +2,7 @@
 watch queues re-checks pinned to this worker's label; the worker's own loop runs them."""
 
 import threading
+from urllib.parse import urlsplit
 
 import click
 
@@ -25,7 +26,9 @@ def run_sentinel_worker(
     settings = get_settings()
     engine = make_engine(settings)
     sessions = make_sessionmaker(engine)
-    runner = Worker(sessions, lease_s=lease_s, poll_s=poll_s, label=label)
+    # The server this worker fronts is named on its own command line: it measures that host.
+    hosts = [*settings.worker_hosts(label), urlsplit(base_url).hostname or ""]
+    runner = Worker(sessions, lease_s=lease_s, poll_s=poll_s, label=label, allowed_hosts=hosts)
     watch = SentinelWatch(sessions, settings, hardware, base_url, label, served_model)
     click.echo(f"worker {runner.name} watching {base_url} for new runtime versions ({hardware})")
     stop = threading.Event()

@@ -6,9 +6,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.bench.task_spec import MAX_PROMPTS, TaskPrompt
-from app.i18n.validation_words import refusal
-from app.security.json_input import LONE_SURROGATE, not_a_bool
-from app.security.json_scan import lone_surrogate_at
+from app.i18n.validation_words import refused
+from app.security.json_input import hostile_value_at, not_a_bool
 
 
 class TaskIn(BaseModel):
@@ -31,11 +30,13 @@ class TaskIn(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def valid_unicode(cls, value: Any) -> Any:
-        """A task file (YAML) skips the JSON parser that refuses lone surrogates."""
-        where = lone_surrogate_at(value) if isinstance(value, dict) else None
-        if where is not None:
-            raise refusal(LONE_SURROGATE, field=where or "task")
+    def valid_input(cls, value: Any) -> Any:
+        """The input gate every entry shares (app.security.json_input.hostile_value_at):
+        the form, importers and Python callers skip the JSON parser's checks at the edge.
+        The error names the field through its `field` param."""
+        said = hostile_value_at(value, "") if isinstance(value, dict) else None
+        if said is not None:
+            raise refused(said)
         return value
 
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,12 @@ def dashboard(settings: Settings) -> Iterator[Dashboard]:
     """The app on a free 127.0.0.1 port, configured as exposed (host 0.0.0.0): every
     write needs a token, as on a team's server. No in-process worker: jobs wait for
     remote ones."""
+    with serve_dashboard(settings) as board:
+        yield board
+
+
+@contextmanager
+def serve_dashboard(settings: Settings) -> Iterator[Dashboard]:
     with session_scope(settings) as session:
         tokens = {role: create_token(session, f"{role}-token", role) for role in ROLES}
     exposed = settings.model_copy(update={"host": "0.0.0.0", "run_worker": False})

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.bench.result import MAX_CONCURRENCY, BenchPlan
+from app.benchmarks.worker import describe
 from app.models import BenchJob
 from tests.benchmarks.test_bench_cli import bench, database  # noqa: F401 (fixture)
 from tests.benchmarks.test_bench_jobs import FAST, job_body
@@ -17,7 +18,11 @@ from tests.records.test_surrogates import count
 def test_cli_refuses_concurrency_past_the_maximum(fake_server: str) -> None:
     result = bench(fake_server, FAST, "--concurrency", f"1,{MAX_CONCURRENCY + 1}")
     assert result.exit_code == 2, result.output
+    # The flag, the value given and the bound, in words: not the library's report.
+    assert f"--concurrency {MAX_CONCURRENCY + 1}: " in result.output
     assert "less than or equal to 1024" in result.output
+    for text in ("validation error", "BenchPlan", "pydantic", "input_value"):
+        assert text not in result.output
 
 
 def test_jobs_api_refuses_concurrency_past_the_maximum(
@@ -37,8 +42,11 @@ def test_jobs_api_refuses_concurrency_past_the_maximum(
 def test_a_worker_refuses_a_stored_plan_past_the_maximum() -> None:
     """A job stored before the limit, or by an older server, reaches a worker as a plan."""
     plan = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "concurrency_levels": [2048]}
-    with pytest.raises(ValidationError, match="less than or equal to 1024"):
+    with pytest.raises(ValidationError, match="less than or equal to 1024") as caught:
         BenchPlan.model_validate(plan)
+    # The job's error names the field in words, not the library's report.
+    said = describe(caught.value)
+    assert said == "invalid plan: concurrency_levels.0: Input should be less than or equal to 1024"
 
 
 def test_a_run_that_loses_requests_under_load_is_a_load_failure(fake_server: str) -> None:

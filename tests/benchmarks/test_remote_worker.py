@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from app.config import Settings
 from app.i18n.labels import stage_label
 from app.i18n.messages import in_locale
 from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
@@ -18,6 +19,7 @@ from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
     Dashboard,
     dashboard,
     run_worker_once,
+    serve_dashboard,
     start_worker,
 )
 from tests.benchmarks.test_bench_jobs import FAST, job_body
@@ -122,17 +124,29 @@ def test_pinned_job_waits_for_the_worker_with_its_label(
 
 
 def test_pinned_job_for_a_host_the_worker_does_not_allow_fails_before_any_request(
+    settings: Settings,
+) -> None:
+    # The dashboard lists gpu-a.lab for the label; the worker itself allows only loopback.
+    configured = settings.model_copy(update={"bench_worker_hosts": {"gpu-a": ["gpu-a.lab"]}})
+    with serve_dashboard(configured) as board:
+        job_id = board.queue(job_body("http://gpu-a.lab:8000/v1", worker_label="gpu-a"))
+        done = run_worker_once(board, "--label", "gpu-a")
+        assert done.returncode == 0, done.stderr
+        job = board.job(job_id)
+        assert job["status"] == "failed"
+        assert "refusing to benchmark 'gpu-a.lab'" in job["error"]
+        assert board.bench_record_ids() == []
+
+
+def test_pinned_job_for_a_host_its_label_does_not_list_is_refused(
     dashboard: Dashboard,  # noqa: F811
 ) -> None:
-    # The dashboard leaves the host to the labelled worker, which allows only loopback.
-    body = job_body("http://gpu-a.lab:8000/v1", worker_label="gpu-a")
-    job_id = dashboard.queue(body)
-    done = run_worker_once(dashboard, "--label", "gpu-a")
-    assert done.returncode == 0, done.stderr
-    job = dashboard.job(job_id)
-    assert job["status"] == "failed"
-    assert "refusing to benchmark 'gpu-a.lab'" in job["error"]
-    assert dashboard.bench_record_ids() == []
+    with dashboard.client("submitter") as client:
+        response = client.post(
+            "/api/benchmarks", json=job_body("http://gpu-a.lab:8000/v1", worker_label="gpu-a")
+        )
+    assert response.status_code == 422, response.text
+    assert [e["code"] for e in response.json()["errors"]] == ["bench.host_refused_for_label"]
 
 
 def test_worker_with_a_token_of_another_role_stops_and_says_why(

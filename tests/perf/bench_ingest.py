@@ -142,7 +142,12 @@ def prepare_database(database_url: str) -> str:
 
 
 def start_server(database_url: str, port: int, workers: int) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url, "SERVEBOOK_RUN_WORKER": "false"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "SERVEBOOK_RUN_WORKER": "false",
+        "SERVEBOOK_WRITE_RATE_PER_MINUTE": "0",  # the load is the point
+    }
     command = [
         str(BIN / "uvicorn"),
         "app.main:create_app",

@@ -57,6 +57,7 @@ def start_server(database_url: str, port: int, **extra_env: str) -> subprocess.P
         **os.environ,
         "DATABASE_URL": database_url,
         "SERVEBOOK_RUN_WORKER": "false",
+        "SERVEBOOK_WRITE_RATE_PER_MINUTE": "0",  # the load is the point
         **extra_env,
     }
     command = [

@@ -1,4 +1,5 @@
-"""Exports are complete: every matching record, streamed in batches, in both formats."""
+"""Exports are complete: every matching record, streamed in batches, in both formats, a
+page of at most 10,000 records a response, each with the next page's address."""
 
 import csv
 import io
@@ -97,8 +98,51 @@ def test_filters_apply_across_batches(client: TestClient, valid: dict, session: 
     assert json.loads(client.get("/api/records/export", params={"state": "rejected"}).text) == {
         "records": [],
         "count": 0,
+        "next": None,
     }
 
 
 def test_an_unknown_format_is_refused(client: TestClient) -> None:
     assert client.get("/api/records/export", params={"format": "xml"}).status_code == 422
+
+
+def test_an_export_pages_by_cursor_with_a_link_to_the_next_page(
+    client: TestClient, many: int
+) -> None:
+    """At most `limit` records a response (10,000 at most); `next` and the Link header
+    lead through every record once, in both formats."""
+    seen: list[int] = []
+    url: str | None = "/api/records/export?format=json&limit=1200"
+    pages = 0
+    while url is not None:
+        response = client.get(url)
+        assert response.status_code == 200, response.text[:200]
+        document = json.loads(response.text)
+        assert document["count"] == len(document["records"]) <= 1200
+        seen += [record["record_id"] for record in document["records"]]
+        url = document["next"]
+        assert (url is None) == ("link" not in response.headers)
+        if url is not None:
+            assert response.headers["link"] == f'<{url}>; rel="next"'
+        pages += 1
+    assert pages == 5
+    assert seen == sorted(set(seen), reverse=True) and len(seen) == MANY
+    first = client.get("/api/records/export", params={"format": "csv", "limit": 4000})
+    assert len(set(csv_record_ids(first.text))) == 4000
+    rest = client.get(first.headers["link"].split(";")[0].strip("<>"))
+    assert len(set(csv_record_ids(rest.text))) == MANY - 4000
+    assert "link" not in rest.headers
+    too_many = client.get("/api/records/export", params={"limit": export.EXPORT_LIMIT + 1})
+    assert too_many.status_code == 422
+
+
+def test_one_export_response_holds_at_most_ten_thousand_records(
+    client: TestClient, valid: dict, session: Session
+) -> None:
+    record_id = post_record(client, valid).json()["id"]
+    bulk_copies(session, record_id, export.EXPORT_LIMIT)
+    document = json.loads(client.get("/api/records/export").text)
+    assert document["count"] == export.EXPORT_LIMIT
+    rest = json.loads(client.get(document["next"]).text)
+    assert (rest["count"], rest["next"]) == (1, None)
+    assert rest["records"][0]["record_id"] == record_id
