@@ -18,6 +18,7 @@ is a boundary (found in `app/plan/search.py`), and the replicas are the users ov
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import ceil
 from typing import Any
 
@@ -26,15 +27,16 @@ from pydantic import ValidationError
 from app.config import Settings
 from app.estimate.load import MAX_CONCURRENCY
 from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.sentences import register
-from app.i18n.sentences import render as say
+from app.i18n.sentences import Sentence, register
 from app.models import Hardware
 from app.plan.options import MEMORY, AtLoad, Candidate, Plan, PlanOption
 from app.plan.schemas import PlanRequest
 from app.plan.search import most_carried
 from app.recipes.described_estimate import (
+    CodedErrors,
     RequestHardware,
     RequestModel,
+    coded,
     errors_status,
     request_hardware,
     request_model,
@@ -84,10 +86,10 @@ UNKNOWN_PRICE_KEY = register(
 class PlanRefused(Exception):
     """The request cannot be planned: messages by field, in the reader's language."""
 
-    def __init__(self, errors: dict[str, str]) -> None:
+    def __init__(self, errors: Mapping[str, str | Sentence]) -> None:
         super().__init__(errors)
-        self.errors = errors
-        self.status = errors_status(errors)  # 422, or the Hub's answer for a repository
+        self.errors = coded(errors)  # the reader's words, with each one's code beside them
+        self.status = errors_status(self.errors)  # 422, or the Hub's answer for a repository
 
 
 def plan_load(
@@ -138,7 +140,7 @@ def _candidates(
     runtime = next((r for r in model.inputs.runtimes if r.slug == request.runtime), None)
     if request.runtime is not None and runtime is None:
         known = [r.slug for r in model.inputs.runtimes]
-        raise PlanRefused({"runtime": say(CHOOSE_ONE(choices=known))})
+        raise PlanRefused({"runtime": CHOOSE_ONE(choices=known)})
 
     def listed(machine: Hardware) -> Candidate:
         fields = RequestHardware({"hardware": machine.slug})
@@ -147,20 +149,21 @@ def _candidates(
     if request.hardware is None:  # with a runtime named, the hardware it runs on
         runs = runtime.platforms if runtime is not None else None
         return [listed(m) for m in catalog.values() if runs is None or m.platform in runs]
-    found, errors = [], {}
+    found, errors = [], CodedErrors()
     for index, asked in enumerate(request.hardware):
         where = f"hardware.{index}"
         if isinstance(asked, str):
             if asked == CUSTOM:
-                errors[where] = say(CUSTOM_REFUSED())
+                errors.add(where, *_coded(CUSTOM_REFUSED()))
             elif asked not in catalog:
-                errors[where] = say(UNKNOWN_HARDWARE(slug=asked, known=", ".join(catalog)))
+                errors.add(where, *_coded(UNKNOWN_HARDWARE(slug=asked, known=", ".join(catalog))))
             else:
                 found.append(listed(catalog[asked]))
             continue
         described = request_hardware(asked, catalog.values())
         if isinstance(described, dict):
-            errors.update({f"{where}.gpu": text for text in described.values()})
+            for field, text in described.items():
+                errors.add(f"{where}.{field.split('.')[-1]}", text, described.messages.get(field))
             continue
         assert isinstance(asked, GpuByName) and described.name is not None
         found.append(Candidate(described.name, described.name, described, (asked.gpu,)))
@@ -187,7 +190,7 @@ def _prices(
         known = ", ".join(sorted({c.label for c in candidates}))
         raise PlanRefused(
             {
-                f"price_per_gpu_hour.{key}": say(UNKNOWN_PRICE_KEY(key=key, known=known))
+                f"price_per_gpu_hour.{key}": UNKNOWN_PRICE_KEY(key=key, known=known)
                 for key in unknown
             }
         )
@@ -348,7 +351,7 @@ def _alone(
 
 def _ttft_target_errors(
     request: PlanRequest, least: tuple[float, PlanOption] | None
-) -> dict[str, str]:
+) -> dict[str, Sentence]:
     """A first-token target below any single request's first token is refused (422)."""
     if request.max_ttft_ms is None or least is None:
         return {}
@@ -360,12 +363,12 @@ def _ttft_target_errors(
         least=round(least_ms),
         hardware=fastest.candidate.name,
     )
-    return {"max_ttft_ms": say(said)}
+    return {"max_ttft_ms": said}
 
 
 def _decode_target_errors(
     request: PlanRequest, most: tuple[float, PlanOption] | None
-) -> dict[str, str]:
+) -> dict[str, Sentence]:
     """A speed target above what one request reaches alone on any hardware weighed is
     refused (422): no number of replicas makes a request decode faster than it does alone."""
     if most is None:
@@ -376,8 +379,14 @@ def _decode_target_errors(
     said = DECODE_ABOVE_ONE_REQUEST(
         asked=request.min_decode_tokens_per_s, most=most_tps, hardware=fastest.candidate.name
     )
-    return {"min_decode_tokens_per_s": say(said)}
+    return {"min_decode_tokens_per_s": said}
 
 
 def _middle(band: dict[str, Any]) -> float:
     return (band["low"] + band["high"]) / 2
+
+
+def _coded(said: Sentence) -> tuple[str, dict[str, Any]]:
+    """A sentence as an error's text and its message (code, params, English text)."""
+    found = coded({"": said})
+    return found[""], found.messages[""]

@@ -6,7 +6,7 @@ through the selector, so the answer has the catalog's shape, rules and figures.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,6 @@ from app.i18n.messages import english, message_text, messages_json
 from app.i18n.sentences import Sentence, json_params, register
 from app.i18n.sentences import english as english_sentence
 from app.i18n.sentences import render as render_sentence
-from app.i18n.sentences import render as say
 from app.i18n.validation_words import (
     MAX_MESSAGE,
     MORE_ERRORS,
@@ -59,9 +58,15 @@ class FieldErrors(dict[str, str]):
     """Errors by field, and the HTTP status they answer: 422 (the request is at fault)
     unless the Hub's answer for a repository says otherwise (`HubUnavailable.status`)."""
 
-    def __init__(self, errors: dict[str, str], status: int = 422) -> None:
+    def __init__(
+        self,
+        errors: dict[str, str],
+        status: int = 422,
+        messages: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__(errors)
         self.status = status
+        self.messages = messages or {}
 
 
 def errors_status(errors: dict[str, str]) -> int:
@@ -115,6 +120,25 @@ class CodedErrors(dict[str, str]):
             self[name] = text
             if message is not None:
                 self.messages[name] = message
+
+
+def coded(errors: Mapping[str, str | Sentence | Message]) -> CodedErrors:
+    """Errors by field as a refusal carries them: each in the reader's words and, where it
+    was said as a code (a registered sentence or an estimator message), that code, its
+    params and its English text beside it. Errors already coded keep their codes."""
+    out = CodedErrors()
+    known = getattr(errors, "messages", {})
+    for field, said in errors.items():
+        if isinstance(said, Sentence):
+            english_text = english_sentence(said)
+            out.add(field, render_sentence(said), {**said.as_json(), "text": english_text})
+        elif isinstance(said, Message):
+            out.add(field, message_text(said), {**said.as_json(), "text": english(said)})
+        else:
+            out.add(field, said, known.get(field))
+    if isinstance(errors, FieldErrors):
+        return FieldErrors(out, errors.status, out.messages)
+    return out
 
 
 def dotted_errors(error: ValidationError) -> CodedErrors:
@@ -300,7 +324,7 @@ def request_hardware(
     try:
         fields, name, described_card = gpu_fields(hardware, catalog)
     except ValueError as error:
-        return {"hardware.gpu": gpu_refusal_words(error)}
+        return coded({"hardware.gpu": gpu_refusal(error)})
     assumed, card = card_assumptions(hardware, described_card)
     return RequestHardware(fields, name, assumed, card)
 
@@ -308,12 +332,13 @@ def request_hardware(
 CLOSE_MATCHES = register("estimate.close_matches", _l("%(problem)s; close matches: %(close)s"))
 
 
-def gpu_refusal_words(error: ValueError) -> str:
-    """A refused card name or count in the reader's language, with the names it is close to."""
+def gpu_refusal(error: ValueError) -> Sentence | str:
+    """A refused card name or count, with the names it is close to: a sentence where the
+    lookup said it as one."""
     said = getattr(error, "said", None)
-    problem = say(said) if isinstance(said, Sentence) else str(error)
+    problem = said if isinstance(said, Sentence) else str(error)
     close = getattr(error, "close_matches", [])
-    return say(CLOSE_MATCHES(problem=problem, close=close)) if close else problem
+    return CLOSE_MATCHES(problem=problem, close=close) if close else problem
 
 
 def estimate_refusal_words(error: EstimateError) -> str:
@@ -335,14 +360,14 @@ def request_model(
         try:
             return RequestModel(service.inputs(model))
         except NotFound as missing:  # a field of the request, not the URL: 422, not 404
-            return {"model": missing.text()}
+            return coded({"model": missing.said or missing.text()})
     if description is None:
         try:
             description = describe(model, settings, context)
         except HubUnavailable as error:
             return FieldErrors({"model.repo": error.message}, error.status)
         except EstimateError as error:
-            return {f"model.{error.field}": estimate_refusal_words(error)}
+            return coded({f"model.{error.field}": error.reason or estimate_refusal_words(error)})
     described = described_model(description, context)
     inputs = described_inputs(service.catalog.session, described)
     return RequestModel(inputs, description, described.artifacts[0].slug)
@@ -359,12 +384,14 @@ def run_estimate(
     raw = request.model_dump(exclude={"model", "hardware"}, exclude_none=True)
     raw["runtime"] = runtime_slug(service, request.runtime)
     hardware = request_hardware(request.hardware, service.list_hardware())
-    if isinstance(hardware, dict):
-        return DescribedResult(SelectorResult(raw, hardware))
-    raw.update(hardware.fields)
     model = request_model(service, request.model, settings, request.context, description)
-    if isinstance(model, dict):
-        return DescribedResult(SelectorResult(raw, model), status=errors_status(model))
+    if isinstance(hardware, dict) or isinstance(model, dict):
+        # Every field at fault at once: an unknown card beside an unknown model.
+        found = [errors for errors in (model, hardware) if isinstance(errors, dict)]
+        errors = merged(*found) if len(found) == 2 else coded(found[0])
+        status = errors_status(model) if isinstance(model, dict) else 422
+        return DescribedResult(SelectorResult(raw, errors), status=status)
+    raw.update(hardware.fields)
     if model.artifact is not None:
         raw["artifact"] = model.artifact
     result = run_selector(service, model.inputs, raw)

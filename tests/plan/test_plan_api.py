@@ -301,3 +301,28 @@ def test_the_plan_page_states_the_request_shape_it_planned_for(client: TestClien
     stated = client.get("/plan", params={**asked, "prompt_tokens": 2048, "output_tokens": 512})
     assert "Each request: 2,048 prompt tokens and 512 output tokens." in stated.text
     assert "A length left blank takes this default." not in stated.text
+
+
+def test_every_refusal_carries_its_code_beside_the_english(client: TestClient) -> None:
+    response = client.post(
+        "/api/plan",
+        json={**REFERENCE, "hardware": [{"gpu": "RTX 4095"}], "price_per_gpu_hour": -1},
+    )
+    assert response.status_code == 422
+    body = response.json()
+    assert (
+        set(body["errors"])
+        == set(body["error_messages"])
+        == {
+            "hardware.0.gpu",
+            "price_per_gpu_hour",
+        }
+    )
+    card = body["error_messages"]["hardware.0.gpu"]
+    assert card["code"] == "estimate.close_matches"
+    assert card["params"]["problem"]["params"]["name"] == "RTX 4095"
+    assert card["text"] == body["errors"]["hardware.0.gpu"]
+    beyond = client.post("/api/plan", json={**REFERENCE, "min_decode_tokens_per_s": 50_000})
+    said = beyond.json()["error_messages"]["min_decode_tokens_per_s"]
+    assert said["code"] == "plan.decode_above_one_request"
+    assert said["params"]["asked"] == 50_000

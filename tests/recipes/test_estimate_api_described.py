@@ -336,3 +336,17 @@ def test_an_exposed_server_fetches_nothing_from_the_hub_unless_allowed(
     with TestClient(create_app(allowed)) as client:
         answer = estimate(client, model={"repo": "org/llama"}, hardware="h100-80gb")
     assert answer.status_code == 200 and len(_Hub.requests) == 2
+
+
+def test_an_unknown_model_and_an_unknown_card_are_refused_together_with_their_codes(
+    client: TestClient,
+) -> None:
+    response = client.post(
+        "/api/estimate", json={"model": "gpt-oss-12b", "hardware": {"gpu": "RTX 4095"}}
+    )
+    assert response.status_code == 422
+    body = response.json()
+    assert set(body["errors"]) == {"model", "hardware.gpu"}
+    codes = {field: said["code"] for field, said in body["error_messages"].items()}
+    assert codes == {"model": "catalog.unknown_model", "hardware.gpu": "estimate.close_matches"}
+    assert body["error_messages"]["model"]["text"] == body["errors"]["model"]
