@@ -45,9 +45,7 @@ def test_a_recheck_for_a_host_no_label_allows_is_refused_with_the_reason(
     assert job_count(settings) == 0
 
 
-def test_a_recheck_names_a_label_whose_list_holds_the_host(
-    settings: Settings, valid: dict
-) -> None:
+def test_a_recheck_names_a_label_whose_list_holds_the_host(settings: Settings, valid: dict) -> None:
     configured = settings.model_copy(update={"bench_worker_hosts": {"gpu-a": ["10.9.8.7"]}})
     with TestClient(create_app(configured)) as client:
         record_id = post_record(client, valid).json()["id"]
