@@ -6,13 +6,11 @@ close out its answers, and one whose server holds the stream open after the answ
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import time
 from typing import Any
 
-from bench_support import fake_plan, run_with_server
+from bench_support import buffering_proxy, fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench import BenchResult, RequestSample, run_benchmark
@@ -98,41 +96,6 @@ def test_chunks_flushed_together_are_one_arrival() -> None:
     assert_not_measurable(result, "merged", "proxy")
     sample = result.lengths[0].samples[0]
     assert sample.token_chunks == 32 and sample.arrivals <= 4
-
-
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, hold: bool) -> None:
-    """Copy ``reader`` to ``writer``; ``hold`` keeps every byte until the answer's
-    ``[DONE]``, as a proxy that buffers whole responses does."""
-    kept = b""
-    try:
-        while data := await reader.read(65536):
-            if not hold:
-                writer.write(data)
-                await writer.drain()
-                continue
-            kept += data
-            if b"[DONE]" in kept and kept.endswith(b"0\r\n\r\n"):
-                writer.write(kept)
-                await writer.drain()
-                kept = b""
-    except ConnectionError:
-        pass
-    finally:
-        with contextlib.suppress(ConnectionError):
-            writer.close()
-
-
-@contextlib.asynccontextmanager
-async def buffering_proxy(upstream_port: int):
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
-        await asyncio.gather(_pump(reader, up_writer, False), _pump(up_reader, writer, True))
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
 
 
 def test_a_buffering_proxy_between_client_and_server_is_detected() -> None:
