@@ -9,8 +9,13 @@ percent wide, and a change that small is no regression anyone serving would noti
 memory peak is one reading, but of a figure a fixed configuration repeats to within the
 allocator's rounding: its band is the reading ± `MEMORY_RESOLUTION_GB`, so a peak that grows
 by more than a gigabyte per GPU (and 5 %) is a regression, as a runtime upgrade's memory
-jumps are. Ramp throughput, kept as a single number, has no band: its change is reported
-and never called significant. A needle found at the baseline and missed now is significant:
+jumps are. A ramp level's throughput counts too: its band is the spread of the level's
+throughput as each request would make it (``to_record.throughput_samples``); a record made
+before that kept one number, with no band, whose change is reported and never called
+significant. A decode that was not measurable (answers that arrived in bursts) at either
+end is not judged: the report says so, and a baseline of that kind is re-made with
+``--rebaseline``. A regression counts only when a second run finds the same change beyond
+both bands (``confirmed``). A needle found at the baseline and missed now is significant:
 the needle is asked at temperature 0, so a found needle is found again on the same build.
 """
 
@@ -90,12 +95,19 @@ class SentinelReport:
     baseline_record: int
     verdict: Verdict
     changes: list[Change]
+    not_judged: tuple[str, ...] = ()  # figures left out, and why
+    runs: int = 1  # 2 when a second run was asked to confirm a regression
 
     @property
     def summary(self) -> str:
         """One line, e.g. "regressed: decode -40 % at 4,096 tokens x 1, needle lost at
-        65,536 tokens x 1"; the changes beyond noise only."""
-        said = [said_change(change) for change in self.changes if change.significant]
+        65,536 tokens x 1"; only the changes that made the verdict."""
+        direction = {"regressed": "worse", "improved": "better"}.get(self.verdict)
+        said = [
+            said_change(change)
+            for change in self.changes
+            if change.significant and change.direction == direction
+        ]
         words = self.verdict.replace("_", " ")
         return f"{words}: {', '.join(said)}" if said else words
 
@@ -105,6 +117,8 @@ class SentinelReport:
             "verdict": self.verdict,
             "summary": self.summary,
             "changes": [change.as_json() for change in self.changes],
+            "not_judged": list(self.not_judged),
+            "runs": self.runs,
         }
 
 
@@ -164,10 +178,25 @@ def where_of(point: Point) -> str:
     return f"{point.context_length:,} tokens x {point.concurrency}{suffix}"
 
 
+# No hardware decodes one request faster (app/records/plausibility.py): a baseline's decode
+# above it was read from bursts, before the client said so.
+MAX_DECODE_ONE_REQUEST = 20_000.0
+
+
+def decode_unjudged(point: Point) -> bool:
+    """The point's decode was not measurable (answers that arrived in bursts)."""
+    decode = point.values.get("decode_tokens_per_s")
+    return point.decode_measurable is False or (
+        decode is not None and decode > MAX_DECODE_ONE_REQUEST
+    )
+
+
 def point_changes(before: Point, after: Point) -> list[Change]:
     changes = []
     for metric, (unit, higher) in POINT_METRICS.items():
         a, b = before.values.get(metric), after.values.get(metric)
+        if metric == "decode_tokens_per_s" and (decode_unjudged(before) or decode_unjudged(after)):
+            continue
         if a is None or b is None:
             continue
         bands = (
@@ -247,8 +276,19 @@ def compare_runs(
     now_by_key = {point.key: point for point in now}
     tasks_now = [point for point in now if point.task is not None]
     task_seen = False
+    not_judged: list[str] = []
     for before in baseline:
         after = now_by_key.get(before.key)
+        if after is not None and before.kind != "needle":
+            if decode_unjudged(before):
+                not_judged.append(
+                    f"decode at {where_of(before)}: the baseline's answers arrived in bursts, "
+                    "so it has no decode to compare with; re-baseline with --rebaseline"
+                )
+            elif decode_unjudged(after):
+                not_judged.append(
+                    f"decode at {where_of(before)}: this run's answers arrived in bursts"
+                )
         if after is not None and before.kind != "needle":
             changes += point_changes(before, after)
         if after is not None and before.kind == "needle":
@@ -258,7 +298,22 @@ def compare_runs(
             task_seen = True
             task = task_change(before, tasks_now[0])
             changes += [task] if task else []
-    return SentinelReport(baseline_id, verdict_of(changes), changes)
+    return SentinelReport(baseline_id, verdict_of(changes), changes, tuple(not_judged))
+
+
+def confirmed(first: SentinelReport, second: SentinelReport) -> SentinelReport:
+    """The second run's report, where a change counts only when the first run found it
+    too, beyond both bands and the same way: one run's outlier is not a regression."""
+    seen = {(c.metric, c.point, c.direction) for c in first.changes if c.significant}
+    changes = [
+        c
+        if not c.significant or (c.metric, c.point, c.direction) in seen
+        else Change(c.metric, c.point, c.unit, c.baseline, c.now, c.band_baseline,
+                    c.band_now, False, None)
+        for c in second.changes
+    ]  # fmt: skip
+    not_judged = tuple(dict.fromkeys(first.not_judged + second.not_judged))
+    return SentinelReport(second.baseline_record, verdict_of(changes), changes, not_judged, 2)
 
 
 def verdict_of(changes: list[Change]) -> Verdict:
