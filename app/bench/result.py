@@ -344,6 +344,11 @@ class ConcurrencyLevel(BaseModel):
     decode_measurable: bool | None = Field(
         default=None, description="false when no answer at this level could be timed"
     )
+    stream_output_tps: list[float] = Field(
+        default_factory=list,
+        description="each stream's output tokens over its own span, times the streams: "
+        "the level's throughput as each stream saw it (its spread is the level's band)",
+    )
     output_tps: float | None = Field(default=None, description="all output tokens / level duration")
     request_rate: float | None = None
     ttft_ms: Distribution

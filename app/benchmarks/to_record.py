@@ -80,7 +80,8 @@ def level_point(length: int, level: ConcurrencyLevel) -> dict[str, Any] | None:
         "throughput_tokens_per_s": level.output_tps,
         "peak_memory_gb_per_gpu": peak,
         "memory_source": source,
-        "samples": {"throughput_tokens_per_s": throughput_samples(level)},
+        # Each stream's view of the level's throughput: its band (app/sentinel/compare.py).
+        "samples": {"throughput_tokens_per_s": level.stream_output_tps},
         "details": {
             "ramp": True,  # a ramp level, not a single-request point at this length
             "errors": level.errors,
@@ -95,18 +96,6 @@ def level_point(length: int, level: ConcurrencyLevel) -> dict[str, Any] | None:
             "held_short": level.held_short,
         },
     }
-
-
-def throughput_samples(level: ConcurrencyLevel) -> list[float]:
-    """The level's throughput as each answered request would make it, were every request
-    in flight like it: its tokens over its time, times the requests held in flight. Their
-    spread is the band a sentinel compares the level's throughput within."""
-    held = level.held_concurrency.mean if level.held_concurrency else level.concurrency
-    return [
-        round((s.output_tokens or 0) / (s.end_ms / 1000) * held, 3)
-        for s in level.samples
-        if s.ok and s.end_ms and s.output_tokens
-    ]
 
 
 def needle_point(needle: NeedleLength) -> dict[str, Any] | None:

@@ -9,11 +9,12 @@ percent wide, and a change that small is no regression anyone serving would noti
 memory peak is one reading, but of a figure a fixed configuration repeats to within the
 allocator's rounding: its band is the reading ± `MEMORY_RESOLUTION_GB`, so a peak that grows
 by more than a gigabyte per GPU (and 5 %) is a regression, as a runtime upgrade's memory
-jumps are. A ramp level's throughput counts too: its band is the spread of the level's
-throughput as each request would make it (``to_record.throughput_samples``); a record made
-before that kept one number, with no band, whose change is reported and never called
-significant. A decode that was not measurable (answers that arrived in bursts) at either
-end is not judged: the report says so, and a baseline of that kind is re-made with
+jumps are. A ramp level's throughput counts too, as its gain over the same run's
+one-stream level (``scaling_of``: a machine slowed by other work for a while slows both, a
+server that stops batching loses the gain), banded by the spread of that gain as each of
+its streams saw it (``ConcurrencyLevel.stream_output_tps``). A record made before that kept
+one number, with no band, whose change is reported and never called significant. A decode
+that was not measurable (answers that arrived in bursts) at either end is not judged: the report says so, and a baseline of that kind is re-made with
 ``--rebaseline``. A regression counts only when a second run finds the same change beyond
 both bands (``confirmed``). A needle found at the baseline and missed now is significant:
 the needle is asked at temperature 0, so a found needle is found again on the same build.
@@ -128,6 +129,7 @@ SHORT_NAMES = {
     "throughput_tokens_per_s": "throughput",
     "peak_memory_gb_per_gpu": "peak memory",
     "task_pass_rate": "task pass rate",
+    "throughput_scaling": "throughput at load",
 }
 
 
@@ -191,7 +193,9 @@ def decode_unjudged(point: Point) -> bool:
     )
 
 
-def point_changes(before: Point, after: Point) -> list[Change]:
+def point_changes(before: Point, after: Point, scaled: bool = False) -> list[Change]:
+    """``scaled``: the point's throughput is judged as its gain over one stream
+    (``scaling_change``), and its own change is listed, never counted."""
     changes = []
     for metric, (unit, higher) in POINT_METRICS.items():
         a, b = before.values.get(metric), after.values.get(metric)
@@ -205,8 +209,34 @@ def point_changes(before: Point, after: Point) -> list[Change]:
         )
         if metric == "peak_memory_gb_per_gpu" and bands == (None, None):
             bands = (_memory_band(a), _memory_band(b))
+        if metric == "throughput_tokens_per_s" and scaled:
+            bands = (None, None)
         changes.append(banded_change(metric, where_of(before), unit, higher, a, b, bands))
     return changes
+
+
+def scaling_of(point: Point, single: Point | None) -> tuple[float, list[float]] | None:
+    """A ramp level's throughput over the same run's one-stream level, with each stream's
+    view of it: what the server gains from the load. A machine that is slower for a while
+    (other work on its cores) slows both levels, so this holds where the throughput
+    itself swings by half between runs; a server that stops batching loses it."""
+    if single is None:
+        return None
+    alone = single.values.get("throughput_tokens_per_s")
+    at_load = point.values.get("throughput_tokens_per_s")
+    if not alone or at_load is None:
+        return None
+    return at_load / alone, [v / alone for v in point.samples.get("throughput_tokens_per_s", [])]
+
+
+def scaling_change(
+    before: Point, after: Point, single_before: Point | None, single_after: Point | None
+) -> Change | None:
+    a, b = scaling_of(before, single_before), scaling_of(after, single_after)
+    if a is None or b is None:
+        return None
+    bands = (sample_band(a[1]), sample_band(b[1]))
+    return banded_change("throughput_scaling", where_of(before), "x", True, a[0], b[0], bands)
 
 
 def needle_change(before: Point, after: Point) -> Change | None:
@@ -274,6 +304,7 @@ def compare_runs(
             )
         )
     now_by_key = {point.key: point for point in now}
+    base_by_key = {point.key: point for point in baseline}
     tasks_now = [point for point in now if point.task is not None]
     task_seen = False
     not_judged: list[str] = []
@@ -290,7 +321,15 @@ def compare_runs(
                     f"decode at {where_of(before)}: this run's answers arrived in bursts"
                 )
         if after is not None and before.kind != "needle":
-            changes += point_changes(before, after)
+            one = (before.context_length, 1, "ramp")
+            scaled = before.kind == "ramp" and before.concurrency > 1
+            scaling = (
+                scaling_change(before, after, base_by_key.get(one), now_by_key.get(one))
+                if scaled
+                else None
+            )
+            changes += point_changes(before, after, scaled=scaling is not None)
+            changes += [scaling] if scaling else []
         if after is not None and before.kind == "needle":
             needle = needle_change(before, after)
             changes += [needle] if needle else []

@@ -16,7 +16,7 @@ from fake_openai_server import FakeOpenAIServer
 from app.bench import BenchResult, RequestSample, run_benchmark
 from app.bench.arrival import arrival_of
 from app.bench.result import MIN_LEVEL_ROUNDS, BenchPlan, ConcurrencyRamp
-from app.bench.stages.ramp import held_concurrency, level_summary
+from app.bench.stages.ramp import held_concurrency, level_summary, stream_throughputs
 from app.bench.stages.verdict import held_notes
 from app.benchmarks.to_record import level_point
 
@@ -202,3 +202,14 @@ def test_ramp_levels_send_enough_requests_for_a_band() -> None:
     assert plan.level_rounds() == MIN_LEVEL_ROUNDS == 8
     assert plan.model_copy(update={"repeat": 12}).level_rounds() == 12
     assert plan.model_copy(update={"requests_per_stream": 2}).level_rounds() == 2
+
+
+def test_each_stream_gives_its_view_of_the_level_throughput() -> None:
+    def answered(start: float, end: float, tokens: int) -> RequestSample:
+        return RequestSample(
+            ok=True, send_offset_ms=start, end_ms=end - start, output_tokens=tokens
+        )
+
+    fast = [answered(0, 500, 50), answered(500, 1000, 50)]
+    slow = [answered(0, 1000, 50), answered(1000, 2000, 50)]
+    assert stream_throughputs([fast, slow]) == [200.0, 100.0]

@@ -710,3 +710,96 @@ def test_bursts_through_a_buffering_proxy_are_reported(vllm_server: VllmServer) 
             assert sample["burst"] == "one_piece" and sample["arrivals"] == 1
             assert sample["output_tokens"] == 32
     print("\nthrough a buffering proxy:", result.outcome_error)
+
+
+SENTINEL_RUNS = 10
+
+
+def sentinel_plan(server: VllmServer) -> BenchPlan:
+    return BenchPlan(
+        base_url=server.base_url,
+        model=MODEL_NAME,
+        lengths=[256],
+        repeat=3,
+        max_tokens=32,
+        concurrency_levels=[1, 4],
+        requests_per_stream=6,
+        needle=False,
+        request_timeout_s=120,
+        extra_body={"ignore_eos": True},
+    )
+
+
+def sentinel_baseline(server: VllmServer) -> Any:
+    """A baseline as a record is made: on a server that has served such a run before (the
+    first batches of a fresh vLLM on the CPU are slow while it warms up)."""
+    from app.sentinel.points import raw_points
+
+    asyncio.run(run_benchmark(sentinel_plan(server)))
+    result = asyncio.run(run_benchmark(sentinel_plan(server)))
+    return raw_points(record_from_result(result, SENTINEL_TARGET))
+
+
+def sentinel_verdict(baseline: list[Any], server: VllmServer) -> Any:
+    """One sentinel judgement, as `servebook sentinel` makes it: a run, and a second one
+    when the first finds a regression."""
+    from app.sentinel.compare import compare_runs, confirmed
+    from app.sentinel.points import raw_points
+
+    def one() -> Any:
+        result = asyncio.run(run_benchmark(sentinel_plan(server)))
+        raw = record_from_result(result, SENTINEL_TARGET)
+        return compare_runs(0, "ok", baseline, raw["outcome"], raw_points(raw))
+
+    first = one()
+    return first if first.verdict != "regressed" else confirmed(first, one())
+
+
+SENTINEL_TARGET = {
+    "model": GLM,
+    "artifact": GLM_FP8,
+    "runtime": "vllm",
+    "runtime_version": "0.32.0",
+    "hardware": "cpu",
+}
+
+
+# On a 2-core machine shared with other work, vLLM's throughput at 4 streams over one
+# stream's swung by 10-69 % between runs of an unchanged server (measured 2026-12-06), more
+# than --max-num-seqs 1 costs it (about 43 %): the sentinel cannot yet tell the two apart
+# there. These stay, expected to fail, until a baseline's band holds that spread.
+SENTINEL_NOISE = pytest.mark.xfail(
+    strict=False,
+    reason="throughput at load swings between runs on a shared 2-core machine by more "
+    "than --max-num-seqs 1 costs",
+)
+
+
+@SENTINEL_NOISE
+def test_sentinel_against_an_unchanged_server_does_not_cry_wolf(
+    vllm_server: VllmServer,
+) -> None:
+    """Ten sentinel judgements in a row against the server the baseline was measured on:
+    none says regressed, however vLLM's answers arrived."""
+    baseline = sentinel_baseline(vllm_server)
+    verdicts = [sentinel_verdict(baseline, vllm_server) for _ in range(SENTINEL_RUNS)]
+    said = [report.summary for report in verdicts]
+    print("\nsentinel, unchanged server:", json.dumps(said))
+    assert not any(report.verdict == "regressed" for report in verdicts), said
+
+
+@SENTINEL_NOISE
+def test_sentinel_finds_a_server_limited_to_one_sequence(
+    vllm_server: VllmServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The same model restarted with --max-num-seqs 1: four streams get one stream's
+    throughput, and the sentinel says regressed, on throughput at load."""
+    baseline = sentinel_baseline(vllm_server)
+    with started_vllm(tmp_path_factory, "--max-num-seqs", "1") as limited:
+        report = sentinel_verdict(baseline, limited)
+    print("\nsentinel, --max-num-seqs 1:", report.summary)
+    assert report.verdict == "regressed", report.summary
+    made_it = [c for c in report.changes if c.significant and c.direction == "worse"]
+    assert any(
+        c.metric == "throughput_scaling" and c.point.endswith("x 4 (ramp)") for c in made_it
+    ), report.summary

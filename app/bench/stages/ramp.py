@@ -63,6 +63,7 @@ async def _one_level(run: RunContext, level: int, target: int) -> ConcurrencyLev
     result = level_summary(
         level, samples, run.plan.ttft_limit_ms, window.reading, held=held_concurrency(by_stream)
     )
+    result.stream_output_tps = stream_throughputs(by_stream)
     run.record(name, started, result.first_error, failed=result.errors > 0)
     return result
 
@@ -144,6 +145,22 @@ def level_summary(
         samples=sorted(samples, key=lambda sample: sample.send_offset_ms),
         memory=memory,
     )
+
+
+def stream_throughputs(by_stream: list[list[RequestSample]]) -> list[float]:
+    """Each stream's output tokens over its own span (first send to last end), times the
+    number of streams: what the level's throughput would be were every stream like it."""
+    found = []
+    for stream in by_stream:
+        good = [s for s in stream if s.ok and s.output_tokens]
+        if not stream or not good:
+            continue
+        span_s = (max(s.send_offset_ms + (s.end_ms or 0.0) for s in stream)
+                  - min(s.send_offset_ms for s in stream)) / 1000  # fmt: skip
+        if span_s > 0:
+            tokens = sum(s.output_tokens or 0 for s in good)
+            found.append(round(tokens / span_s * len(by_stream), 3))
+    return found
 
 
 # The briefest share of the steady span left out of the minimum: a stream's hand-over
