@@ -14,10 +14,11 @@ one-stream level (``scaling_of``: a machine slowed by other work for a while slo
 server that stops batching loses the gain), banded by the spread of that gain as each of
 its streams saw it (``ConcurrencyLevel.stream_output_tps``). A record made before that kept
 one number, with no band, whose change is reported and never called significant. A decode
-that was not measurable (answers that arrived in bursts) at either end is not judged: the report says so, and a baseline of that kind is re-made with
-``--rebaseline``. A regression counts only when a second run finds the same change beyond
-both bands (``confirmed``). A needle found at the baseline and missed now is significant:
-the needle is asked at temperature 0, so a found needle is found again on the same build.
+that was not measurable (answers that arrived in bursts) at either end is not judged: the
+report says so, and a baseline of that kind is re-made with ``--rebaseline``. A regression
+counts only when a second run finds the same change beyond both bands (``confirmed``). A
+needle found at the baseline and missed now is significant: the needle is asked at
+temperature 0, so a found needle is found again on the same build.
 """
 
 from dataclasses import dataclass
