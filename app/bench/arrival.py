@@ -137,7 +137,8 @@ def burst_verdict(samples: Sequence[RequestSample]) -> str | None:
         shapes[sample.burst or "one_piece"] = shapes.get(sample.burst or "one_piece", 0) + 1
     shape = max(shapes, key=lambda name: shapes[name])
     per_chunk = [s.tokens_per_chunk for s in burst if s.tokens_per_chunk is not None]
-    most_per_chunk = f", up to {max(per_chunk):g} tokens per chunk" if per_chunk else ""
+    most = max(per_chunk, default=0.0)
+    most_per_chunk = f", up to {most:g} tokens per chunk" if most >= 1.5 else ""
     return (
         f"decode not measurable: {len(burst)} of {len(timed)} answers arrived in bursts "
         f"({BURST_CAUSES[shape]}{most_per_chunk}), so they hold no time between tokens; "
