@@ -20,7 +20,12 @@ from app.bench.task_spec import TaskSpec
 from app.security.json_input import FreeForm
 
 TokenCountSource = Literal["usage", "chunks"]
-Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
+Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer", "inconclusive"]
+# How an answer whose decode cannot be timed arrived (app/bench/arrival.py):
+# "short": too few tokens to time; "one_piece": the whole answer in one arrival;
+# "last_piece": most of it in the last arrival; "merged": chunks sent apart arrived
+# together, a few at a time; "packed": each chunk carried several tokens.
+BurstShape = Literal["short", "one_piece", "last_piece", "merged", "packed"]
 StepStatus = Literal["ok", "failed", "skipped"]
 ErrorKind = Literal[
     "connect",  # no connection opened (refused, host not resolved, connect timeout)
@@ -42,6 +47,9 @@ MAX_CONCURRENCY = 1024
 # A concurrency level whose failed requests pass this share ends the run as load_failure
 # (at 1,000 streams a run once said ok with 600 of 2,000 requests failed).
 MAX_ERROR_SHARE = 0.10
+# Requests per stream a ramp level sends unless told: eight samples put the median
+# between the lowest and the highest with 99% confidence (six would give 97%).
+MIN_LEVEL_ROUNDS = 8
 
 
 DepthFraction = Annotated[float, Field(ge=0, le=1)]
@@ -72,8 +80,12 @@ class BenchPlan(BaseModel):
     concurrency_length: int | None = Field(
         default=None, description="context length for the ramp; default the smallest length"
     )
-    requests_per_stream: int = Field(
-        default=2, ge=1, description="requests each stream sends per level"
+    requests_per_stream: int | None = Field(
+        default=None,
+        ge=1,
+        description="requests each stream sends per level; default repeat, and at least "
+        f"{MIN_LEVEL_ROUNDS}: enough for a median and a 95% band of decode and first token "
+        "even at one stream",
     )
     ttft_limit_ms: float | None = Field(default=None, gt=0)
     needle: bool | Literal["auto"] = "auto"
@@ -156,6 +168,11 @@ class BenchPlan(BaseModel):
     def ramp_length(self) -> int:
         return self.concurrency_length or min(self.lengths)
 
+    def level_rounds(self) -> int:
+        """Requests each stream of a ramp level sends: as asked, else ``repeat`` (one
+        figure's samples, as at every stage) but at least ``MIN_LEVEL_ROUNDS``."""
+        return self.requests_per_stream or max(self.repeat, MIN_LEVEL_ROUNDS)
+
 
 class RequestError(BaseModel):
     kind: ErrorKind
@@ -194,9 +211,29 @@ class RequestSample(BaseModel):
     first_content_ms: float | None = Field(default=None, description="first non-reasoning content")
     e2e_ms: float | None = Field(default=None, description="send to last token-bearing chunk")
     end_ms: float | None = Field(default=None, description="send to end of stream")
-    decode_tps: float | None = None
+    decode_tps: float | None = Field(
+        default=None, description="null when the decode could not be measured"
+    )
     tpot_ms: float | None = None
+    decode_measurable: bool | None = Field(
+        default=None,
+        description="false when the tokens did not arrive apart (bursts): no decode speed; "
+        "null for a failed request",
+    )
+    burst: BurstShape | None = Field(
+        default=None, description="how the answer arrived, when its decode is not measurable"
+    )
     token_chunks: int = 0
+    arrivals: int = Field(default=0, description="token chunks that arrived at distinct times")
+    tokens_per_chunk: float | None = Field(
+        default=None, description="output tokens (from the usage) per token chunk"
+    )
+    longest_gap_ms: float | None = Field(
+        default=None, description="the longest wait between two token chunks"
+    )
+    last_chunk_share: float | None = Field(
+        default=None, description="share of the answer's text in its last arrival, 0..1"
+    )
     chunk_offsets_ms: list[float] = Field(
         default_factory=list, description="send to each token-bearing chunk, the first 2,049"
     )
@@ -273,10 +310,26 @@ class LengthResult(BaseModel):
     ttft_ms: float | None = Field(default=None, description="median of the repeats")
     decode_tps: float | None = None
     tpot_ms: float | None = None
+    decode_measurable: bool | None = Field(
+        default=None, description="false when no answer at this length could be timed"
+    )
     e2e_ms: float | None = None
     output_tokens: float | None = None
     samples: list[RequestSample] = Field(default_factory=list)
     memory: MemoryReading | None = None
+
+
+class HeldConcurrency(BaseModel):
+    """Requests in flight while a level ran: the time-weighted mean over the level's
+    steady span (every stream started, none finished), and the fewest held over all but
+    the briefest 5% of that span (a stream's hand-over between two requests)."""
+
+    mean: float
+    min: int
+
+
+# A level that held less than this share of the streams it asked for is marked.
+HELD_SHARE = 0.9
 
 
 class ConcurrencyLevel(BaseModel):
@@ -284,6 +337,18 @@ class ConcurrencyLevel(BaseModel):
     requests: int
     errors: int
     duration_s: float
+    held_concurrency: HeldConcurrency | None = None
+    held_short: bool = Field(
+        default=False, description="held under 90% of the concurrency asked; figures marked"
+    )
+    decode_measurable: bool | None = Field(
+        default=None, description="false when no answer at this level could be timed"
+    )
+    stream_output_tps: list[float] = Field(
+        default_factory=list,
+        description="each stream's output tokens over its own span, times the streams: "
+        "the level's throughput as each stream saw it (its spread is the level's band)",
+    )
     output_tps: float | None = Field(default=None, description="all output tokens / level duration")
     request_rate: float | None = None
     ttft_ms: Distribution

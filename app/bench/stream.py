@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from app.bench.arrival import arrival_of
 from app.bench.endpoint import ChatEndpoint, StampingClient
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample, ToolCallSeen
@@ -43,10 +44,12 @@ MAX_STORED_CHUNKS = 2048
 # request and the stream is stopped.
 BODY_BYTES_PER_TOKEN = 64 * 1024
 MIN_BODY_BYTES = 1 << 20
-# After [DONE] the body's end is read for this long, so that the connection goes back to
-# the pool; a server that holds the body open is left, and its time is not the request's
-# (the clock stops at [DONE]).
-DONE_GRACE_S = 0.05
+# Once the answer is whole ([DONE], or the final usage chunk after the finish reason), the
+# stream is not held open: the body's end is taken only if it has already arrived, so the
+# connection goes back to the pool; else the connection is closed at once. Waiting for it
+# (50 ms before, or a server's own delay in closing the response) kept the stream's next
+# request from going out, and a level held fewer requests in flight than it asked for.
+DONE_GRACE_S = 0.0
 _CLOSED_STREAM = httpx.ByteStream(b"")
 _NS_PER_US = 1000
 
@@ -225,9 +228,9 @@ async def _read_events(response: httpx.Response, parser: SSEParser, state: Strea
                 if state.error is not None:
                     return
                 if state.done:
-                    # The body's end is still read, so the connection goes back to the pool
-                    # and the next request needs no new connect; a server that holds the
-                    # body open gets DONE_GRACE_S, then the connection is closed.
+                    # The body's end is taken if it is already here, so the connection goes
+                    # back to the pool; a server that has not closed the response yet gets
+                    # DONE_GRACE_S (none), then the connection is closed.
                     if stamped is not None:
                         stamped.end_reads_by(asyncio.get_running_loop().time() + DONE_GRACE_S)
                     break
@@ -346,7 +349,10 @@ def _to_sample(
     e2e_ms = _ms(sent_ns, last_ns)
     tpot_ms = None
     decode_tps = None
-    if output_tokens is not None and first_ns is not None and last_ns is not None:
+    arrival = arrival_of(state.token_ns, output_tokens, state.text_chars, state.chars_before_last)
+    measurable = arrival.measurable if error is None else None
+    # An answer that arrived in bursts holds no time between tokens: no decode speed.
+    if measurable and output_tokens is not None and first_ns is not None and last_ns is not None:
         decode_tps = decode_tokens_per_second(output_tokens, first_ns, last_ns)
         tpot_ms = time_per_output_token_ms(output_tokens, ttft_ms or 0.0, e2e_ms or 0.0)
     stored = state.token_ns[: MAX_STORED_CHUNKS + 1]  # the rest is in the counts above
@@ -369,7 +375,13 @@ def _to_sample(
         end_ms=_ms(sent_ns, end_ns),
         decode_tps=decode_tps,
         tpot_ms=tpot_ms,
+        decode_measurable=measurable,
+        burst=arrival.burst if error is None else None,
         token_chunks=len(state.token_ns),
+        arrivals=arrival.arrivals,
+        tokens_per_chunk=arrival.tokens_per_chunk,
+        longest_gap_ms=arrival.longest_gap_ms,
+        last_chunk_share=arrival.last_chunk_share,
         chunk_offsets_ms=offsets,
         itl_ms=[
             round((later - earlier) / _NS_PER_US) / 1000

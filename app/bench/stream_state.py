@@ -15,6 +15,7 @@ from json.scanner import make_scanner
 
 import msgspec
 
+from app.bench.arrival import SAME_ARRIVAL_NS
 from app.bench.result import RequestError
 from app.bench.sse import SSEEvent
 
@@ -125,6 +126,8 @@ class StreamState:
     error: RequestError | None = None
     done: bool = False
     done_ns: int | None = None
+    # The answer's text received before its last arrival (app.bench.arrival).
+    chars_before_last: int = 0
     # chunk_limit(max_tokens), read for every token chunk.
     most_chunks: int = field(init=False, repr=False)
 
@@ -146,13 +149,26 @@ class StreamState:
         usage = payload.get("usage")
         if usage:  # most chunks carry none, or null
             self._take_usage(usage)
+        before = self.content.received + self.reasoning.received
         if self._take_choices(payload.get("choices"), arrived_ns):
-            if len(self.token_ns) >= self.most_chunks:
+            token_ns = self.token_ns
+            if not token_ns or arrived_ns - token_ns[-1] > SAME_ARRIVAL_NS:
+                self.chars_before_last = before
+            if len(token_ns) >= self.most_chunks:
                 raise OutputOverrun(
                     f"more than {self.most_chunks} token chunks for "
                     f"max_tokens={self.max_tokens}; the stream was stopped"
                 )
-            self.token_ns.append(arrived_ns)
+            token_ns.append(arrived_ns)
+        if usage and self.finish_reason is not None and self.completion_tokens is not None:
+            # The usage that comes with or after the finish reason: the answer is whole,
+            # and the stream is not held open for [DONE].
+            self.done = True
+            self.done_ns = arrived_ns
+
+    @property
+    def text_chars(self) -> int:
+        return self.content.received + self.reasoning.received
 
     def checked_completion_tokens(self) -> int | None:
         """The usage's completion tokens if they fit what arrived, else None (and why)."""

@@ -40,6 +40,10 @@ def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
         raise click.BadParameter("give comma-separated whole numbers, e.g. 1024,4096") from error
 
 
+# A decode figure from answers that arrived in bursts (app/bench/arrival.py).
+NOT_MEASURABLE = "not measurable"
+
+
 def fmt(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
@@ -58,8 +62,8 @@ def summary(result: BenchResult) -> list[Table]:
         lengths.add_row(
             f"{length.length:,}",
             fmt(length.ttft_ms),
-            fmt(length.decode_tps),
-            fmt(length.tpot_ms),
+            NOT_MEASURABLE if length.decode_measurable is False else fmt(length.decode_tps),
+            NOT_MEASURABLE if length.decode_measurable is False else fmt(length.tpot_ms),
             fmt(peak or None, 2) if peak else "not measured",
             str(length.truncated) if length.truncated is not None else "unknown",
         )
@@ -68,6 +72,7 @@ def summary(result: BenchResult) -> list[Table]:
         ramp = Table(title=f"Concurrency ramp at {result.concurrency.length:,} tokens")
         for column in (
             "streams",
+            "held (mean/fewest)",
             "output tok/s",
             "TTFT p50",
             "TTFT p90",
@@ -77,13 +82,17 @@ def summary(result: BenchResult) -> list[Table]:
         ):
             ramp.add_column(column, justify="right")
         for level in result.concurrency.levels:
+            held = level.held_concurrency
+            unmeasured = level.decode_measurable is False
             ramp.add_row(
                 str(level.concurrency),
+                (f"{held.mean:.2f}/{held.min}" if held else "—")
+                + (" under 90%" if level.held_short else ""),
                 fmt(level.output_tps),
                 fmt(level.ttft_ms.p50),
                 fmt(level.ttft_ms.p90),
-                fmt(level.tpot_ms.p50),
-                fmt(level.tpot_ms.p90),
+                NOT_MEASURABLE if unmeasured else fmt(level.tpot_ms.p50),
+                NOT_MEASURABLE if unmeasured else fmt(level.tpot_ms.p90),
                 str(level.errors),
             )
         tables.append(ramp)
@@ -134,7 +143,20 @@ def task_table(task: TaskRunResult) -> Table:
     help="default: 1024,4096 and, when the context allows, a length past 16K for the needle",
 )
 @click.option("--concurrency", callback=int_list, default="1,2,4,8", show_default=True)
-@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 50))
+@click.option(
+    "--repeat",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 50),
+    help="requests per length, and per stream at each concurrency level (at least 8 there "
+    "unless --requests-per-stream says otherwise)",
+)
+@click.option(
+    "--requests-per-stream",
+    type=click.IntRange(1, 200),
+    default=None,
+    help="requests each stream sends at each concurrency level; default --repeat, at least 8",
+)
 @click.option("--max-tokens", default=128, show_default=True, type=click.IntRange(1, 8192))
 @click.option("--needle/--no-needle", default=None, help="default: only above 16K")
 @click.option(
@@ -197,7 +219,8 @@ def bench(served_model: str, json_path: Path | None, record: bool, **options: ob
     \b
     Exit status:
       0  the server was measured and the outcome is ok
-      1  the outcome is not ok (load_failure, long_context_failure, wrong_answer);
+      1  the outcome is not ok (load_failure, long_context_failure, wrong_answer,
+         inconclusive: most answers arrived in bursts, so decode was not measurable);
          the result is still printed, written by --json and stored by --record.
          Other errors (a host not allowed, a record refused) also exit 1
       2  usage error
@@ -278,6 +301,7 @@ def build_plan(served_model: str, options: dict) -> BenchPlan:
         "task_min_pass_rate": options["task_min_pass_rate"],
         "concurrency_levels": options["concurrency"],
         "repeat": options["repeat"],
+        "requests_per_stream": options["requests_per_stream"],
         "max_tokens": options["max_tokens"],
         "needle": "auto" if needle is None else needle,
         "ttft_limit_ms": options["ttft_limit_ms"],

@@ -59,6 +59,7 @@ def length_point(length: LengthResult) -> dict[str, Any] | None:
             "prompt_tokens_reported": length.prompt_tokens_reported,
             "chunk_gap_ms_median": median([g for s in ok for g in s.itl_ms]),
             "truncated": length.truncated,
+            "decode_measurable": length.decode_measurable,
             **memory_details(length.memory),
         },
     }
@@ -79,6 +80,8 @@ def level_point(length: int, level: ConcurrencyLevel) -> dict[str, Any] | None:
         "throughput_tokens_per_s": level.output_tps,
         "peak_memory_gb_per_gpu": peak,
         "memory_source": source,
+        # Each stream's view of the level's throughput: its band (app/sentinel/compare.py).
+        "samples": {"throughput_tokens_per_s": level.stream_output_tps},
         "details": {
             "ramp": True,  # a ramp level, not a single-request point at this length
             "errors": level.errors,
@@ -86,6 +89,11 @@ def level_point(length: int, level: ConcurrencyLevel) -> dict[str, Any] | None:
             "tpot_ms": level.tpot_ms.model_dump(),
             "e2e_ms": level.e2e_ms.model_dump(),
             "over_ttft_limit": level.over_ttft_limit,
+            "decode_measurable": level.decode_measurable,
+            "held_concurrency": (
+                level.held_concurrency.model_dump() if level.held_concurrency else None
+            ),
+            "held_short": level.held_short,
         },
     }
 
@@ -164,6 +172,13 @@ def measurements(result: BenchResult) -> list[dict[str, Any]]:
         ]
     points += [needle_point(needle) for needle in result.needle]
     kept = [point for point in points if point is not None]
+    if result.outcome == "inconclusive":
+        # Most answers arrived in bursts: the few timed ones do not make a decode figure.
+        for point in kept:
+            point["decode_tokens_per_s"] = None
+            point["itl_ms"] = None
+            point.get("samples", {}).pop("decode_tokens_per_s", None)
+            point["details"]["decode_measurable"] = False
     if result.task is not None:
         point = task_point(result.task)
         if point is not None:
@@ -183,7 +198,11 @@ def measurements(result: BenchResult) -> list[dict[str, Any]]:
 def record_from_result(result: BenchResult, target: dict[str, Any]) -> dict[str, Any]:
     """A RecordIn-shaped dict: what was run (target) plus what was measured (result)."""
     notes = [f"Measured by the servebook benchmark client against {result.plan.base_url}."]
-    if result.outcome_error:
+    if result.outcome == "inconclusive":
+        # A record's outcome says whether the server loaded and answered, which it did;
+        # what could not be measured is said here, and its figures are left out.
+        notes.append(f"Inconclusive: {result.outcome_error}")
+    elif result.outcome_error:
         notes.append(f"Server error: {result.outcome_error}")
     notes += result.notes
     return {
@@ -197,7 +216,7 @@ def record_from_result(result: BenchResult, target: dict[str, Any]) -> dict[str,
         "command": target.get("command", ""),
         "applied_values": target.get("applied_values", {}),
         "environment": target.get("environment", {}),
-        "outcome": result.outcome,
+        "outcome": "ok" if result.outcome == "inconclusive" else result.outcome,
         "notes": "\n".join(notes)[:20_000],
         "measurements": measurements(result),
         "pinned": pinned(result, target.get("pinned") or {}),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
+from typing import Any
 
 import click
 
@@ -53,7 +54,12 @@ def _depths(_ctx: click.Context, _param: click.Parameter, value: str | None) -> 
 
 @click.command("calibrate")
 @click.option("--base-url", required=True, help="the server, e.g. http://127.0.0.1:8000/v1")
-@click.option("--model", "model_slug", required=True, help="catalog slug of the served model")
+@click.option(
+    "--model",
+    "model_slug",
+    required=True,
+    help="the served model: a catalog slug, a Hub repository id (org/name) or a config.json",
+)
 @click.option("--hardware", required=True, help="catalog slug, or a new name with its figures")
 @click.option("--runtime", default=None, help="runtime slug (default: what the server says)")
 @click.option("--served-model", default=None, help="default: the only model the server lists")
@@ -84,11 +90,19 @@ def calibrate(**options: object) -> None:
     settings = get_settings()
     described = _described(options)
     run_by = str(options["run_by"] or _user())
+
     # The catalog names are checked before minutes of probing are spent.
-    try:
+    # What cannot run is refused before a request is timed: the runtime given, else the one
+    # the server names (asked first), on the hardware given.
+    def check(hinted: str | None) -> None:
+        runtime = options["runtime"] or hinted or "vllm"
         with session_scope(settings) as session:
-            runtime = options["runtime"] or "vllm"  # only to check the model and hardware
             find_target(session, *_names(options), str(runtime), described, add=False)
+
+    try:
+        check(None) if options["runtime"] else _check_names(
+            session_scope, settings, options, described
+        )
     except ServebookError as error:
         raise click.ClickException(error.message) from error
     plan = ProbePlan(
@@ -102,9 +116,11 @@ def calibrate(**options: object) -> None:
         budget_s=float(options["budget_s"]),  # type: ignore[arg-type]
     )
     try:
-        probe = run_probe_sync(plan, _progress)
+        probe = run_probe_sync(plan, _progress, check)
     except HostNotAllowedError as error:
         raise click.ClickException(str(error)) from error
+    except ServebookError as error:
+        raise click.ClickException(error.message) from error
     except ProbeError as error:
         if error.kind == "unreachable":
             raise Unreachable(f"{error} (nothing was measured or stored)") from error
@@ -126,6 +142,20 @@ def calibrate(**options: object) -> None:
     click.echo(json.dumps(out, indent=2) if options["as_json"] else "\n".join(lines))
     if not ok:
         click.get_current_context().exit(EXIT_FAILED)
+
+
+def _check_names(session_scope: Any, settings: Any, options: dict, described: Any) -> None:
+    """The model and hardware names, before the server says which runtime it is."""
+    from app.calibrate.service import CalibrationRefused, probed_model
+    from app.calibrate.words import UNKNOWN_HARDWARE
+    from app.catalog.repository import CatalogRepository
+
+    with session_scope(settings) as session:
+        probed_model(session, str(options["model_slug"]))
+        repo = CatalogRepository(session)
+        if repo.get_hardware(str(options["hardware"])) is None and described is None:
+            known = ", ".join(h.slug for h in repo.list_hardware())
+            raise CalibrationRefused(UNKNOWN_HARDWARE(slug=options["hardware"], known=known))
 
 
 def _names(options: dict) -> tuple[str, str]:

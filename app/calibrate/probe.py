@@ -49,6 +49,9 @@ OWNERS = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama-cpp", "ollama":
 VERSION_PATHS = ("/version", "/get_server_info")
 
 Progress = Callable[[str, int, int], None]
+# Called with the runtime the server names (its catalog slug, or None) before any timed
+# request: raises to refuse a runtime that cannot run where the probe would time it.
+RuntimeCheck = Callable[[str | None], None]
 
 
 class ProbeError(Exception):
@@ -138,14 +141,21 @@ class ProbeResult:
         }
 
 
-def run_probe_sync(plan: ProbePlan, progress: Progress | None = None) -> ProbeResult:
-    return asyncio.run(run_probe(plan, progress))
+def run_probe_sync(
+    plan: ProbePlan, progress: Progress | None = None, check: RuntimeCheck | None = None
+) -> ProbeResult:
+    return asyncio.run(run_probe(plan, progress, check))
 
 
-async def run_probe(plan: ProbePlan, progress: Progress | None = None) -> ProbeResult:
-    """Raises HostNotAllowedError before any request, ProbeError when nothing can be timed."""
+async def run_probe(
+    plan: ProbePlan, progress: Progress | None = None, check: RuntimeCheck | None = None
+) -> ProbeResult:
+    """Raises HostNotAllowedError before any request, ProbeError when nothing can be timed
+    (or the server does not serve the model asked for), and what ``check`` raises before
+    any timed request."""
     check_url_allowed(plan.base_url, plan.allowed_hosts)
     probe = _Probe(plan, progress or (lambda *_: None))
+    probe.check = check
     try:
         return await probe.run()
     finally:
@@ -163,6 +173,8 @@ class _Probe:
         self.requests = self.failed = 0
         self.errors: list[str] = []
         self.seed = 0
+        self.check: RuntimeCheck | None = None
+        self.listed: list[str] = []
 
     def _client(self) -> httpx.AsyncClient:
         return make_http_client(
@@ -180,6 +192,8 @@ class _Probe:
 
     async def run(self) -> ProbeResult:
         served, owned_by, context = await self._served_model()
+        if self.check is not None:
+            self.check(OWNERS.get((owned_by or "").lower().replace(".", "").replace("-", "")))
         version = await self._version()
         extra = {"ignore_eos": True} if owned_by in ("vllm", "sglang") else {}
         self.endpoint = ChatEndpoint(
@@ -190,6 +204,7 @@ class _Probe:
             extra_body=extra,
             secret=self.plan.api_key,
         )
+        await self._refuse_an_unserved_model(served)
         await self._size_prompts()
         room = (context or 8192) - self.plan.output_tokens - CONTEXT_MARGIN
         depths = sorted({min(d, room) for d in self.plan.depths if room > 0})
@@ -231,11 +246,28 @@ class _Probe:
             raise ProbeError(
                 "models", f"the server lists {len(entries)} models ({listed}): name one"
             )
+        self.listed = names
         chosen = next((e for e in entries if e["id"] == (wanted or names[0])), {"id": wanted})
         context = chosen.get("max_model_len")
         context = context if isinstance(context, int) and context > 0 else None
         owner = chosen.get("owned_by")
         return str(chosen["id"]), owner if isinstance(owner, str) else None, context
+
+    async def _refuse_an_unserved_model(self, served: str) -> None:
+        """A model the server does not list is asked once; if that fails, the probe stops
+        there, naming the models it lists, rather than timing every step's 404. (A server
+        may serve names it does not list: aliases, routers.)"""
+        if not self.listed or served in self.listed:
+            return
+        sample = await stream_chat(self.endpoint, [{"role": "user", "content": "Hello"}], 1)
+        if sample.ok:
+            return
+        said = sample.error.message if sample.error else "no answer"
+        raise ProbeError(
+            "models",
+            f"the server does not serve {served!r} ({said}); it serves "
+            f"{', '.join(self.listed)}: give one of them as --served-model",
+        )
 
     async def _version(self) -> str | None:
         root = self.plan.base_url.rstrip("/").removesuffix("/v1")

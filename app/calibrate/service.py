@@ -10,7 +10,9 @@ bumps the catalog revision so cached recipes are resolved again with them.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,24 +21,33 @@ from sqlalchemy.orm import Session
 
 from app.calibrate.probe import ProbeResult
 from app.calibrate.words import (
+    CANNOT_ESTIMATE,
+    CANNOT_RUN,
     NO_ARTIFACT,
     NO_BANDWIDTH,
     UNKNOWN_HARDWARE,
+    UNKNOWN_MODEL_SOURCE,
     UNKNOWN_RUNTIME,
+    UNREADABLE_CONFIG,
+    UNREADABLE_MODEL,
     refusal_sentence,
 )
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import bump_definition, bump_revision
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
+from app.config import get_settings
 from app.errors import NotFound, ServebookError
 from app.estimate import Plan, estimate
 from app.estimate.calibration import CalibrationFit, fit_calibration
+from app.estimate.errors import EstimateError
 from app.estimate.load import SpeedModel
 from app.estimate.step import communication_s, decode_step
 from app.i18n.sentences import Sentence, english
 from app.models import Artifact, CalibrationProfile, Hardware, LlmModel, Runtime
 from app.resolve.custom import HardwareDescription, custom_hardware
-from app.resolve.inputs import UNKNOWN_MODEL
+from app.resolve.described import described_model
+from app.resolve.hub import REPO_ID, describe_repo
+from app.resolve.model_sources import from_hf_config
 
 PROBE_CONTEXT = 4096  # the plan the probed model's step inputs are built at (memory only)
 
@@ -72,10 +83,7 @@ def find_target(
     described by its numbers (with `add` False, nothing is added and None is the answer).
     `runtime` None is refused: the probe names it when it can."""
     repo = CatalogRepository(session)
-    found_model = repo.get_model(model)
-    if found_model is None:
-        known = ", ".join(m.slug for m in repo.list_models())
-        raise NotFound(UNKNOWN_MODEL(slug=model, known=known))
+    found_model = probed_model(session, model)
     runtimes = list(repo.list_runtimes())
     found_runtime = next((r for r in runtimes if r.slug == runtime), None)
     if found_runtime is None:
@@ -86,9 +94,67 @@ def find_target(
             known = ", ".join(h.slug for h in repo.list_hardware())
             raise CalibrationRefused(UNKNOWN_HARDWARE(slug=hardware, known=known))
         if not add:
+            # Checked as the row it would become, without adding it.
+            unsaved = custom_hardware(described)
+            unsaved.slug = unsaved.name = hardware
+            refuse_what_cannot_run(Target(found_model, unsaved, found_runtime))
             return None
         found_hardware = add_hardware(session, hardware, described)
-    return Target(found_model, found_hardware, found_runtime)
+    found = Target(found_model, found_hardware, found_runtime)
+    refuse_what_cannot_run(found)
+    return found
+
+
+def probed_model(session: Session, model: str) -> LlmModel:
+    """The model a probe serves, as people name it: a catalog slug, a Hub repository id
+    (the catalog's own entry when it has one, else read from the Hub or its cache) or the
+    path of a config.json."""
+    repo = CatalogRepository(session)
+    found = repo.get_model(model)
+    if found is not None:
+        return found
+    models = list(repo.list_models())
+    by_repo = next((m for m in models if m.hf_repo and m.hf_repo.lower() == model.lower()), None)
+    if by_repo is not None:
+        return repo.get_model(by_repo.slug) or by_repo
+    path = Path(model).expanduser()
+    if model.endswith(".json") or path.is_file():
+        return described_model(_config_description(path))
+    if REPO_ID.match(model):
+        try:
+            return described_model(describe_repo(model, get_settings()))
+        except EstimateError as error:
+            raise CalibrationRefused(UNREADABLE_MODEL(model=model, reason=error.message)) from error
+    known = ", ".join(m.slug for m in models)
+    raise NotFound(UNKNOWN_MODEL_SOURCE(model=model, known=known))
+
+
+def _config_description(path: Path) -> Any:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(config, dict):
+            raise ValueError("it holds no JSON object")
+        return from_hf_config(config, name=str(config.get("_name_or_path") or path.parent.name))
+    except (OSError, ValueError, EstimateError) as error:
+        reason = error.message if isinstance(error, EstimateError) else str(error)
+        raise CalibrationRefused(UNREADABLE_CONFIG(path=str(path), reason=reason)) from error
+
+
+def refuse_what_cannot_run(target: Target) -> None:
+    """A runtime that does not run on the hardware's platform, or loads no file of the
+    model, is refused before anything is probed."""
+    runtime = runtime_spec(target.runtime)
+    platform = hardware_spec(target.hardware).platform
+    if platform not in runtime.platforms:
+        raise CalibrationRefused(
+            CANNOT_RUN(
+                runtime=target.runtime.slug,
+                platform=platform,
+                hardware=target.hardware.slug or target.hardware.name,
+                runs_on=", ".join(sorted(runtime.platforms)),
+            )
+        )
+    _artifact(target.model, target.runtime)
 
 
 def add_hardware(session: Session, slug: str, described: HardwareDescription) -> Hardware:
@@ -117,7 +183,12 @@ def step_model(target: Target) -> SpeedModel:
         raise CalibrationRefused(NO_BANDWIDTH(hardware=target.hardware.slug))
     spec = model_spec(target.model)
     plan = Plan(context=min(PROBE_CONTEXT, spec.native_context))
-    found = estimate(spec, artifact_spec(artifact), runtime, machine, plan)
+    try:
+        found = estimate(spec, artifact_spec(artifact), runtime, machine, plan)
+    except EstimateError as error:  # said in words, never a traceback
+        raise CalibrationRefused(
+            CANNOT_ESTIMATE(model=target.model.slug, reason=error.message)
+        ) from error
     assert found.speed_model is not None  # the bandwidth is known
     return found.speed_model
 

@@ -93,3 +93,30 @@ REFUSALS = {
 def refusal_sentence(refusal: dict) -> Sentence:
     """A stored refusal (`{"kind": ..., "figures": {...}}`) as its sentence."""
     return REFUSALS[refusal["kind"]](**refusal.get("figures", {}))
+
+
+CANNOT_RUN = register(
+    "calibrate.cannot_run",
+    _l(
+        "%(runtime)s does not run on %(platform)s hardware like %(hardware)s (it runs on "
+        "%(runs_on)s): nothing was probed"
+    ),
+)
+UNKNOWN_MODEL_SOURCE = register(
+    "calibrate.unknown_model_source",
+    _l(
+        "%(model)s is neither a catalog slug, a Hub repository id (org/name) nor a "
+        "config.json file; catalog models: %(known)s"
+    ),
+)
+UNREADABLE_CONFIG = register(
+    "calibrate.unreadable_config",
+    _l("%(path)s is not a model's config.json: %(reason)s"),
+)
+UNREADABLE_MODEL = register(
+    "calibrate.unreadable_model", _l("could not read model %(model)s: %(reason)s")
+)
+CANNOT_ESTIMATE = register(
+    "calibrate.cannot_estimate",
+    _l("model %(model)s cannot be calibrated on this hardware: %(reason)s"),
+)

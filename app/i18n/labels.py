@@ -40,6 +40,7 @@ OUTCOMES: Mapping[str, Any] = {
     "load_failure": _l("failed to load"),
     "long_context_failure": _l("failed on long input"),
     "wrong_answer": _l("answered, but missed the needle"),
+    "inconclusive": _l("answered, but its decode could not be timed"),
 }
 REVIEW_STATES: Mapping[str, Any] = {
     "pending": _l("pending"),

@@ -11,6 +11,9 @@ from app.records.runtime_names import REPORTING_RUNTIME_NAMES
 from app.records.schemas import Flag, MeasurementIn, RecordIn
 from app.records.validation import Resolved
 
+# No hardware decodes one request faster than this; a figure above it was read from
+# answers that arrived in bursts (a TPOT of 0.05 ms or less).
+MAX_DECODE_ONE_REQUEST = 20_000.0
 # ITL and decode speed describe the same thing; beyond this factor one of them is wrong.
 ITL_DECODE_TOLERANCE = 2.0
 LOW_NEEDLE_ACCURACY = 0.5
@@ -33,6 +36,32 @@ FLAG_WORDS: dict[str, Kind] = {
             "bandwidth allows for the active weights of %(artifact)s (the catalog's bandwidth "
             "figure is assumed); plausible only with speculative decoding, or if the figure is "
             "total rather than per request"
+        ),
+    ),
+    # An imported file's decode is a claim read from someone's run, as a reported figure is.
+    "decode_contradicted": register(
+        "record.flag.decode_contradicted",
+        _l(
+            "contradicted: %(hardware)s's memory bandwidth allows at most %(roofline)s tok/s "
+            "for the active weights of %(artifact)s, below the %(decode)s tok/s imported; a "
+            "decode this fast is read from answers that arrived in bursts, not measured"
+        ),
+    ),
+    "decode_contradicted/assumed": register(
+        "record.flag.decode_contradicted_assumed",
+        _l(
+            "contradicted: %(hardware)s's memory bandwidth allows at most %(roofline)s tok/s "
+            "for the active weights of %(artifact)s (the catalog's bandwidth figure is "
+            "assumed), below the %(decode)s tok/s imported; a decode this fast is read from "
+            "answers that arrived in bursts, not measured"
+        ),
+    ),
+    "decode_not_measurable": register(
+        "record.flag.decode_not_measurable",
+        _l(
+            "%(decode)s tok/s for one request is faster than any hardware decodes: a time "
+            "per token of %(tpot)s ms is read from answers that arrived in bursts (in one or "
+            "a few pieces), not measured"
         ),
     ),
     "memory_above_card": register(
@@ -93,12 +122,38 @@ def flag(code: str, field: str, **params: Any) -> Flag:
     return Flag(code=code, field=field, message=english(said), params=params)
 
 
-def plausibility_flags(data: RecordIn, refs: Resolved) -> list[Flag]:
+def plausibility_flags(data: RecordIn, refs: Resolved, provenance: str | None = None) -> list[Flag]:
+    """``provenance`` "import": a decode above the roofline is contradicted, as a reported
+    figure is, rather than plausible with speculative decoding."""
     flags = setup_flags(data, refs)
     roofline = decode_roofline(data, refs)
     for index, point in enumerate(data.measurements):
-        flags += point_flags(f"measurements.{index}", point, data, refs, roofline)
+        field = f"measurements.{index}"
+        found = point_flags(field, point, data, refs, roofline)
+        if provenance == "import":
+            found = [f if f.code != "decode_above_roofline" else contradicted(f) for f in found]
+        flags += found + burst_flags(field, point)
     return flags
+
+
+def contradicted(above: Flag) -> Flag:
+    params = dict(above.params)
+    return flag("decode_contradicted", above.field, **params)
+
+
+def burst_flags(field: str, point: MeasurementIn) -> list[Flag]:
+    """A decode no hardware reaches for one request: read from bursts, whatever the card."""
+    decode = point.decode_tokens_per_s
+    if decode is None or decode <= MAX_DECODE_ONE_REQUEST:
+        return []
+    return [
+        flag(
+            "decode_not_measurable",
+            f"{field}.decode_tokens_per_s",
+            decode=round(decode, 1),
+            tpot=round(1000 / decode, 4),
+        )
+    ]
 
 
 def tensor_parallel(data: RecordIn, refs: Resolved) -> int:

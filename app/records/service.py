@@ -289,7 +289,7 @@ def record_row(
         "provenance_detail": detail,
         "idempotency_key": key,
         "submitted_by": submitted_by,
-        "flags": [flag.model_dump() for flag in plausibility_flags(data, refs)],
+        "flags": [flag.model_dump() for flag in plausibility_flags(data, refs, provenance)],
         "pinned": data.pinned.stored(),
         "sentinel_verdict": sentinel_verdict(provenance, detail),
         "review_state": "pending",

@@ -46,6 +46,17 @@ def change_line(change: Change) -> str:
 @click.option("--api-key", envvar=API_KEY_ENV, default=None, help=f"or ${API_KEY_ENV}")
 @click.option("--json", "json_path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--timeout", "request_timeout_s", type=float, default=None)
+@click.option(
+    "--rebaseline",
+    is_flag=True,
+    help="name this run as the baseline from now on (when the record's decode was not "
+    "measurable, say), rather than judge it",
+)
+@click.option(
+    "--no-confirm",
+    is_flag=True,
+    help="judge a regression on one run; by default a second run must find it too",
+)
 def sentinel(
     record_id: int,
     base_url: str,
@@ -54,6 +65,8 @@ def sentinel(
     api_key: str | None,
     json_path: Path | None,
     request_timeout_s: float | None,
+    rebaseline: bool,
+    no_confirm: bool,
 ) -> None:
     """Re-run record N's plan (same lengths, seeds, concurrency, needle, task) against the
     server at --base-url, compare with record N within its noise bands, and store the run
@@ -61,8 +74,8 @@ def sentinel(
 
     \b
     Exit status:
-      0  no_regression or improved
-      1  regressed
+      0  no_regression or improved (or --rebaseline: the run was stored)
+      1  regressed, on this run and on a second one that confirmed it
       2  usage error (no such record, a plan that cannot run)
       3  nothing answered at --base-url: nothing measured, written or stored
       4  measured, but the record was refused
@@ -70,9 +83,16 @@ def sentinel(
     from app.benchmarks.versioned import run_and_read_version
     from app.db import session_scope
     from app.errors import NotFound, ServebookError
+    from app.sentinel.compare import confirmed
     from app.sentinel.model_name import served_model_name
     from app.sentinel.plan import NoPlan, sentinel_plan
-    from app.sentinel.run import judge, load_baseline, sentinel_json, store_sentinel
+    from app.sentinel.run import (
+        SentinelOutcome,
+        judge,
+        load_baseline,
+        sentinel_json,
+        store_sentinel,
+    )
 
     settings = get_settings()
     try:
@@ -99,23 +119,38 @@ def sentinel(
             request_timeout_s=request_timeout_s,
         )
         result = run_and_read_version(plan)
+        outcome = judge(baseline, result)
+        if outcome.report.verdict == "regressed" and not (no_confirm or rebaseline):
+            # One run's outlier is not a regression: a second run must find it too.
+            first = outcome.report
+            result = run_and_read_version(plan)
+            outcome = judge(baseline, result)
+            outcome = SentinelOutcome(outcome.raw, confirmed(first, outcome.report))
     except HostNotAllowedError as error:
         raise click.UsageError(str(error)) from error
     except TargetUnreachable as error:
         raise Unreachable(f"{error} (nothing was measured or stored)") from error
     except ValueError as error:
         raise click.UsageError(f"record {record_id}'s plan cannot run: {error}") from error
-    outcome = judge(baseline, result)
     console = Console()
-    console.print(f"sentinel against record {record_id}: {outcome.report.summary}", markup=False)
-    for change in outcome.report.changes:
+    report = outcome.report
+    runs = " (confirmed on a second run)" if report.runs == 2 else ""
+    if report.runs == 2 and report.verdict != "regressed":
+        runs = " (a second run did not find the first run's regression)"
+    console.print(f"sentinel against record {record_id}: {report.summary}{runs}", markup=False)
+    for change in report.changes:
         console.print("  " + change_line(change), markup=False, highlight=False)
+    for said in report.not_judged:
+        console.print(f"  not judged: {said}", markup=False, highlight=False)
     try:
         with session_scope(settings) as session:
             stored = store_sentinel(session, outcome, result, submitted_by="local")
     except ServebookError as error:
         raise NotStored(f"record refused: {error.message}") from error
     console.print(f"stored as pending record #{stored}")
+    if rebaseline:
+        console.print(f"record #{stored} is the baseline from now on: pass --record {stored}")
+        return
     if json_path:
         json_path.write_text(sentinel_json(result, outcome, stored))
         console.print(f"result written to {json_path}")

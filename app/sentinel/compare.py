@@ -9,9 +9,16 @@ percent wide, and a change that small is no regression anyone serving would noti
 memory peak is one reading, but of a figure a fixed configuration repeats to within the
 allocator's rounding: its band is the reading ± `MEMORY_RESOLUTION_GB`, so a peak that grows
 by more than a gigabyte per GPU (and 5 %) is a regression, as a runtime upgrade's memory
-jumps are. Ramp throughput, kept as a single number, has no band: its change is reported
-and never called significant. A needle found at the baseline and missed now is significant:
-the needle is asked at temperature 0, so a found needle is found again on the same build.
+jumps are. A ramp level's throughput counts too, as its gain over the same run's
+one-stream level (``scaling_of``: a machine slowed by other work for a while slows both, a
+server that stops batching loses the gain), banded by the spread of that gain as each of
+its streams saw it (``ConcurrencyLevel.stream_output_tps``). A record made before that kept
+one number, with no band, whose change is reported and never called significant. A decode
+that was not measurable (answers that arrived in bursts) at either end is not judged: the
+report says so, and a baseline of that kind is re-made with ``--rebaseline``. A regression
+counts only when a second run finds the same change beyond both bands (``confirmed``). A
+needle found at the baseline and missed now is significant: the needle is asked at
+temperature 0, so a found needle is found again on the same build.
 """
 
 from dataclasses import dataclass
@@ -90,12 +97,19 @@ class SentinelReport:
     baseline_record: int
     verdict: Verdict
     changes: list[Change]
+    not_judged: tuple[str, ...] = ()  # figures left out, and why
+    runs: int = 1  # 2 when a second run was asked to confirm a regression
 
     @property
     def summary(self) -> str:
         """One line, e.g. "regressed: decode -40 % at 4,096 tokens x 1, needle lost at
-        65,536 tokens x 1"; the changes beyond noise only."""
-        said = [said_change(change) for change in self.changes if change.significant]
+        65,536 tokens x 1"; only the changes that made the verdict."""
+        direction = {"regressed": "worse", "improved": "better"}.get(self.verdict)
+        said = [
+            said_change(change)
+            for change in self.changes
+            if change.significant and change.direction == direction
+        ]
         words = self.verdict.replace("_", " ")
         return f"{words}: {', '.join(said)}" if said else words
 
@@ -105,6 +119,8 @@ class SentinelReport:
             "verdict": self.verdict,
             "summary": self.summary,
             "changes": [change.as_json() for change in self.changes],
+            "not_judged": list(self.not_judged),
+            "runs": self.runs,
         }
 
 
@@ -114,6 +130,7 @@ SHORT_NAMES = {
     "throughput_tokens_per_s": "throughput",
     "peak_memory_gb_per_gpu": "peak memory",
     "task_pass_rate": "task pass rate",
+    "throughput_scaling": "throughput at load",
 }
 
 
@@ -164,10 +181,27 @@ def where_of(point: Point) -> str:
     return f"{point.context_length:,} tokens x {point.concurrency}{suffix}"
 
 
-def point_changes(before: Point, after: Point) -> list[Change]:
+# No hardware decodes one request faster (app/records/plausibility.py): a baseline's decode
+# above it was read from bursts, before the client said so.
+MAX_DECODE_ONE_REQUEST = 20_000.0
+
+
+def decode_unjudged(point: Point) -> bool:
+    """The point's decode was not measurable (answers that arrived in bursts)."""
+    decode = point.values.get("decode_tokens_per_s")
+    return point.decode_measurable is False or (
+        decode is not None and decode > MAX_DECODE_ONE_REQUEST
+    )
+
+
+def point_changes(before: Point, after: Point, scaled: bool = False) -> list[Change]:
+    """``scaled``: the point's throughput is judged as its gain over one stream
+    (``scaling_change``), and its own change is listed, never counted."""
     changes = []
     for metric, (unit, higher) in POINT_METRICS.items():
         a, b = before.values.get(metric), after.values.get(metric)
+        if metric == "decode_tokens_per_s" and (decode_unjudged(before) or decode_unjudged(after)):
+            continue
         if a is None or b is None:
             continue
         bands = (
@@ -176,8 +210,34 @@ def point_changes(before: Point, after: Point) -> list[Change]:
         )
         if metric == "peak_memory_gb_per_gpu" and bands == (None, None):
             bands = (_memory_band(a), _memory_band(b))
+        if metric == "throughput_tokens_per_s" and scaled:
+            bands = (None, None)
         changes.append(banded_change(metric, where_of(before), unit, higher, a, b, bands))
     return changes
+
+
+def scaling_of(point: Point, single: Point | None) -> tuple[float, list[float]] | None:
+    """A ramp level's throughput over the same run's one-stream level, with each stream's
+    view of it: what the server gains from the load. A machine that is slower for a while
+    (other work on its cores) slows both levels, so this holds where the throughput
+    itself swings by half between runs; a server that stops batching loses it."""
+    if single is None:
+        return None
+    alone = single.values.get("throughput_tokens_per_s")
+    at_load = point.values.get("throughput_tokens_per_s")
+    if not alone or at_load is None:
+        return None
+    return at_load / alone, [v / alone for v in point.samples.get("throughput_tokens_per_s", [])]
+
+
+def scaling_change(
+    before: Point, after: Point, single_before: Point | None, single_after: Point | None
+) -> Change | None:
+    a, b = scaling_of(before, single_before), scaling_of(after, single_after)
+    if a is None or b is None:
+        return None
+    bands = (sample_band(a[1]), sample_band(b[1]))
+    return banded_change("throughput_scaling", where_of(before), "x", True, a[0], b[0], bands)
 
 
 def needle_change(before: Point, after: Point) -> Change | None:
@@ -245,12 +305,32 @@ def compare_runs(
             )
         )
     now_by_key = {point.key: point for point in now}
+    base_by_key = {point.key: point for point in baseline}
     tasks_now = [point for point in now if point.task is not None]
     task_seen = False
+    not_judged: list[str] = []
     for before in baseline:
         after = now_by_key.get(before.key)
         if after is not None and before.kind != "needle":
-            changes += point_changes(before, after)
+            if decode_unjudged(before):
+                not_judged.append(
+                    f"decode at {where_of(before)}: the baseline's answers arrived in bursts, "
+                    "so it has no decode to compare with; re-baseline with --rebaseline"
+                )
+            elif decode_unjudged(after):
+                not_judged.append(
+                    f"decode at {where_of(before)}: this run's answers arrived in bursts"
+                )
+        if after is not None and before.kind != "needle":
+            one = (before.context_length, 1, "ramp")
+            scaled = before.kind == "ramp" and before.concurrency > 1
+            scaling = (
+                scaling_change(before, after, base_by_key.get(one), now_by_key.get(one))
+                if scaled
+                else None
+            )
+            changes += point_changes(before, after, scaled=scaling is not None)
+            changes += [scaling] if scaling else []
         if after is not None and before.kind == "needle":
             needle = needle_change(before, after)
             changes += [needle] if needle else []
@@ -258,7 +338,22 @@ def compare_runs(
             task_seen = True
             task = task_change(before, tasks_now[0])
             changes += [task] if task else []
-    return SentinelReport(baseline_id, verdict_of(changes), changes)
+    return SentinelReport(baseline_id, verdict_of(changes), changes, tuple(not_judged))
+
+
+def confirmed(first: SentinelReport, second: SentinelReport) -> SentinelReport:
+    """The second run's report, where a change counts only when the first run found it
+    too, beyond both bands and the same way: one run's outlier is not a regression."""
+    seen = {(c.metric, c.point, c.direction) for c in first.changes if c.significant}
+    changes = [
+        c
+        if not c.significant or (c.metric, c.point, c.direction) in seen
+        else Change(c.metric, c.point, c.unit, c.baseline, c.now, c.band_baseline,
+                    c.band_now, False, None)
+        for c in second.changes
+    ]  # fmt: skip
+    not_judged = tuple(dict.fromkeys(first.not_judged + second.not_judged))
+    return SentinelReport(second.baseline_record, verdict_of(changes), changes, not_judged, 2)
 
 
 def verdict_of(changes: list[Change]) -> Verdict:

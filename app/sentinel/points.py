@@ -16,6 +16,8 @@ class Point:
     samples: dict[str, list[float]] = field(default_factory=dict)
     needle: list[dict[str, Any]] = field(default_factory=list)  # depth, found
     task: dict[str, Any] | None = None
+    # False when its answers arrived in bursts: the point has no decode to judge.
+    decode_measurable: bool | None = None
 
     @property
     def key(self) -> tuple[int, int, str]:
@@ -55,6 +57,9 @@ def point_of(values: dict[str, Any], details: dict[str, Any], samples: Any) -> P
         kept_samples,
         [cell for cell in needle if isinstance(cell, dict)],
         task,
+        details.get("decode_measurable")
+        if isinstance(details.get("decode_measurable"), bool)
+        else None,
     )
 
 

@@ -45,8 +45,10 @@ def judge(baseline: Baseline, result: BenchResult) -> SentinelOutcome:
     if reported is not None and reported.runtime == baseline.runtime:
         target["runtime_version"] = reported.version
     raw = record_from_result(result, target)
+    # The record's outcome: a run whose decode could not be timed is not a worse outcome;
+    # its decode is left unjudged instead.
     report = compare_runs(
-        baseline.id, baseline.outcome, baseline.points, result.outcome, raw_points(raw)
+        baseline.id, baseline.outcome, baseline.points, raw["outcome"], raw_points(raw)
     )
     return SentinelOutcome(raw, report)
 

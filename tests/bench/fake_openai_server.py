@@ -94,6 +94,9 @@ class Scenario:
     tool_text: bool = False  # tool calls written as plain text
     malformed_share: float = 0.0  # this share of tool calls get arguments that are not JSON
     rid: str = ""  # a request id; the server records when it wrote that request's first token
+    # After the answer's usage: wait this long before [DONE], then before ending the body
+    done_delay_ms: float = 0.0
+    linger_ms: float = 0.0
     # > 1: each request's gaps and first-token time are scaled by a factor drawn
     # log-uniformly in [1/noise, noise] (seeded per server): timing that is noise
     noise: float = 0.0
@@ -396,6 +399,7 @@ class _Reply:
         await self._event(finish)
         if scenario.usage == "final":
             await self._event(self._chunk([], usage=self._usage()))
+        await asyncio.sleep(scenario.done_delay_ms / 1000)
         await self._finish(done=scenario.done)
         return True
 
@@ -528,6 +532,9 @@ class _Reply:
     async def _finish(self, *, done: bool) -> None:
         if done:
             await self._write_raw(f"data: [DONE]{self.newline}{self.newline}")
+        if self.scenario.linger_ms:
+            await self.writer.drain()
+            await asyncio.sleep(self.scenario.linger_ms / 1000)
         self.writer.write(b"0\r\n\r\n")
         await self.writer.drain()
 

@@ -205,6 +205,9 @@ def test_page_prefills_queues_and_shows_progress(
     worker_for(settings).run_once()
     done = client.get(response.headers["location"])
     assert 'data-status="succeeded"' in done.text and 'id="job-record"' in done.text
+    # Each level with the load it asked for and held.
+    assert 'id="job-levels"' in done.text
+    assert 'data-concurrency="1"' in done.text and 'data-concurrency="2"' in done.text
 
 
 def test_form_without_csrf_token_is_refused(client: TestClient, fake_server: str) -> None:

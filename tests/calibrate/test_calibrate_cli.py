@@ -3,6 +3,7 @@ fixed first-token time fit, and the estimate on that hardware and runtime then f
 server, calibrated, for the model probed and for others; timing that is noise is stored as
 failed and changes nothing."""
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -144,7 +145,7 @@ def test_nothing_answering_exits_with_its_own_code_and_stores_nothing(db_path: P
 @pytest.mark.parametrize(
     ("flag", "value", "words"),
     [
-        ("--model", "no-such-model", "No model 'no-such-model'"),
+        ("--model", "no-such-model", "no-such-model is neither a catalog slug"),
         ("--hardware", "no-such-card", "no hardware 'no-such-card'"),
         ("--runtime", "no-such-runtime", "does not say which runtime"),
     ],
@@ -175,3 +176,70 @@ def test_hardware_not_in_the_catalog_is_added_by_its_figures_and_calibrated(
         assert decode["basis"] == "calibrated"
         assert abs((decode["low"] + decode["high"]) / 2 / (1000 / 25) - 1) < 0.15
         assert client.get("/calibrate", params={"hardware": "arc-b580-12gb"}).status_code == 200
+
+
+LLAMA_8B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+    "tie_word_embeddings": False,
+}
+
+
+@pytest.mark.parametrize("given", ["hub_id", "config_json"])
+def test_the_model_is_taken_as_a_hub_id_or_a_config_json(
+    db_path: Path, tmp_path: Path, given: str
+) -> None:
+    """Accepted before the probe: nothing answers here, so the run ends unreachable (3),
+    not refused (1)."""
+    if given == "hub_id":
+        model = "meta-llama/Llama-3.1-8B-Instruct"  # the catalog's own entry for it
+    else:
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(LLAMA_8B_CONFIG))
+        model = str(path)
+    result = calibrate("http://127.0.0.1:9/v1", STEADY, "--model", model)
+    assert result.exit_code == EXIT_UNREACHABLE, result.output
+    assert profiles(db_path) == []
+
+
+def test_a_config_json_that_is_not_one_is_refused_in_words(db_path: Path, tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("[1, 2]")
+    result = calibrate("http://127.0.0.1:9/v1", STEADY, "--model", str(path))
+    assert result.exit_code == 1, result.output
+    assert "is not a model's config.json" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_platform_the_runtime_cannot_run_on_is_refused_before_probing(
+    fake_server: str, db_path: Path
+) -> None:
+    new = ["--hardware", "my-cpu-box", "--platform", "cpu", "--runtime", "vllm"]
+    new += ["--memory-gb", "64", "--bandwidth-gb-s", "80"]
+    result = calibrate(fake_server, STEADY, *new)
+    assert result.exit_code == 1, result.output
+    assert "vllm does not run on cpu hardware like my-cpu-box" in result.output
+    assert "nothing was probed" in result.output and "Traceback" not in result.output
+    assert "decode" not in result.output  # no probe step was reported
+    assert profiles(db_path) == []
+
+
+def test_a_served_model_the_server_does_not_serve_is_refused_at_once(
+    fake_server: str, db_path: Path
+) -> None:
+    result = calibrate(fake_server, "fake?http_status=404")
+    assert result.exit_code == 1, result.output
+    assert "the server does not serve 'fake?http_status=404'" in result.output
+    assert "it serves fake" in result.output
+    assert "decode" not in result.output  # stopped before the first step
+    assert result.output.count("HTTP 404") == 1
+    assert profiles(db_path) == []

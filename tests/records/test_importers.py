@@ -152,6 +152,25 @@ class TestImportRecord:
         assert detail["filename"] == "guidellm_report.json"
         assert len(record.measurements) == 2 and record.flags == []
 
+    def test_an_impossible_tpot_is_flagged_not_stored_as_a_speed(
+        self, session: Session, h200: str
+    ) -> None:
+        # A median TPOT of 0.004 ms: 250,000 tok/s for one request, read from answers that
+        # arrived in one piece. Above the card's roofline it is contradicted, as a reported
+        # figure is; above any card's reach it is not measurable whatever the card.
+        source = json.loads(data("vllm_bench_serve.json"))
+        source["median_tpot_ms"] = 0.004
+        submission = import_record(
+            session, json.dumps(source).encode(), meta(h200), submitted_by="ci"
+        )
+        session.commit()
+        record = get_record(session, submission.record.id)
+        codes = {flag["code"] for flag in record.flags}
+        assert {"decode_contradicted", "decode_not_measurable"} <= codes, record.flags
+        assert "decode_above_roofline" not in codes
+        said = next(f["message"] for f in record.flags if f["code"] == "decode_contradicted")
+        assert said.startswith("contradicted:") and "250,000 tok/s imported" in said
+
     def test_file_and_metadata_errors_come_back_together(self, session: Session) -> None:
         with pytest.raises(RecordInvalid) as caught:
             import_record(session, b'{"x": 1}', meta("nowhere"), submitted_by="ci")

@@ -1,7 +1,7 @@
 """The sentinel's verdict from two runs' points: bands, the smallest change that counts, a
 needle lost, an outcome that got worse."""
 
-from app.sentinel.compare import compare_runs
+from app.sentinel.compare import compare_runs, confirmed
 from app.sentinel.points import Point
 
 
@@ -64,3 +64,55 @@ def test_an_outcome_worse_than_ok_is_a_regression() -> None:
     report = compare_runs(1, "ok", [single([100, 101])], "load_failure", [])
     assert report.verdict == "regressed"
     assert report.changes[0].as_json()["metric"] == "outcome"
+
+
+def ramp(throughput: list[float], concurrency: int = 4, length: int = 1024) -> Point:
+    values = {"throughput_tokens_per_s": sorted(throughput)[len(throughput) // 2]}
+    return Point(length, concurrency, "ramp", values, {"throughput_tokens_per_s": throughput})
+
+
+def test_throughput_at_load_counts_as_its_gain_over_one_stream() -> None:
+    # --max-num-seqs 1: four streams get the throughput of one, while one stream's own
+    # throughput holds.
+    baseline = [ramp([600], concurrency=1), ramp([1400, 1466, 1500, 1520])]
+    now = [ramp([590], concurrency=1), ramp([560, 600, 609, 640])]
+    report = compare_runs(1, "ok", baseline, "ok", now)
+    assert report.verdict == "regressed"
+    assert report.summary == "regressed: throughput at load -59 % at 1,024 tokens x 4 (ramp)"
+    # A machine slowed by other work slows both levels: the gain holds, no verdict.
+    slowed = [ramp([300], concurrency=1), ramp([700, 733, 750, 760])]
+    assert compare_runs(1, "ok", baseline, "ok", slowed).verdict == "no_regression"
+
+
+def test_a_verdict_names_only_the_changes_that_made_it() -> None:
+    baseline = [single([100, 101, 102]), ramp([600], 1), ramp([1400, 1466, 1500])]
+    now = [single([150, 151, 152]), ramp([600], 1), ramp([560, 600, 640])]
+    report = compare_runs(1, "ok", baseline, "ok", now)
+    assert report.verdict == "regressed"
+    assert "decode" not in report.summary and "throughput at load" in report.summary
+    assert any(c.direction == "better" for c in report.changes)  # listed, not in the verdict
+
+
+def test_a_decode_read_from_bursts_is_not_judged() -> None:
+    bursts = Point(4096, 1, "single", {"decode_tokens_per_s": 261_386.0}, {})
+    flagged = Point(
+        4096, 1, "single", {"ttft_ms": 50.0}, {"ttft_ms": [49, 50, 51]}, decode_measurable=False
+    )
+    for baseline in (bursts, flagged):
+        report = compare_runs(1, "ok", [baseline], "ok", [single([10, 11, 12])])
+        assert report.verdict == "no_regression", report.summary
+        assert not any(c.metric == "decode_tokens_per_s" for c in report.changes)
+        (said,) = report.not_judged
+        assert "baseline's answers arrived in bursts" in said and "--rebaseline" in said
+
+
+def test_a_regression_counts_only_when_a_second_run_finds_it() -> None:
+    baseline = [single([100, 101, 102]), ramp([1400, 1466, 1500])]
+    outlier = compare_runs(1, "ok", baseline, "ok", [single([80, 81, 82]), ramp([1400, 1450])])
+    quiet = compare_runs(1, "ok", baseline, "ok", [single([99, 101, 103]), ramp([1410, 1490])])
+    assert outlier.verdict == "regressed" and quiet.verdict == "no_regression"
+    assert confirmed(outlier, quiet).verdict == "no_regression"
+    again = compare_runs(1, "ok", baseline, "ok", [single([79, 80, 81]), ramp([1420, 1480])])
+    both = confirmed(outlier, again)
+    assert both.verdict == "regressed" and both.runs == 2
+    assert both.summary == "regressed: decode -21 % at 4,096 tokens x 1"

@@ -80,6 +80,7 @@ def length_result(
         ttft_ms=metrics.median(metrics.present(s.ttft_ms for s in good)),
         decode_tps=metrics.median(metrics.present(s.decode_tps for s in good)),
         tpot_ms=metrics.median(metrics.present(s.tpot_ms for s in good)),
+        decode_measurable=any(s.decode_measurable for s in good) if good else None,
         e2e_ms=metrics.median(metrics.present(s.e2e_ms for s in good)),
         output_tokens=metrics.median(metrics.present(s.output_tokens for s in good)),
         samples=samples,

@@ -7,8 +7,10 @@ import time
 from app.bench import metrics
 from app.bench.prompts import SizedPrompt, sized_prompt, stable_seed
 from app.bench.result import (
+    HELD_SHARE,
     ConcurrencyLevel,
     ConcurrencyRamp,
+    HeldConcurrency,
     LengthResult,
     MemoryReading,
     RequestSample,
@@ -40,7 +42,7 @@ async def run_ramp(run: RunContext, lengths: list[LengthResult]) -> ConcurrencyR
 
 async def _one_level(run: RunContext, level: int, target: int) -> ConcurrencyLevel:
     started = time.perf_counter()
-    rounds = run.plan.requests_per_stream
+    rounds = run.plan.level_rounds()
     total = level * rounds
     streams = [
         [
@@ -58,7 +60,10 @@ async def _one_level(run: RunContext, level: int, target: int) -> ConcurrencyLev
     async with run.probe.window() as window:
         by_stream = await _level_samples(run, name, streams, total)
     samples = [sample for stream in by_stream for sample in stream]
-    result = level_summary(level, samples, run.plan.ttft_limit_ms, window.reading)
+    result = level_summary(
+        level, samples, run.plan.ttft_limit_ms, window.reading, held=held_concurrency(by_stream)
+    )
+    result.stream_output_tps = stream_throughputs(by_stream)
     run.record(name, started, result.first_error, failed=result.errors > 0)
     return result
 
@@ -108,8 +113,12 @@ def level_summary(
     samples: list[RequestSample],
     ttft_limit_ms: float | None,
     memory: MemoryReading | None,
+    held: HeldConcurrency | None = None,
 ) -> ConcurrencyLevel:
-    """Throughput over the level's wall time, next to the per-request latency spread."""
+    """Throughput over the level's wall time, next to the per-request latency spread, and
+    the concurrency the level held (each sample its own stream when ``held`` is not
+    given)."""
+    held = held or held_concurrency([[sample] for sample in samples])
     good = [sample for sample in samples if sample.ok]
     starts = [sample.send_offset_ms for sample in samples]
     ends = [sample.send_offset_ms + (sample.end_ms or 0.0) for sample in samples]
@@ -122,6 +131,9 @@ def level_summary(
         requests=len(samples),
         errors=len(samples) - len(good),
         duration_s=round(duration_s, 4),
+        held_concurrency=held,
+        held_short=held is not None and held.mean < HELD_SHARE * level,
+        decode_measurable=any(sample.decode_measurable for sample in good) if good else None,
         output_tps=metrics.throughput_per_second(output, duration_s),
         request_rate=metrics.throughput_per_second(len(good), duration_s),
         ttft_ms=ttft,
@@ -133,6 +145,74 @@ def level_summary(
         samples=sorted(samples, key=lambda sample: sample.send_offset_ms),
         memory=memory,
     )
+
+
+def stream_throughputs(by_stream: list[list[RequestSample]]) -> list[float]:
+    """Each stream's output tokens over its own span (first send to last end), times the
+    number of streams: what the level's throughput would be were every stream like it."""
+    found = []
+    for stream in by_stream:
+        good = [s for s in stream if s.ok and s.output_tokens]
+        if not stream or not good:
+            continue
+        span_s = (max(s.send_offset_ms + (s.end_ms or 0.0) for s in stream)
+                  - min(s.send_offset_ms for s in stream)) / 1000  # fmt: skip
+        if span_s > 0:
+            tokens = sum(s.output_tokens or 0 for s in good)
+            found.append(round(tokens / span_s * len(by_stream), 3))
+    return found
+
+
+# The briefest share of the steady span left out of the minimum: a stream's hand-over
+# from one request to the next, when none is in flight on it.
+HANDOVER_SHARE = 0.05
+
+
+def held_concurrency(by_stream: list[list[RequestSample]]) -> HeldConcurrency | None:
+    """Requests in flight over the level's steady span, from each request's send to its
+    end (``[DONE]`` or the body's end).
+
+    The steady span runs from the moment the last stream sent its first request to the
+    moment the first stream to finish ended its last: there every stream should have a
+    request in flight. Where streams never overlapped so (one waited for another), the
+    whole level counts.
+    """
+    spans = [
+        [(s.send_offset_ms, s.send_offset_ms + (s.end_ms or 0.0)) for s in stream]
+        for stream in by_stream
+        if stream
+    ]
+    if not spans:
+        return None
+    begin = max(stream[0][0] for stream in spans)
+    end = min(stream[-1][1] for stream in spans)
+    if end <= begin:
+        begin = min(stream[0][0] for stream in spans)
+        end = max(stream[-1][1] for stream in spans)
+    if end <= begin:
+        return HeldConcurrency(mean=float(len(spans)), min=len(spans))
+    changes: list[tuple[float, int]] = []
+    for stream in spans:
+        for start, stop in stream:
+            start, stop = max(start, begin), min(stop, end)
+            if stop > start:
+                changes += [(start, 1), (stop, -1)]
+    changes.sort()
+    at_count: dict[int, float] = {}
+    count, previous = 0, begin
+    for moment, step in changes:
+        at_count[count] = at_count.get(count, 0.0) + (moment - previous)
+        count, previous = count + step, moment
+    at_count[count] = at_count.get(count, 0.0) + (end - previous)
+    span = end - begin
+    mean = sum(n * time for n, time in at_count.items()) / span
+    fewest, left_out = 0, 0.0
+    for n in sorted(at_count):
+        left_out += at_count[n]
+        fewest = n
+        if left_out > HANDOVER_SHARE * span:
+            break
+    return HeldConcurrency(mean=round(mean, 3), min=fewest)
 
 
 def _turn(prompt: SizedPrompt) -> Turn:

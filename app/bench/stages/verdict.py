@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from app.bench.arrival import burst_verdict
 from app.bench.quality_result import NeedleGrid, ToolCallCheck
 from app.bench.result import (
     MAX_ERROR_SHARE,
@@ -31,7 +32,9 @@ def classify(
     task_min_pass_rate: float | None = None,
     ramp: ConcurrencyRamp | None = None,
 ) -> tuple[Outcome, str | None]:
-    """load_failure > long_context_failure > wrong_answer > ok, with the first error text.
+    """load_failure > long_context_failure > wrong_answer > inconclusive > ok, with the
+    first error text. ``inconclusive``: most answers arrived in bursts, so the run's decode
+    figures cannot be measured (app/bench/arrival.py).
 
     Only for a server that answered: an unreachable one raised ``TargetUnreachable`` first.
     A task's score decides the outcome only when the plan sets a minimum pass rate.
@@ -68,6 +71,11 @@ def classify(
                 f"task {task.name!r} passed {task.passed} of {task.total} "
                 f"({rate:.0%}), below the required {task_min_pass_rate:.0%}"
             )
+    timed = [sample for result in lengths for sample in result.samples]
+    timed += [sample for level in ramp.levels for sample in level.samples] if ramp else []
+    reason = burst_verdict(timed)
+    if reason is not None:
+        return "inconclusive", reason
     return "ok", None
 
 
@@ -129,8 +137,25 @@ def assemble(
         task=task,
         needle_grid=grid,
         tool_calls=tool_calls,
-        notes=run.notes + _calibration_note(run, smoke) + _prefix_cache_note(run.plan),
+        notes=run.notes
+        + _calibration_note(run, smoke)
+        + _prefix_cache_note(run.plan)
+        + held_notes(ramp),
     )
+
+
+def held_notes(ramp: ConcurrencyRamp | None) -> list[str]:
+    """One note per level that held under 90% of the streams it asked for."""
+    notes = []
+    for level in ramp.levels if ramp else []:
+        held = level.held_concurrency
+        if level.held_short and held is not None:
+            notes.append(
+                f"concurrency {level.concurrency} held {held.mean:.2f} requests in flight on "
+                f"average (at least {held.min} most of the time), under 90% of what was "
+                "asked: its figures describe a lighter load"
+            )
+    return notes
 
 
 def _calibration_note(run: RunContext, smoke: SmokeResult) -> list[str]:
