@@ -767,11 +767,13 @@ SENTINEL_TARGET = {
 # On a 2-core machine shared with other work, vLLM's throughput at 4 streams over one
 # stream's swung by 10-69 % between runs of an unchanged server (measured 2026-12-06), more
 # than --max-num-seqs 1 costs it (about 43 %): the sentinel cannot yet tell the two apart
-# there. These stay, expected to fail, until a baseline's band holds that spread.
-SENTINEL_NOISE = pytest.mark.xfail(
-    strict=False,
+# there. These run when asked (SERVEBOOK_SENTINEL_SOAK=1, about ten minutes), as the soak
+# that says when a baseline's band holds that spread; the suite does not spend CI on a
+# verdict known not to hold yet.
+SENTINEL_NOISE = pytest.mark.skipif(
+    os.environ.get("SERVEBOOK_SENTINEL_SOAK") != "1",
     reason="throughput at load swings between runs on a shared 2-core machine by more "
-    "than --max-num-seqs 1 costs",
+    "than --max-num-seqs 1 costs; SERVEBOOK_SENTINEL_SOAK=1 runs it",
 )
 
 
