@@ -5,10 +5,18 @@ import re
 import pytest
 
 from app.benchmarks.worker import Worker
+from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The dashboard's own list for the worker labelled gpu-a: the host a job pinned to it
+    may name (a pinned job names only hosts its worker's list holds)."""
+    return settings.model_copy(update={"bench_worker_hosts": {"gpu-a": ["gpu-a.lab"]}})
 
 
 def fill_job(page, base_url: str, label: str) -> None:  # noqa: ANN001
@@ -27,7 +35,7 @@ def fill_job(page, base_url: str, label: str) -> None:  # noqa: ANN001
 
 
 def test_pinned_job_names_its_worker_and_waits_for_it(page, live_server: LiveServer) -> None:
-    # The host is the GPU machine's to allow, so the dashboard takes a non-loopback URL.
+    # The host is on gpu-a's list, so the dashboard takes a non-loopback URL pinned to it.
     fill_job(page, "http://gpu-a.lab:8000/v1", "gpu-a")
     page.wait_for_url(re.compile(r"/benchmarks/\d+$"))
     assert page.locator("#job-status").get_attribute("data-status") == "queued"
