@@ -63,8 +63,10 @@ class BenchPlan(BaseModel):
     )
     model: str
     api_key: SecretStr | None = Field(default=None, exclude=True, repr=False)
+    # A plain default (pydantic copies it per plan), so the schema states it and the
+    # relation with max_tokens (`x-below`) holds for a plan that leaves lengths out too.
     lengths: list[Annotated[int, Field(ge=1)]] = Field(
-        default_factory=lambda: [1024], min_length=1, description="context lengths, tokens"
+        default=[1024], min_length=1, description="context lengths, tokens"
     )
     repeat: int = Field(default=3, ge=1)
     # JSON Schema cannot compare fields: `x-below` says every length exceeds it.
