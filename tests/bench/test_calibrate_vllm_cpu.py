@@ -130,7 +130,12 @@ def bench_run(server: VllmServer, max_tokens: int) -> LengthResult:
         extra_body={"ignore_eos": True},
     )
     result = asyncio.run(run_benchmark(plan))
-    assert result.outcome == "ok", result.outcome_error
+    # A run whose answers burst is rightly inconclusive about decode between tokens; this
+    # test reads decode from when answers end, which bursts leave standing.
+    bursts_only = result.outcome == "inconclusive" and (result.outcome_error or "").startswith(
+        "decode not measurable"
+    )
+    assert result.outcome == "ok" or bursts_only, result.outcome_error
     [length] = result.lengths
     assert all(s.ok and s.output_tokens == max_tokens for s in length.samples), length
     return length
