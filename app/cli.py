@@ -8,10 +8,10 @@ import click
 from alembic import command
 from sqlalchemy.exc import DBAPIError
 
+from app.asking.custom import INTERCONNECTS, PLATFORMS
 from app.config import Settings, get_settings, is_loopback
 from app.db import alembic_config, session_scope, upgrade_database
 from app.estimate.load import MAX_CONCURRENCY
-from app.resolve.custom import INTERCONNECTS, PLATFORMS
 
 # SQLite's words for a missing table, and PostgreSQL's SQLSTATE for it.
 MISSING_TABLE_TEXT = "no such table"
@@ -211,10 +211,11 @@ def estimate(
 
     The figures are the fit table's and the detail page's own (one resolution).
     """
+    from app.asking.ask import parse_request, run_estimate
     from app.errors import ServebookError
     from app.estimate import EstimateError
-    from app.recipes.described_estimate import answer_out, parse_request, run_estimate
     from app.recipes.estimate_text import format_estimate
+    from app.recipes.presenters import answer_out
     from app.resolve import RecipeService
 
     if sum(x is not None for x in (hardware_slug, gpu, memory_gb_per_gpu)) != 1:
@@ -255,7 +256,7 @@ def estimate(
         try:
             description = None
             if gguf_file is not None:
-                from app.resolve.model_sources import from_gguf
+                from app.asking.model_sources import from_gguf
 
                 description = from_gguf(gguf_file)
             parsed = parse_request({k: v for k, v in body.items() if v is not None})

@@ -1,8 +1,9 @@
 """Import directions between the packages of app/, read from the source (no import runs).
 
 The estimator is pure; the catalog knows nothing of recipes, records or pages; the one
-resolution (`app.resolve`) reads the catalog and the estimator and is read by the pages,
-the records review and the CLI, never the other way round.
+resolution (`app.resolve`) reads the catalog and the estimator; asking the one question
+(`app.asking`) reads every surface's request into it and resolves it, for the pages, the
+plan and the CLI, never the other way round.
 """
 
 import ast
@@ -16,9 +17,12 @@ APP = Path(__file__).resolve().parents[1] / "app"
 # `test_every_package_has_a_rule`); the layers run estimate and i18n at the bottom, then the
 # catalog and the resolution, then the pages and the jobs, with the CLI and the app on top.
 PAGES_AND_JOBS = {"recipes", "plan", "records", "benchmarks", "calibrate", "sentinel", "tasks"}
+# Asking the one question sits on the resolution, under the pages that ask it.
+ASKING = {"asking"}
 TOP = {"cli", "main", "observability"}
 FORBIDDEN = {
     "estimate": {
+        "asking",
         "catalog",
         "resolve",
         "recipes",
@@ -39,28 +43,34 @@ FORBIDDEN = {
         "main",
     },
     "i18n": {"catalog", "resolve", "bench", "models", "db", "security", "accuracy", "web"}
+    | ASKING
     | PAGES_AND_JOBS
     | TOP,
     "models": {"catalog", "resolve", "bench", "security", "accuracy", "i18n", "estimate", "web"}
+    | ASKING
     | PAGES_AND_JOBS
     | TOP,
-    "security": {"catalog", "resolve", "bench", "accuracy"} | PAGES_AND_JOBS | TOP,
-    "catalog": {"resolve", "bench", "accuracy"} | PAGES_AND_JOBS | TOP,
-    "accuracy": {"resolve", "bench"} | PAGES_AND_JOBS | TOP,
-    "resolve": {"bench"} | PAGES_AND_JOBS | TOP,
-    # A plan asks the estimate's own request path (app.recipes) and answers alone.
-    "plan": {"records", "bench", "benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
+    "security": {"catalog", "resolve", "bench", "accuracy"} | ASKING | PAGES_AND_JOBS | TOP,
+    "catalog": {"resolve", "bench", "accuracy"} | ASKING | PAGES_AND_JOBS | TOP,
+    "accuracy": {"resolve", "bench"} | ASKING | PAGES_AND_JOBS | TOP,
+    "resolve": {"bench"} | ASKING | PAGES_AND_JOBS | TOP,
+    # Reading every surface's request into the one question, and asking it once.
+    "asking": {"bench"} | PAGES_AND_JOBS | TOP,
+    # A plan asks the estimate's own question (app.asking) and answers alone; the pages of
+    # recipes may show a plan's figures (the fit table's load column), never the reverse.
+    "plan": {"recipes", "records", "bench", "benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
     "recipes": {"benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
     "records": {"recipes", "plan", "benchmarks", "calibrate", "sentinel", "cli", "observability"},
-    "tasks": {"catalog", "resolve", "recipes", "plan", "benchmarks", "calibrate", "sentinel"}
+    "tasks": {"catalog", "resolve", "asking", "recipes", "plan", "benchmarks", "calibrate"}
+    | {"sentinel"}
     | {"accuracy"}
     | TOP,
-    "benchmarks": {"resolve", "recipes", "plan", "accuracy"} | TOP,
+    "benchmarks": {"resolve", "asking", "recipes", "plan", "accuracy"} | TOP,
     "calibrate": {"recipes", "plan", "sentinel", "tasks", "accuracy"} | TOP,
-    "sentinel": {"catalog", "resolve", "recipes", "plan", "calibrate", "accuracy"} | TOP,
-    "observability": {"catalog", "resolve", "recipes", "plan", "bench", "benchmarks"}
+    "sentinel": {"catalog", "resolve", "asking", "recipes", "plan", "calibrate", "accuracy"} | TOP,
+    "observability": {"catalog", "resolve", "asking", "recipes", "plan", "bench", "benchmarks"}
     | {"calibrate", "sentinel", "tasks", "accuracy", "cli", "main"},
-    "bench": {"catalog", "resolve", "accuracy", "models", "db"} | PAGES_AND_JOBS | TOP,
+    "bench": {"catalog", "resolve", "asking", "accuracy", "models", "db"} | PAGES_AND_JOBS | TOP,
 }
 
 

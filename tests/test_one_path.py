@@ -65,3 +65,63 @@ def test_the_roofline_is_retired() -> None:
         if isinstance(node, ast.FunctionDef | ast.ClassDef)
     }
     assert names & RETIRED == set()
+
+
+# Who resolves a question: the one door surfaces ask through (`app.asking.answer.ask`), and
+# the resolution's own fit table, its named-route lookup and the records review, which ask
+# the table's questions again with other evidence.
+RESOLVERS = {
+    "asking/answer.py",
+    "resolve/fit_table.py",
+    "resolve/service.py",
+    "resolve/__init__.py",
+    "resolve/recipe.py",
+    "records/consequences.py",
+}
+
+
+def resolves(path: Path) -> bool:
+    """Whether a module imports `resolve_recipe`, at any depth of the file."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module in (
+            "app.resolve",
+            "app.resolve.recipe",
+        ):
+            if any(a.name == "resolve_recipe" for a in node.names):
+                return True
+    return False
+
+
+def test_every_surface_asks_through_the_one_door() -> None:
+    offenders = sorted(
+        str(path.relative_to(APP))
+        for path in APP.rglob("*.py")
+        if str(path.relative_to(APP)) not in RESOLVERS and resolves(path)
+    )
+    assert offenders == []
+
+
+def test_the_door_checker_sees_a_surface_that_resolves_on_its_own(tmp_path: Path) -> None:
+    module = tmp_path / "page.py"
+    module.write_text("def answer(inputs, q):\n    from app.resolve import resolve_recipe\n")
+    assert resolves(module)
+
+
+def test_the_question_is_typed_from_every_reader() -> None:
+    """The API's request, the selector's form and the plan each build a `Question`, not a
+    dict of fields handed on to another reader."""
+    for reader in ("asking/ask.py", "asking/form.py", "plan/service.py"):
+        tree = ast.parse((APP / reader).read_text())
+        built = {
+            node.func.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
+        assert "Question" in built, reader
+    # Only the form reads the form's fields: nothing else hands fields on to it.
+    readers = sorted(
+        str(path.relative_to(APP))
+        for path in APP.rglob("*.py")
+        if "QuestionForm" in path.read_text()
+    )
+    assert readers == ["asking/form.py"]

@@ -19,6 +19,10 @@ import msgspec
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.asking.custom import HardwareDescription, custom_hardware
+from app.asking.described import described_model
+from app.asking.hub import REPO_ID, describe_repo
+from app.asking.model_sources import from_hf_config
 from app.calibrate.probe import ProbeResult
 from app.calibrate.words import (
     CANNOT_ESTIMATE,
@@ -44,10 +48,6 @@ from app.estimate.load import SpeedModel
 from app.estimate.step import communication_s, decode_step
 from app.i18n.sentences import Sentence, english
 from app.models import Artifact, CalibrationProfile, Hardware, LlmModel, Runtime
-from app.resolve.custom import HardwareDescription, custom_hardware
-from app.resolve.described import described_model
-from app.resolve.hub import REPO_ID, describe_repo
-from app.resolve.model_sources import from_hf_config
 
 PROBE_CONTEXT = 4096  # the plan the probed model's step inputs are built at (memory only)
 

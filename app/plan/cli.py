@@ -47,11 +47,11 @@ def plan(
     when none is named)."""
     from pydantic import ValidationError
 
+    from app.asking.errors import dotted_errors
     from app.plan.presenters import plan_out
     from app.plan.schemas import PlanRequest
     from app.plan.service import PlanRefused, plan_load
     from app.plan.text import format_plan
-    from app.recipes.described_estimate import dotted_errors
     from app.resolve import RecipeService
 
     body: dict = {

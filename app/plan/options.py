@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.asking.ask import RequestHardware
 from app.estimate import Verdict
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import Hardware
 from app.plan.schemas import PlanRequest
-from app.recipes.described_estimate import RequestHardware
 from app.resolve import ResolvedRecipe
 
 MEMORY, DECODE, TTFT = "memory", "decode", "ttft"

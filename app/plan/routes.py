@@ -6,19 +6,13 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
+from app.asking.errors import dotted_errors, error_body, merged, without_refused
+from app.asking.http import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused, inline_schema
 from app.plan.form import PAGE_FIELDS, field_label, page_body
 from app.plan.options import MEETS_RULE
 from app.plan.presenters import plan_out
 from app.plan.schemas import PlanOut, PlanRequest
 from app.plan.service import PlanRefused, plan_load
-from app.recipes.described_estimate import (
-    dotted_errors,
-    error_body,
-    inline_schema,
-    merged,
-    without_refused,
-)
-from app.recipes.routes import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused
 from app.security.json_input import StrictJsonRoute
 from app.web import is_htmx, render
 

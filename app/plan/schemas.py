@@ -5,11 +5,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from app.asking.request import RUNS_RELATION, GpuByName, HardwareIn, ModelIn
 from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.recipes.estimate_request import RUNS_RELATION, GpuByName, HardwareIn, ModelIn
 
 MAX_USERS = 1_000_000
 # A request of a chat or an agent's turn when the load names none: the shape a plan states

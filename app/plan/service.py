@@ -2,7 +2,7 @@
 requests each meet the speed and first-token targets, or what stops it.
 
 Each concurrency weighed is resolved as `POST /api/estimate` resolves it (the same request
-path, `app.recipes.described_estimate` and the selector), and its figures are the estimate
+path, `app.asking.ask` and the selector), and its figures are the estimate
 answer's own (`asked_load_out`): a measured or reported speed stands for one request's
 decode where one exists, as everywhere else; beyond one request the figures are estimated.
 
@@ -22,35 +22,20 @@ from collections.abc import Mapping
 from math import ceil
 from typing import Any
 
-from pydantic import ValidationError
-
+from app.asking.answer import CHOOSE_ONE, CUSTOM, ask
+from app.asking.ask import RequestHardware, RequestModel, request_hardware, request_model
+from app.asking.errors import CodedErrors, coded, errors_status
+from app.asking.load_out import asked_load_out
+from app.asking.request import GpuByName
 from app.config import Settings
-from app.estimate.load import MAX_CONCURRENCY
+from app.estimate.load import MAX_CONCURRENCY, RequestShape
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Hardware
 from app.plan.options import MEMORY, AtLoad, Candidate, Plan, PlanOption
 from app.plan.schemas import PlanRequest
 from app.plan.search import most_carried
-from app.recipes.described_estimate import (
-    CodedErrors,
-    RequestHardware,
-    RequestModel,
-    coded,
-    errors_status,
-    request_hardware,
-    request_model,
-)
-from app.recipes.estimate_request import GpuByName
-from app.recipes.load_out import asked_load_out
-from app.recipes.selector import (
-    CHOOSE_ONE,
-    CUSTOM,
-    SelectorInput,
-    field_errors,
-    resolve_selection,
-    run_selector,
-)
+from app.resolve import Question
 from app.resolve.service import RecipeService
 
 # Loads kept per model (with its inputs, so they go with the catalog revision and evidence).
@@ -143,8 +128,8 @@ def _candidates(
         raise PlanRefused({"runtime": CHOOSE_ONE(choices=known)})
 
     def listed(machine: Hardware) -> Candidate:
-        fields = RequestHardware({"hardware": machine.slug})
-        return Candidate(machine.slug, machine.name, fields, (machine.name,), machine)
+        named = RequestHardware(slug=machine.slug)
+        return Candidate(machine.slug, machine.name, named, (machine.name,), machine)
 
     if request.hardware is None:  # with a runtime named, the hardware it runs on
         runs = runtime.platforms if runtime is not None else None
@@ -204,40 +189,28 @@ def _prices(
 
 
 class _Asker:
-    """One candidate's question at any concurrency: the selector's validated input once,
-    then the same resolution at each concurrency asked."""
+    """One candidate's question, asked at any concurrency: the same question each time,
+    with only its load changed."""
 
-    def __init__(
-        self,
-        service: RecipeService,
-        model: RequestModel,
-        candidate: Candidate,
-        request: PlanRequest,
-    ) -> None:
-        raw: dict[str, Any] = {
-            **candidate.hardware.fields,
-            "profile": request.profile,
-            "evidence": request.evidence,
-            "prompt_tokens": request.prompt_tokens,
-            "output_tokens": request.output_tokens,
-            "concurrency": 1,
-        }
-        if model.artifact is not None:
-            raw["artifact"] = model.artifact
-        if request.runtime is not None:
-            raw["runtime"] = request.runtime
-        raw = {key: value for key, value in raw.items() if value is not None}
+    def __init__(self, model: RequestModel, candidate: Candidate, request: PlanRequest) -> None:
+        machine = candidate.machine or candidate.hardware.machine
+        assert machine is not None  # a catalog row, or a named card's machine
         self.inputs = model.inputs
-        self.raw = raw
-        try:
-            self.data = SelectorInput.model_validate(raw)
-        except ValidationError as error:
-            raise PlanRefused(field_errors(error)) from error
-        self.hardware = candidate.machine
+        self.question = Question(
+            machine,
+            request.profile,
+            artifact=model.artifact,
+            runtime=request.runtime,
+            concurrency=1,
+            shape=RequestShape(request.prompt_tokens, request.output_tokens),
+            evidence=request.evidence == "use",
+        )
         self.seen: dict[int, AtLoad] = {}
-        # Catalog cards keep each load's answer with the model's inputs (see `at_load`).
+        # Catalog cards keep each load's answer with the model's inputs (see `at_load`); the
+        # question's machine is the key there, so a named card's (built anew) is not kept.
         self.memo = model.inputs.at_load if candidate.machine is not None else None
         self.key = (
+            machine.id,
             request.profile,
             request.evidence,
             request.prompt_tokens,
@@ -245,28 +218,19 @@ class _Asker:
             model.artifact,
             request.runtime,
         )
-        if candidate.machine is None:  # a card by name: the selector builds its machine
-            first = run_selector(service, model.inputs, raw)
-            if not first.ok:
-                raise PlanRefused(dict(first.errors))
-            assert first.recipe is not None
-            self.hardware = first.recipe.hardware
-            self.seen[1] = AtLoad(1, first.recipe, asked_load_out(first.recipe, 1))
 
     def at(self, concurrency: int) -> AtLoad:
-        """One replica at this concurrency: the selector's own resolution of it."""
+        """One replica at this concurrency: the question's own answer there."""
         if concurrency in self.seen:
             return self.seen[concurrency]
-        assert self.hardware is not None
-        key = (self.hardware.id, *self.key, concurrency)
+        key = (*self.key, concurrency)
         found = self.memo.get(key) if self.memo is not None else None
         if found is None:
-            data = self.data.model_copy(update={"concurrency": concurrency})
-            result = resolve_selection(self.inputs, data, self.hardware, dict(self.raw))
-            if not result.ok:
-                raise PlanRefused(dict(result.errors))
-            assert result.recipe is not None
-            found = AtLoad(concurrency, result.recipe, asked_load_out(result.recipe, concurrency))
+            answer = ask(self.inputs, self.question.at(concurrency))
+            if not answer.ok:
+                raise PlanRefused(dict(answer.errors))
+            assert answer.recipe is not None
+            found = AtLoad(concurrency, answer.recipe, asked_load_out(answer.recipe, concurrency))
             if self.memo is not None:
                 if len(self.memo) >= MEMO_ENTRIES:
                     self.memo.clear()
@@ -283,7 +247,7 @@ def _plan_one(
     price: float | None,
 ) -> PlanOption:
     """The fewest replicas of this hardware that carry the load, or what stops it."""
-    ask = _Asker(service, model, candidate, request)
+    ask = _Asker(model, candidate, request)
     users = request.users
     most = min(users, MAX_CONCURRENCY)  # the most requests one replica is asked to carry
     whole = ask.at(most)

@@ -6,11 +6,11 @@ page for its reader; JSON keeps the English beside the codes.
 
 from typing import Any
 
+from app.asking.described import ModelDescription
 from app.estimate import Quantity
 from app.estimate.messages import Code, Message, message
 from app.i18n.messages import as_message, english, messages_json
 from app.resolve import ResolvedRecipe
-from app.resolve.described import ModelDescription
 
 # The estimate's memory parts, each with the code that says it was assumed.
 ASSUMED_PARTS = {

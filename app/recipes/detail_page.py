@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.accuracy.answer import class_answer
+from app.asking.load_out import speed_at_load
 from app.catalog.revision import Revisions
 from app.recipes.knobs import knob_rows
 from app.recipes.load_curve import load_curve
-from app.recipes.load_out import speed_at_load
 from app.recipes.presenters import (
     benchmark_prefill,
     exposure_note,

@@ -10,13 +10,13 @@ from dataclasses import asdict, fields
 from typing import Any
 from urllib.parse import urlencode
 
+from app.asking.described import ModelDescription
 from app.estimate import Basis, EstimateError
 from app.estimate.hf_config import ModelShape
 from app.estimate.quants import lookup_quant
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.i18n.sentences import render as say
-from app.resolve.described import ModelDescription
 from app.security.json_input import loads_strict
 
 NOT_JSON = register("estimate_form.not_json", _l("the pasted config is not JSON (%(detail)s)"))

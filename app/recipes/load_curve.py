@@ -14,8 +14,8 @@ tokens.
 
 from typing import Any
 
+from app.asking.load_out import load_out
 from app.estimate.costs import cost_per_million_tokens, gpu_hours_per_million_tokens
-from app.recipes.load_out import load_out
 from app.records.evidence import EvidenceSummary, Spread
 from app.resolve import ResolvedRecipe
 from app.resolve.figures import Evidence

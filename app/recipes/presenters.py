@@ -10,6 +10,9 @@ from typing import Any
 import msgspec
 from fastapi import Request
 
+from app.asking.ask import DescribedResult
+from app.asking.described import KV_UNKNOWN_WARNING, ModelDescription
+from app.asking.load_out import advice_out, asked_load_out, load_out, profile_line
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
@@ -18,12 +21,10 @@ from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
 from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows
-from app.recipes.load_out import advice_out, asked_load_out, load_line_out, load_out
-from app.recipes.schemas import FitRowOut, MemoryOut, ProfileStatusOut, RangeOut
+from app.recipes.schemas import FitRowOut, LoadLineOut, MemoryOut, ProfileStatusOut, RangeOut
 from app.resolve import FitRow, ResolvedRecipe
 from app.resolve.advice import recipe_advice
 from app.resolve.commands import HOST, PORT, shared_setup_message
-from app.resolve.described import KV_UNKNOWN_WARNING, ModelDescription
 
 
 def speed_out(recipe: ResolvedRecipe) -> dict[str, Any] | None:
@@ -241,6 +242,12 @@ def detail_url(request: Request, recipe: ResolvedRecipe, profile_slug: str | Non
     )
 
 
+def load_line_out(recipe: ResolvedRecipe) -> LoadLineOut | None:
+    """The fit table's line for a profile at its concurrency: the detail JSON's own figures."""
+    line = profile_line(recipe)
+    return LoadLineOut.model_validate(line) if line else None
+
+
 def fit_row_out(request: Request, row: FitRow) -> FitRowOut:
     shown = row.shown
     hardware = row.hardware
@@ -389,3 +396,16 @@ def detail_out(request: Request, recipe: ResolvedRecipe, records: dict | None) -
         "records": records,
         "advice": advice_out(recipe_advice(recipe)),
     }
+
+
+def answer_out(answer: DescribedResult, concurrency: int | None = None) -> dict[str, Any]:
+    """The flat JSON of an answer (`estimate_out`, its speed figures at the concurrency
+    asked), with what the request itself made us assume added to its `assumed` list."""
+    recipe = answer.result.recipe
+    out = estimate_out(recipe, answer.description, answer.hardware_name, concurrency)
+    if answer.assumed:
+        out["assumed"] = [*out["assumed"], *(english(one) for one in answer.assumed)]
+        out["assumed_messages"] = [*out["assumed_messages"], *messages_json(answer.assumed)]
+    if answer.card is not None:
+        out["gpu"] = answer.card
+    return out

@@ -3,33 +3,29 @@ the device selector and the estimate API."""
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, Query, Request
+from fastapi import APIRouter, Body, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.accuracy.answer import class_answer
+from app.asking.answer import CUSTOM, Answer
+from app.asking.ask import parse_request, run_estimate
+from app.asking.errors import error_body, estimate_refusal_words, merged, without_refused
+from app.asking.form import run_selector
+from app.asking.http import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused, inline_schema
+from app.asking.load_out import profile_line
+from app.asking.request import EstimateRequest
 from app.catalog.presenters import model_out
 from app.catalog.revision import Revisions, current_records_revision, current_revision
 from app.catalog.schemas import FitFilters
 from app.db import SessionDep
-from app.errors import ERROR_DESCRIPTIONS, error_responses
+from app.errors import error_responses
 from app.estimate import EstimateError, Verdict
 from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.sentences import register
 from app.i18n.sentences import render as say
 from app.page_cache import serve_at_revision
 from app.plan.fit_load import row_load_out, rows_for_load
 from app.plan.options import PlanOption
-from app.recipes.described_estimate import (
-    answer_out,
-    error_body,
-    estimate_refusal_words,
-    inline_schema,
-    merged,
-    parse_request,
-    run_estimate,
-    without_refused,
-)
 from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
 from app.recipes.detail_page import detail_context
 from app.recipes.estimate_page import (
@@ -40,21 +36,17 @@ from app.recipes.estimate_page import (
     page_request,
     share_query,
 )
-from app.recipes.estimate_request import EstimateRequest, ModelByRepo
 from app.recipes.load_curve import load_curve
-from app.recipes.load_out import profile_line
 from app.recipes.presenters import (
+    answer_out,
     detail_out,
     fit_row_out,
 )
 from app.recipes.schemas import EstimateOut, FitTableOut, RowLoadOut
-from app.recipes.selector import CUSTOM, SelectorResult, run_selector
 from app.records.evidence import evidence_out, load_detail_evidence
 from app.records.known_good import find_known_good, known_good_out
 from app.records.safe_ceiling import load_safe_ceiling
 from app.resolve import FitRow, ModelInputs, RecipeService
-from app.resolve.hub import is_cached
-from app.security.exposure import request_is_exposed
 from app.security.json_input import StrictJsonRoute
 from app.security.signin import FormDep
 from app.web import page_responses, render
@@ -64,14 +56,6 @@ api_router = APIRouter(prefix="/api", tags=["recipes"], route_class=StrictJsonRo
 
 DETAIL_PATH = "/models/{model}/hardware/{hardware}/profiles/{profile}"
 FiltersDep = Annotated[FitFilters, Query()]
-
-
-def recipe_service(request: Request, session: SessionDep) -> RecipeService:
-    """Recipes read from the app's cache, at the revision this request's session sees."""
-    return RecipeService(session, request.state.recipe_cache)
-
-
-RecipesDep = Annotated[RecipeService, Depends(recipe_service)]
 
 
 @router.get("/models/{slug}", name="catalog:model", responses=page_responses(404))
@@ -232,7 +216,7 @@ def selector(
 
 
 def selector_context(
-    service: RecipeService, inputs: ModelInputs, raw: dict[str, Any], result: SelectorResult | None
+    service: RecipeService, inputs: ModelInputs, raw: dict[str, Any], result: Answer | None
 ) -> dict[str, Any]:
     return {
         "selector_values": result.values if result else raw,
@@ -242,26 +226,6 @@ def selector_context(
         "profiles": inputs.profiles,
         "custom": CUSTOM,
     }
-
-
-_BY_FIELD = (
-    ' by field name: {"errors": {field: message}, "error_messages": {field: {code, params, '
-    "text}}}, every field at fault"
-)
-# What a request that names a Hub repository may also answer, beside 422 for its own faults.
-DESCRIBED_RESPONSES: dict[int | str, dict[str, Any]] = {
-    403: {
-        "description": "a repository this server does not fetch while exposed, or one the "
-        "Hub keeps private or gated;" + _BY_FIELD
-    },
-    404: {
-        "description": "a repository the Hub does not have (or without safetensors "
-        "weights);" + _BY_FIELD
-    },
-    413: {"description": ERROR_DESCRIPTIONS[413]},
-    422: {"description": "errors" + _BY_FIELD},
-    502: {"description": "the Hub could not be reached for a repository, or failed;" + _BY_FIELD},
-}
 
 
 @api_router.post(
@@ -344,27 +308,6 @@ def estimate_response(request: Request, service: RecipeService, query: dict[str,
             context["errors"] = form_errors(query, context["errors"])
     status = 422 if context["errors"] else 200
     return render(request, "recipes/estimate.html", context, status_code=status)
-
-
-HUB_FETCH_OFF = register(
-    "estimate.hub_fetch_off",
-    _l(
-        "this server does not fetch from the Hub while it is reachable from other machines; "
-        "paste the model's config.json (hf_config) instead"
-    ),
-)
-
-
-def hub_fetch_refused(request: Request, parsed: EstimateRequest) -> dict[str, str] | None:
-    """A repo id would make the server fetch from the network: on loopback that is the
-    user's own machine asking, beyond it anyone could point it at any repository. Off there
-    unless SERVEBOOK_HUB_FETCH_WHEN_EXPOSED; a repository already cached still answers."""
-    settings = request.app.state.settings
-    if not isinstance(parsed.model, ModelByRepo) or settings.hub_fetch_when_exposed:
-        return None
-    if not request_is_exposed(request) or is_cached(parsed.model.repo, settings):
-        return None
-    return {"model.repo": say(HUB_FETCH_OFF())}
 
 
 def estimate_page_answer(

@@ -17,7 +17,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.labels import BASES, OUTCOMES, STATUSES, VERDICTS
 from app.i18n.sentences import Kind, Sentence, english, register
 from app.models import Hardware, Profile, Record
-from app.resolve import ModelInputs, ResolvedRecipe, load_model_inputs, resolve_recipe
+from app.resolve import ModelInputs, Question, ResolvedRecipe, load_model_inputs, resolve_recipe
 
 
 def _words(kind: str, labels: Mapping[str, Any]) -> dict[str, Kind]:
@@ -124,8 +124,9 @@ def pages_that_can_change(
 def differences(
     before: ModelInputs, after: ModelInputs, hardware: Hardware, profile: Profile
 ) -> list[Consequence]:
-    old = recipe_facts(resolve_recipe(before, hardware, profile))
-    new = recipe_facts(resolve_recipe(after, hardware, profile))
+    question = Question(hardware, profile.slug)
+    old = recipe_facts(resolve_recipe(before, question))
+    new = recipe_facts(resolve_recipe(after, question))
     return [
         Consequence(hardware, profile, what, old[what], new[what])
         for what in old

@@ -15,6 +15,7 @@ from app.i18n.sentences import register
 from app.models import Hardware
 from app.resolve.collector import collector_paused
 from app.resolve.inputs import UNKNOWN_PROFILE, ModelInputs
+from app.resolve.question import Question
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
 
 # A fit table lists at most this many hardware rows per page.
@@ -77,7 +78,7 @@ class ResolvedModel:
                 FitRow(
                     row.hardware,
                     tuple(
-                        resolve_recipe(inputs, row.hardware, recipe.profile)
+                        resolve_recipe(inputs, Question(row.hardware, recipe.profile.slug))
                         if (row.hardware.id, recipe.profile.id) in touched
                         else with_pair_evidence(recipe, inputs)
                         for recipe in row.recipes
@@ -121,7 +122,9 @@ class ResolvedModel:
 def fit_row(inputs: ModelInputs, hardware: Hardware) -> FitRow:
     """Balanced first: the row shows it, and links every profile with its own status."""
     profiles = [inputs.balanced, *(p for p in inputs.profiles if p is not inputs.balanced)]
-    return FitRow(hardware, tuple(resolve_recipe(inputs, hardware, p) for p in profiles))
+    return FitRow(
+        hardware, tuple(resolve_recipe(inputs, Question(hardware, p.slug)) for p in profiles)
+    )
 
 
 def with_pair_evidence(recipe: ResolvedRecipe, inputs: ModelInputs) -> ResolvedRecipe:

@@ -40,6 +40,7 @@ from app.resolve.profiles import (
     raise_steps,
     requested_context,
 )
+from app.resolve.question import Question
 from app.resolve.resolved import (
     PENDING,
     RUNNABLE,
@@ -50,25 +51,16 @@ from app.resolve.resolved import (
 )
 from app.resolve.runtime_defaults import OPTIONAL_KNOBS, not_at_default
 
-DEFAULT_SHAPE = RequestShape()
 
+def resolve_recipe(inputs: ModelInputs, question: Question) -> ResolvedRecipe:
+    """Resolve one question; a named artifact or runtime narrows the routes considered.
 
-def resolve_recipe(
-    inputs: ModelInputs,
-    hardware: Hardware,
-    profile: Profile,
-    *,
-    artifact: str | None = None,
-    runtime: str | None = None,
-    context: int | None = None,
-    concurrency: int | None = None,
-    shape: RequestShape = DEFAULT_SHAPE,
-    evidence: bool = True,
-) -> ResolvedRecipe:
-    """Resolve one recipe; a named artifact or runtime narrows the routes considered.
-
-    `shape` is the requests the speed figures are for; without `evidence` the figures are
-    the estimator's alone, even where records or reported figures exist."""
+    `question.shape` is the requests the speed figures are for; without
+    `question.evidence` the figures are the estimator's alone, even where records or
+    reported figures exist."""
+    hardware, profile = question.hardware, inputs.profile(question.profile)
+    artifact, runtime, context = question.artifact, question.runtime, question.context
+    concurrency, shape, evidence = question.concurrency, question.shape, question.evidence
     model = inputs.model
     pairs = inputs.routes
     if artifact is not None or runtime is not None:
@@ -183,7 +175,7 @@ def _serve(
     requested: int,
     minimum: int,
     concurrency: int | None,
-    shape: RequestShape = DEFAULT_SHAPE,
+    shape: RequestShape,
 ) -> tuple[AppliedValues, Command | None] | None:
     """The profile's values on this route, fitted to memory, and the command that sets them."""
     specs = inputs.specs(choice, hardware)

@@ -14,6 +14,7 @@ from app.models import Hardware, Runtime
 from app.resolve.cache import RecipeCache
 from app.resolve.fit_table import UNKNOWN_HARDWARE, ResolvedModel
 from app.resolve.inputs import ModelInputs, load_model_inputs
+from app.resolve.question import Question
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe
 
 UNKNOWN_FOR_MODEL = register(
@@ -71,14 +72,15 @@ class RecipeService:
             return self.resolved(model_slug)[1].recipe(hardware_slug, profile_slug)
         inputs = self.inputs(model_slug)
         check_route_slugs(inputs, artifact, runtime)
-        return resolve_recipe(
-            inputs,
+        inputs.profile(profile_slug)  # an unknown profile is a 404 with the known ones
+        question = Question(
             self.hardware(hardware_slug),
-            inputs.profile(profile_slug),
+            profile_slug,
             artifact=artifact,
             runtime=runtime,
             context=context,
         )
+        return resolve_recipe(inputs, question)
 
 
 def check_route_slugs(inputs: ModelInputs, artifact: str | None, runtime: str | None) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from app.asking.custom import custom_hardware
+from app.asking.gpu_table import lookup_gpu
 from app.catalog.seed_schema import DEFAULT_SEED_DIR, load_catalog
 from app.estimate import (
     ArtifactSpec,
@@ -29,8 +31,6 @@ from app.estimate import (
     estimate,
 )
 from app.estimate.load import load_estimate
-from app.resolve.custom import custom_hardware
-from app.resolve.gpu_table import lookup_gpu
 
 CALIBRATION = Path(__file__).with_name("calibration.yaml")
 GIB = 1024**3

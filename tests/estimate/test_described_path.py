@@ -10,6 +10,10 @@ from urllib.parse import urlparse
 
 import pytest
 
+from app.asking.custom import custom_hardware
+from app.asking.described import CONTEXT_WITHOUT_FIELD, described_model
+from app.asking.gpu_table import AmbiguousGpu, find_gpu, lookup_gpu, match_gpu
+from app.asking.model_sources import from_hf_config
 from app.catalog.specs import hardware_spec, model_spec
 from app.estimate import Plan, Route, Verdict, assess, estimate
 from app.estimate.hf_config import read_hf_config
@@ -17,10 +21,6 @@ from app.estimate.messages import Code, message
 from app.estimate.quants import lookup_quant
 from app.estimate.specs import UNKNOWN_ATTENTION, ArtifactSpec, ModelSpec
 from app.estimate.weights import weights_by_tensor_kind
-from app.resolve.custom import custom_hardware
-from app.resolve.described import CONTEXT_WITHOUT_FIELD, described_model
-from app.resolve.gpu_table import AmbiguousGpu, find_gpu, lookup_gpu, match_gpu
-from app.resolve.model_sources import from_hf_config
 from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, QWEN3_NEXT, SGLANG, VLLM
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.asking.described import described_model
+from app.asking.model_sources import from_gguf, from_hf_config, from_numbers
 from app.catalog.specs import model_spec
 from app.estimate import EstimateError, Plan, estimate, kv_cache_bytes
 from app.estimate.hf_config import read_hf_config
@@ -14,8 +16,6 @@ from app.estimate.kv import kv_growth_bytes_per_token, kv_unknown
 from app.estimate.quants import UnknownQuant, lookup_quant, quant_names
 from app.estimate.specs import UNKNOWN_ATTENTION, ModelSpec
 from app.estimate.weights import weights_by_tensor_kind
-from app.resolve.described import described_model
-from app.resolve.model_sources import from_gguf, from_hf_config, from_numbers
 from tests.estimate.estimate_specs import LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090
 from tests.estimate.gguf_files import write_tiny_llama_gguf
 

@@ -6,9 +6,8 @@ import sys
 import pytest
 import yaml
 
-from app.config import PROJECT_ROOT
-from app.resolve.custom import HardwareDescription
-from app.resolve.gpu_table import (
+from app.asking.custom import HardwareDescription
+from app.asking.gpu_table import (
     GPU_TABLE_PATH,
     AmbiguousGpu,
     UnknownGpu,
@@ -17,6 +16,7 @@ from app.resolve.gpu_table import (
     lookup_gpu,
     normalize,
 )
+from app.config import PROJECT_ROOT
 
 
 @pytest.mark.parametrize(
@@ -294,7 +294,7 @@ def test_the_helper_prints_a_catalog_entry_the_seed_schema_accepts() -> None:
     from app.catalog.seed_schema.hardware import SeedHardware
 
     printed = subprocess.run(
-        [sys.executable, "-m", "app.resolve.gpu_table", "RTX 3090", "--count", "2"],
+        [sys.executable, "-m", "app.asking.gpu_table", "RTX 3090", "--count", "2"],
         capture_output=True,
         text=True,
         check=True,
@@ -308,7 +308,7 @@ def test_the_helper_prints_a_catalog_entry_the_seed_schema_accepts() -> None:
 
 def test_the_helper_names_close_matches_for_an_unknown_card() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "app.resolve.gpu_table", "RTX 4099"],
+        [sys.executable, "-m", "app.asking.gpu_table", "RTX 4099"],
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,

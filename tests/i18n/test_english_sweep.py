@@ -20,6 +20,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 import app.main  # noqa: F401  (imports every module, so every code is registered)
+from app.asking.gpu_table import all_gpus
 from app.estimate.quants import QUANTS
 from app.i18n.catalogs import po_path, reset_locale, set_locale
 from app.i18n.maintenance import read_catalog
@@ -28,7 +29,6 @@ from app.i18n.negotiation import COOKIE
 from app.i18n.sentences import registered
 from app.main import create_app
 from app.models import Artifact, BenchJob, Hardware, LlmModel, ReportedFigure
-from app.resolve.gpu_table import all_gpus
 from tests.conftest import sqlite_settings
 from tests.records.conftest import (  # noqa: F401
     GLM,

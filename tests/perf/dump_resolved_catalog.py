@@ -22,13 +22,13 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from app.asking.form import run_selector  # noqa: E402
 from app.catalog.repository import CatalogRepository  # noqa: E402
 from app.catalog.seed import seed_catalog  # noqa: E402
 from app.catalog.seed_schema import load_catalog  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database  # noqa: E402
 from app.estimate.estimator import Sizing  # noqa: E402
-from app.recipes.selector import run_selector  # noqa: E402
 from app.resolve import RecipeService, load_catalog_inputs  # noqa: E402
 from app.resolve.fit_table import ResolvedModel  # noqa: E402
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.asking.ask import parse_request, run_estimate
 from app.catalog.repository import CatalogRepository
 from app.config import Settings
-from app.recipes.described_estimate import parse_request, run_estimate
 from app.recipes.presenters import estimate_out
 from app.resolve import RecipeService, load_catalog_inputs
 from app.resolve.cache import RecipeCache

@@ -11,12 +11,13 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from app.asking.ask import parse_request, run_estimate
 from app.cli import main
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
-from app.recipes.described_estimate import answer_out, parse_request, run_estimate
 from app.recipes.estimate_page import shape_description
 from app.recipes.estimate_text import format_estimate
+from app.recipes.presenters import answer_out
 from app.resolve import RecipeService
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"

@@ -7,7 +7,7 @@ and the family prefix ("RTX", "RX", "Arc", "Instinct") do not matter, and a memo
 the name ("A100 80GB", "RTX 4060 Ti 16 GB") picks that memory option.
 
 A maintainer adds a catalog entry from the table with
-`python -m app.resolve.gpu_table "RTX 4090" --count 2`, which prints a `seed_data/hardware.yaml`
+`python -m app.asking.gpu_table "RTX 4090" --count 2`, which prints a `seed_data/hardware.yaml`
 entry to paste (figures and source filled in; group, sort and notes to review).
 """
 
@@ -25,10 +25,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.asking.custom import DEFAULT_USABLE_SHARE, HardwareDescription, guess_group
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.models import Hardware
-from app.resolve.custom import DEFAULT_USABLE_SHARE, HardwareDescription, guess_group
 from app.resources import SEED_DIR
 
 GPU_TABLE_PATH = SEED_DIR / "gpus.yaml"

@@ -9,7 +9,6 @@ from app.estimate.messages import Code, Message, message
 from app.estimate.speed_model import TERM_CODES, decode_notes
 from app.estimate.step import TERMS
 from app.i18n.messages import english, messages_json
-from app.recipes.schemas import LoadLineOut
 from app.resolve import ResolvedRecipe
 from app.resolve.advice import Advice, recipe_advice
 from app.resolve.figures import Evidence, SpeedFigure, estimated_evidence
@@ -103,12 +102,6 @@ def profile_line(recipe: ResolvedRecipe) -> dict[str, Any] | None:
     if recipe.load is None or recipe.unsupported:
         return None
     return load_out(recipe.load, recipe.token_generation)
-
-
-def load_line_out(recipe: ResolvedRecipe) -> LoadLineOut | None:
-    """The fit table's line for a profile at its concurrency: the detail JSON's own figures."""
-    line = profile_line(recipe)
-    return LoadLineOut.model_validate(line) if line else None
 
 
 def step_terms(load: LoadEstimate) -> list[dict[str, Any]]:

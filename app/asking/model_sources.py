@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from app.asking.described import ModelDescription
 from app.estimate import Basis, EstimateError, Quantity
 from app.estimate.hf_config import ModelShape, read_hf_config
 from app.estimate.messages import Code, message, plain
 from app.estimate.quants import QuantType, lookup_quant
-from app.resolve.described import ModelDescription
 
 # safetensors dtypes whose elements are one weight each (packed integer types are not).
 _FLOAT_DTYPES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0"}
@@ -290,6 +290,6 @@ def from_safetensors(
 
 def from_gguf(path: Path, name: str | None = None) -> ModelDescription:
     """A GGUF file's header: exact bytes and types per tensor, and the shapes it records."""
-    from app.resolve.gguf_header import read_gguf
+    from app.asking.gguf_header import read_gguf
 
     return read_gguf(path, name)

@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 
+from app.asking.described import ModelDescription
+from app.asking.model_sources import from_safetensors, safetensors_index_bytes
 from app.config import Settings
 from app.estimate import EstimateError
-from app.resolve.described import ModelDescription
-from app.resolve.model_sources import from_safetensors, safetensors_index_bytes
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9_.-]{1,96}$")
 TIMEOUT_S = 10.0

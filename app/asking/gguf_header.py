@@ -10,11 +10,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from app.asking.described import ModelDescription
 from app.estimate import Basis, EstimateError, Quantity
 from app.estimate.hf_config import ModelShape
 from app.estimate.messages import Code, message
 from app.estimate.quants import UnknownQuant, lookup_quant
-from app.resolve.described import ModelDescription
 
 _EMBEDDING_TENSORS = ("token_embd.", "output.")
 

@@ -15,6 +15,11 @@ from pydantic import (
     model_validator,
 )
 
+from app.asking.custom import Interconnect, Platform
+from app.asking.form import CUSTOM
+from app.asking.gpu_table import stated_gpu_names
+from app.asking.hub import REPO_ID
+from app.asking.model_sources import SAFETENSORS_HEADER_SCHEMA, SAFETENSORS_INDEX_SCHEMA
 from app.catalog.openapi import catalog_field
 from app.estimate.hf_config_schema import (
     MAX_CONFIG_NUMBER,
@@ -27,11 +32,6 @@ from app.estimate.quants import ALIASES, lookup_quant, quant_names
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.recipes.selector import CUSTOM
-from app.resolve.custom import Interconnect, Platform
-from app.resolve.gpu_table import stated_gpu_names
-from app.resolve.hub import REPO_ID
-from app.resolve.model_sources import SAFETENSORS_HEADER_SCHEMA, SAFETENSORS_INDEX_SCHEMA
 from app.security.json_input import FREE_FORM_MARK, check_free_form
 
 _STRICT = ConfigDict(extra="forbid")
