@@ -8,7 +8,7 @@ from starlette.datastructures import QueryParams
 from app.i18n.catalogs import lazy_gettext as _l
 
 NUMBERS = ("users", "min_decode_tokens_per_s", "max_ttft_ms", "prompt_tokens", "output_tokens")
-PAGE_FIELDS = ("model", *NUMBERS, "price_per_gpu_hour", "hardware")
+PAGE_FIELDS = ("model", *NUMBERS, "price_per_gpu_hour", "runtime", "hardware")
 LABELS = {
     "model": _l("Model"),
     "users": _l("Concurrent users"),
@@ -17,6 +17,7 @@ LABELS = {
     "prompt_tokens": _l("Prompt tokens"),
     "output_tokens": _l("Output tokens"),
     "price_per_gpu_hour": _l("Price per GPU-hour"),
+    "runtime": _l("Runtime"),
     "hardware": _l("Hardware"),
 }
 
@@ -47,6 +48,9 @@ def page_body(query: QueryParams) -> tuple[dict[str, Any], dict[str, str]]:
         text = query.get(name, "").strip()
         if text:
             body[name] = _number(text)
+    runtime = query.get("runtime", "").strip()
+    if runtime:  # blank: every runtime the route table weighs
+        body["runtime"] = runtime
     hardware = [slug for slug in query.getlist("hardware") if slug]
     if hardware:
         body["hardware"] = hardware

@@ -3,6 +3,8 @@ token within 3 s at a 2,048-token prompt, every option's figures are `/api/estim
 that hardware and concurrency, its cost is the contract's formula, and bad input is a 422
 naming the field."""
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -326,3 +328,20 @@ def test_every_refusal_carries_its_code_beside_the_english(client: TestClient) -
     said = beyond.json()["error_messages"]["min_decode_tokens_per_s"]
     assert said["code"] == "plan.decode_above_one_request"
     assert said["params"]["asked"] == 50_000
+
+
+def test_the_plan_page_asks_for_a_runtime_as_the_api_does(client: TestClient) -> None:
+    asked = {"model": GLM, "users": 32, "min_decode_tokens_per_s": 20}
+    every = client.get("/plan", params=asked).text
+    assert '<select name="runtime" id="plan-runtime">' in every
+    weighed = set(re.findall(r'class="plan-runtime" data-runtime="([^"]+)"', every))
+    assert len(weighed) > 1  # blank: every runtime the routes weigh
+    pinned = client.get("/plan", params={**asked, "runtime": "vllm"}).text
+    assert set(re.findall(r'class="plan-runtime" data-runtime="([^"]+)"', pinned)) == {"vllm"}
+    assert '<option value="vllm" selected>' in pinned
+    api = client.post("/api/plan", json={**asked, "runtime": "vllm"}).json()
+    page_rows = re.findall(r'class="plan-runtime" data-runtime="([^"]+)"', pinned)
+    assert len(page_rows) == len(api["options"])
+    refused = client.get("/plan", params={**asked, "runtime": "no-such-runtime"})
+    assert refused.status_code == 422
+    assert 'data-field="runtime"' in refused.text
