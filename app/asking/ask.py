@@ -114,7 +114,7 @@ def runtime_slug(service: RecipeService, name: str | None) -> str | None:
             re.sub(r"[^a-z0-9]", "", runtime.name.lower()),
         }:
             return runtime.slug
-    return name  # the selector refuses it with the choices
+    return name  # asking refuses it with the choices
 
 
 def gpu_description(gpu: GpuByName, catalog: Iterable[Hardware] = ()) -> HardwareDescription:

@@ -288,7 +288,7 @@ RUNS_RELATION: dict[str, Any] = {
 class EstimateRequest(BaseModel):
     """A catalog model slug or a described model, on catalog, named or described hardware.
 
-    Described hardware keeps the selector's flat fields (memory_gb_per_gpu, gpu_count,
+    Described hardware keeps the model page form's flat fields (memory_gb_per_gpu, gpu_count,
     bandwidth_gb_s_per_gpu, usable_memory_gb, platform, interconnect, unified_memory)
     beside `"hardware": "custom"`. Any other field is refused by name.
     """

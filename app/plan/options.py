@@ -71,7 +71,7 @@ class AtLoad:
 @dataclass(frozen=True)
 class Candidate:
     """One hardware weighed: its label (the catalog slug, or the card as named), the
-    selector's fields for it, and the keys a price may be given under."""
+    hardware as the request named it, and the keys a price may be given under."""
 
     label: str
     name: str

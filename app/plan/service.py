@@ -1,9 +1,9 @@
 """The plan for a load, over each hardware weighed: the fewest replicas of it whose
 requests each meet the speed and first-token targets, or what stops it.
 
-Each concurrency weighed is resolved as `POST /api/estimate` resolves it (the same request
-path, `app.asking.ask` and the selector), and its figures are the estimate
-answer's own (`asked_load_out`): a measured or reported speed stands for one request's
+Each concurrency weighed is the estimate's own question (`app.resolve.Question`) at that
+load, asked through the same door (`app.asking.answer.ask`), and its figures are the
+estimate answer's own (`asked_load_out`): a measured or reported speed stands for one request's
 decode where one exists, as everywhere else; beyond one request the figures are estimated.
 
 A replica meets the load when the middle of each request's decode band reaches the target
