@@ -64,6 +64,7 @@ class DescribedResult:
     assumed: tuple[Message, ...] = ()
     card: dict[str, Any] | None = None  # the card a GPU name was read as, and its others
     status: int = 422  # what errors answer (the Hub's part may be 403, 404 or 502)
+    shape: RequestShape | None = None  # the request lengths as asked (None: left blank)
 
 
 def parse_request(body: dict[str, Any]) -> EstimateRequest | CodedErrors:
@@ -282,7 +283,13 @@ def run_estimate(
         status = errors_status(model) if isinstance(model, dict) else 422
         return DescribedResult(Answer({}, errors), status=status)
     assert isinstance(hardware, RequestHardware)
-    answer = ask(model.inputs, request_question(service, request, model, machine))
+    question = request_question(service, request, model, machine)
+    answer = ask(model.inputs, question)
     return DescribedResult(
-        answer, model.description, hardware.name, hardware.assumed, hardware.card
+        answer,
+        model.description,
+        hardware.name,
+        hardware.assumed,
+        hardware.card,
+        shape=question.shape,
     )

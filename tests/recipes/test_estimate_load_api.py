@@ -67,9 +67,34 @@ def test_a_request_shape_sets_the_depth_and_the_first_tokens_prompt(client: Test
         "prompt_tokens": 1000,
         "output_tokens": 1000,
         "depth_tokens": 1500,
+        "defaulted": [],
     }
     assert long["ttft_ms"]["low"] > short["ttft_ms"]["low"]
     assert long["decode_tokens_per_s"]["high"] < short["decode_tokens_per_s"]["high"]
+
+
+def test_a_blank_prompt_at_load_is_an_assumption_the_answer_states(client: TestClient) -> None:
+    blank = estimate(client, concurrency=16)
+    shape = blank["request_shape"]
+    assert shape["defaulted"] == ["output_tokens", "prompt_tokens"]
+    assert shape["prompt_tokens"] == blank["context"]  # the whole context, as stated
+    [said] = [m for m in blank["assumed_messages"] if m["code"] == "prompt_is_context"]
+    assert said["params"] == {"requests": 16, "tokens": blank["context"]}
+    assert said["text"] in blank["assumed"]
+    # A prompt given is no assumption, and a blank output is only named.
+    given = estimate(client, concurrency=16, prompt_tokens=1024)
+    assert given["request_shape"]["defaulted"] == ["output_tokens"]
+    assert all(m["code"] != "prompt_is_context" for m in given["assumed_messages"])
+    # One request is the recipe's own line at its context: named, not an assumption.
+    one = estimate(client)
+    assert one["request_shape"]["defaulted"] == ["output_tokens", "prompt_tokens"]
+    assert all(m["code"] != "prompt_is_context" for m in one["assumed_messages"])
+    # The estimate page states it in the reader's language.
+    page = client.get(
+        "/estimate", params={"model": GLM, "hardware": H200, "concurrency": 16, "lang": "ko"}
+    )
+    assert page.status_code == 200, page.text
+    assert "프롬프트 길이가 없음: 16개 요청 각각의 프롬프트를" in page.text
 
 
 def test_evidence_ignore_gives_the_estimators_figures_even_with_records(
