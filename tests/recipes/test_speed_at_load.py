@@ -104,7 +104,14 @@ def test_the_cli_prints_the_line_at_the_concurrency_asked() -> None:
     ignored = ["--prompt-tokens", "2000", "--output-tokens", "500", "--ignore-evidence"]
     shaped = CliRunner().invoke(main, [*args, *ignored, "--json"])
     request = json.loads(shaped.output)["request_shape"]
-    assert request == {"prompt_tokens": 2000, "output_tokens": 500, "depth_tokens": 2250}
+    assert request == {
+        "prompt_tokens": 2000,
+        "output_tokens": 500,
+        "depth_tokens": 2250,
+        "defaulted": [],
+    }
+    # Without lengths the CLI states the whole-context prompt as the answer's assumption.
+    assert "assumed          no prompt length given: each of the 16 requests" in text
     refused = CliRunner().invoke(main, [*args[:-1], "0"])
     assert refused.exit_code != 0 and "--concurrency" in refused.output
 
