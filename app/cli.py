@@ -214,8 +214,8 @@ def estimate(
     from app.asking.ask import parse_request, run_estimate
     from app.errors import ServebookError
     from app.estimate import EstimateError
+    from app.recipes.estimate_answer import answer_out
     from app.recipes.estimate_text import format_estimate
-    from app.recipes.presenters import answer_out
     from app.resolve import RecipeService
 
     if sum(x is not None for x in (hardware_slug, gpu, memory_gb_per_gpu)) != 1:

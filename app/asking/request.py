@@ -15,8 +15,8 @@ from pydantic import (
     model_validator,
 )
 
+from app.asking.answer import CUSTOM
 from app.asking.custom import Interconnect, Platform
-from app.asking.form import CUSTOM
 from app.asking.gpu_table import stated_gpu_names
 from app.asking.hub import REPO_ID
 from app.asking.model_sources import SAFETENSORS_HEADER_SCHEMA, SAFETENSORS_INDEX_SCHEMA

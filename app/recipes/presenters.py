@@ -10,13 +10,12 @@ from typing import Any
 import msgspec
 from fastapi import Request
 
-from app.asking.ask import DescribedResult
 from app.asking.described import KV_UNKNOWN_WARNING, ModelDescription
 from app.asking.load_out import advice_out, asked_load_out, load_out, profile_line
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
 from app.estimate.hf_config import ModelShape
-from app.estimate.messages import Code, Message, message
+from app.estimate.messages import Message
 from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
 from app.recipes.assumptions import assumed_out, assumptions
@@ -396,37 +395,3 @@ def detail_out(request: Request, recipe: ResolvedRecipe, records: dict | None) -
         "records": records,
         "advice": advice_out(recipe_advice(recipe)),
     }
-
-
-def answer_out(answer: DescribedResult, concurrency: int | None = None) -> dict[str, Any]:
-    """The flat JSON of an answer (`estimate_out`, its speed figures at the concurrency
-    asked), with what the request itself made us assume added to its `assumed` list."""
-    recipe = answer.result.recipe
-    out = estimate_out(recipe, answer.description, answer.hardware_name, concurrency)
-    assumed = (*answer.assumed, *_blank_lengths(out, answer, concurrency))
-    if assumed:
-        out["assumed"] = [*out["assumed"], *(english(one) for one in assumed)]
-        out["assumed_messages"] = [*out["assumed_messages"], *messages_json(assumed)]
-    if answer.card is not None:
-        out["gpu"] = answer.card
-    return out
-
-
-def _blank_lengths(
-    out: dict[str, Any], answer: DescribedResult, concurrency: int | None
-) -> tuple[Message, ...]:
-    """The lengths the request left blank, named in its `request_shape` (`defaulted`); at
-    more than one request a blank prompt is an assumption the answer states, since every
-    request's prompt is then the whole context and the first token waits for all of them."""
-    shape = out.get("request_shape")
-    if shape is None or answer.shape is None:
-        return ()
-    asked = {
-        "prompt_tokens": answer.shape.prompt_tokens,
-        "output_tokens": answer.shape.output_tokens,
-    }
-    shape["defaulted"] = sorted(name for name, value in asked.items() if value is None)
-    if (concurrency or 1) > 1 and answer.shape.prompt_tokens is None:
-        tokens = shape["prompt_tokens"]
-        return (message(Code.PROMPT_IS_CONTEXT, requests=concurrency, tokens=tokens),)
-    return ()

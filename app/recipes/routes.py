@@ -28,6 +28,7 @@ from app.plan.fit_load import row_load_out, rows_for_load
 from app.plan.options import PlanOption
 from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
 from app.recipes.detail_page import detail_context
+from app.recipes.estimate_answer import answer_out
 from app.recipes.estimate_page import (
     PAGE_FIELDS,
     FormRefused,
@@ -38,7 +39,6 @@ from app.recipes.estimate_page import (
 )
 from app.recipes.load_curve import load_curve
 from app.recipes.presenters import (
-    answer_out,
     detail_out,
     fit_row_out,
 )

@@ -15,9 +15,9 @@ from app.asking.ask import parse_request, run_estimate
 from app.cli import main
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from app.recipes.estimate_answer import answer_out
 from app.recipes.estimate_page import shape_description
 from app.recipes.estimate_text import format_estimate
-from app.recipes.presenters import answer_out
 from app.resolve import RecipeService
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
