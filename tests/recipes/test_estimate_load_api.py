@@ -95,6 +95,16 @@ def test_a_blank_prompt_at_load_is_an_assumption_the_answer_states(client: TestC
     )
     assert page.status_code == 200, page.text
     assert "프롬프트 길이가 없음: 16개 요청 각각의 프롬프트를" in page.text
+    # The page takes the lengths the sentence asks for, and answers as the API does.
+    shaped = {"model": GLM, "hardware": H200, "concurrency": 16, "prompt_tokens": 1024}
+    page = client.get("/estimate", params={**shaped, "output_tokens": 256})
+    assert page.status_code == 200, page.text
+    assert 'name="prompt_tokens" id="estimate-prompt" value="1024"' in page.text
+    assert "no prompt length given" not in page.text
+    api = estimate(client, concurrency=16, prompt_tokens=1024, output_tokens=256)
+    each, first = api["decode_tokens_per_s"], api["ttft_ms"]
+    assert f'data-decode-low="{each["low"]}" data-decode-high="{each["high"]}"' in page.text
+    assert f'data-ttft-low="{first["low"]}" data-ttft-high="{first["high"]}"' in page.text
 
 
 def test_evidence_ignore_gives_the_estimators_figures_even_with_records(
