@@ -72,7 +72,6 @@ class RecipeService:
             return self.resolved(model_slug)[1].recipe(hardware_slug, profile_slug)
         inputs = self.inputs(model_slug)
         check_route_slugs(inputs, artifact, runtime)
-        inputs.profile(profile_slug)  # an unknown profile is a 404 with the known ones
         question = Question(
             self.hardware(hardware_slug),
             profile_slug,
