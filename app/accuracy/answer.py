@@ -1,16 +1,18 @@
 """The accuracy of a class in one sentence: how many of the measurements it was checked
 against fell inside the estimate's range, and how far off the range's middle was.
 
-The figures are the accuracy page's own (`app/accuracy/figures.py`): the shipped checks of the
-current estimator version where there are some (measurements the fit did not use), else the
-accepted records scored against the estimate they were compared with.
+The figures are the accuracy page's own (`app/accuracy/figures.py`), in this order: with
+each publisher left out of the fit and of the ranges it was scored by, where the class has
+such figures; else the shipped checks of the current estimator version (measurements the
+fit did not use, which set the ranges); else the accepted records scored against the
+estimate they were compared with.
 """
 
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from app.accuracy.figures import ClassFigures, Summary, accuracy
+from app.accuracy.figures import ClassFigures, HeldOut, Summary, accuracy
 from app.accuracy.labels import class_label
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
@@ -20,6 +22,14 @@ ON_CHECKS = register(
     _l(
         "For %(class)s: %(held)s of %(count)s measurements the estimate was checked "
         "against fell inside its range, and the range's middle was a median %(error)s%% off."
+    ),
+)
+ON_HELD_OUT = register(
+    "accuracy.answer_held_out",
+    _l(
+        "For %(class)s, each publisher scored by an estimate fitted without its own "
+        "measurements: %(held)s of %(count)s measurements from %(publishers)s publishers "
+        "fell inside its range, and the range's middle was a median %(error)s%% off."
     ),
 )
 ON_RECORDS = register(
@@ -44,7 +54,11 @@ RANGE_MEANS = register(
 
 
 def answer(found: ClassFigures) -> Sentence:
-    """The class's accuracy in one sentence, on its shipped checks, else its records."""
+    """The class's accuracy in one sentence: with each publisher left out, else on its
+    shipped checks, else on its records."""
+    if found.held_out is not None:
+        scored = found.held_out
+        return ON_HELD_OUT(**_figures(found.label, scored), publishers=scored.publishers)
     if found.shipped is not None:
         return ON_CHECKS(**_figures(found.label, found.shipped))
     if found.records is not None:
@@ -59,7 +73,7 @@ def range_means(found: ClassFigures) -> Sentence:
     )
 
 
-def _figures(label: str, scored: Summary) -> dict[str, object]:
+def _figures(label: str, scored: Summary | HeldOut) -> dict[str, object]:
     return {
         "class": label,
         "held": round(scored.range_held * scored.count),

@@ -1,5 +1,7 @@
-"""Per class of runtime and hardware: how right the estimate was, on the shipped checking
-measurements and on accepted records, for each estimator version; and the range in effect.
+"""Per class of runtime and hardware: how right the estimate was with each publisher of the
+shipped measurements left out of the fit and of the ranges it was scored by (the headline),
+on the shipped checking measurements (in sample: they set the ranges) and on accepted
+records, for each estimator version; and the range in effect.
 
 Errors are those of the range's middle against the measured decode speed (|middle -
 measured| / measured), as `make accuracy` counts them; "held" is the share of measurements
@@ -21,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from app.accuracy.evidence import range_book
 from app.accuracy.labels import class_anchor, class_label
-from app.estimate.accuracy_table import ACCURACY_HISTORY
+from app.estimate.accuracy_table import ACCURACY_HISTORY, HELD_OUT_HISTORY
 from app.estimate.ranges import STATED, range_of_key
 from app.estimate.record_ranges import RangeBook
 from app.estimate.version import ESTIMATOR_VERSION
@@ -37,8 +39,19 @@ class Summary(msgspec.Struct, frozen=True):
     range_held: float
 
 
+class HeldOut(msgspec.Struct, frozen=True):
+    """Figures with each publisher left out of the fit and ranges it was scored by."""
+
+    count: int
+    median_error: float
+    within_30: float
+    range_held: float
+    publishers: int  # how many publishers the measurements come from
+
+
 class VersionFigures(msgspec.Struct, frozen=True):
     version: str
+    held_out: HeldOut | None
     shipped: Summary | None
     records: Summary | None
 
@@ -58,7 +71,8 @@ class ClassFigures(msgspec.Struct, frozen=True):
     label: str
     anchor: str
     range: RangeInEffect
-    shipped: Summary | None  # this estimator version
+    held_out: HeldOut | None  # this estimator version, each publisher left out
+    shipped: Summary | None  # this estimator version, in sample
     records: Summary | None
     history: list[VersionFigures]  # every version with figures, oldest first
 
@@ -106,6 +120,14 @@ def shipped_by_version() -> dict[str, dict[str, Summary]]:
     return found
 
 
+def held_out_by_version() -> dict[str, dict[str, HeldOut]]:
+    """The leave-one-publisher-out figures by estimator version and class."""
+    found: dict[str, dict[str, HeldOut]] = defaultdict(dict)
+    for version, key, count, median, within, held, publishers in HELD_OUT_HISTORY:
+        found[version][key] = HeldOut(count, median, within, held, publishers)
+    return found
+
+
 def records_by_version(session: Session) -> dict[str, dict[str, Summary]]:
     """The counted records' figures by estimator version and class."""
     points: dict[tuple[str, str], list[tuple[float, float, float]]] = defaultdict(list)
@@ -119,7 +141,7 @@ def records_by_version(session: Session) -> dict[str, dict[str, Summary]]:
     return found
 
 
-def _versions(*tables: dict[str, dict[str, Summary]]) -> list[str]:
+def _versions(*tables: dict[str, dict]) -> list[str]:
     """Versions oldest first: "2026.12.1" < "2026.12.10" (numeric parts compared)."""
     names = {version for table in tables for version in table}
     return sorted(names, key=lambda v: [int(p) if p.isdigit() else p for p in v.split(".")])
@@ -128,16 +150,18 @@ def _versions(*tables: dict[str, dict[str, Summary]]) -> list[str]:
 def accuracy(session: Session, book: RangeBook | None = None) -> Accuracy:
     """Every class with figures, by runtime family then key (each family's pool first)."""
     shipped, records = shipped_by_version(), records_by_version(session)
+    held_out = held_out_by_version()
     book = book or range_book(session)
-    versions = _versions(shipped, records)
-    keys = {key for table in (*shipped.values(), *records.values()) for key in table}
+    versions = _versions(shipped, records, held_out)
+    tables = (*shipped.values(), *records.values(), *held_out.values())
+    keys = {key for table in tables for key in table}
     classes = []
     for key in sorted(keys, key=lambda k: (k.split("/")[0], "*" not in k, k)):
         held = range_of_key(key, book.classes)
         history = [
-            VersionFigures(v, shipped[v].get(key), records[v].get(key))
+            VersionFigures(v, held_out[v].get(key), shipped[v].get(key), records[v].get(key))
             for v in versions
-            if key in shipped[v] or key in records[v]
+            if key in shipped[v] or key in records[v] or key in held_out[v]
         ]
         classes.append(
             ClassFigures(
@@ -153,6 +177,7 @@ def accuracy(session: Session, book: RangeBook | None = None) -> Accuracy:
                     held.records,
                     held.borrowed,
                 ),
+                held_out=held_out[ESTIMATOR_VERSION].get(key),
                 shipped=shipped[ESTIMATOR_VERSION].get(key),
                 records=records[ESTIMATOR_VERSION].get(key),
                 history=history,

@@ -1,9 +1,12 @@
 """The shipped checking measurements at runtime: each class's ratios of measured to point
 estimate (the prior of `app/estimate/record_ranges.py`), and each estimator version's
 accuracy per class on them: (version, class key, measurements, median error, share within
-30%, share the stated range held). Rows of earlier versions are kept.
+30%, share the stated range held). Then the same figures with each publisher left out of
+the fit and of the ranges it is scored by, over every server measurement, and how many
+publishers each class's measurements come from. Rows of earlier versions are kept.
 
-Written by `python -m tests.accuracy.fit_server --write-ranges`: do not edit by hand.
+Written by `python -m tests.accuracy.fit_server --write-ranges` and `python -m
+tests.accuracy.leave_one_out --write`: do not edit by hand.
 """
 
 # fmt: off
@@ -219,5 +222,24 @@ ACCURACY_HISTORY: tuple[tuple[str, str, int, float, float, float], ...] = (
     ('2026.12.3', 'vllm/cuda/single/c1', 1, 0.014, 1.0, 1.0),
     ('2026.12.3', 'vllm/rocm+vulkan/multi/c1', 1, 0.165, 1.0, 1.0),
     ('2026.12.3', 'vllm/rocm+vulkan/multi/cN', 11, 0.338, 0.364, 0.818),
+)
+HELD_OUT_HISTORY: tuple[tuple[str, str, int, float, float, float, int], ...] = (
+    ('2026.12.3', 'sglang/*/*/*', 256, 0.427, 0.25, 0.277, 5),
+    ('2026.12.3', 'sglang/*/*/c1', 8, 0.251, 0.75, 1.0, 2),
+    ('2026.12.3', 'sglang/*/*/cN', 248, 0.429, 0.234, 0.254, 4),
+    ('2026.12.3', 'sglang/cuda/multi/c1', 7, 0.23, 0.857, 1.0, 2),
+    ('2026.12.3', 'sglang/cuda/multi/cN', 164, 0.446, 0.177, 0.146, 3),
+    ('2026.12.3', 'sglang/cuda/single/cN', 2, 0.489, 0.5, 1.0, 1),
+    ('2026.12.3', 'sglang/rocm+vulkan/multi/c1', 1, 0.671, 0.0, 1.0, 1),
+    ('2026.12.3', 'sglang/rocm+vulkan/multi/cN', 82, 0.385, 0.341, 0.451, 3),
+    ('2026.12.3', 'vllm/*/*/*', 81, 0.174, 0.778, 0.691, 12),
+    ('2026.12.3', 'vllm/*/*/c1', 13, 0.149, 0.923, 0.923, 7),
+    ('2026.12.3', 'vllm/*/*/cN', 68, 0.187, 0.75, 0.647, 8),
+    ('2026.12.3', 'vllm/cuda/multi/c1', 8, 0.123, 1.0, 1.0, 3),
+    ('2026.12.3', 'vllm/cuda/multi/cN', 43, 0.2, 0.791, 0.651, 4),
+    ('2026.12.3', 'vllm/cuda/single/c1', 3, 0.166, 0.667, 0.667, 3),
+    ('2026.12.3', 'vllm/cuda/single/cN', 9, 0.068, 1.0, 0.889, 3),
+    ('2026.12.3', 'vllm/rocm+vulkan/multi/c1', 2, 0.105, 1.0, 1.0, 2),
+    ('2026.12.3', 'vllm/rocm+vulkan/multi/cN', 16, 0.384, 0.5, 0.5, 4),
 )
 # fmt: on

@@ -1,10 +1,12 @@
 """Write `app/estimate/accuracy_table.py`: each class's checking ratios (measured / point
-estimate), which the records' update rule takes as its prior, and the per-class accuracy
-of this estimator version on the shipped checking measurements, appended to the rows of
-earlier versions so the accuracy page can show how the figures moved.
+estimate), which the records' update rule takes as its prior, the per-class accuracy of
+this estimator version on the shipped checking measurements (in sample: they set the
+ranges), and its per-class accuracy with each publisher left out of the fit
+(`leave_one_out.py`), each appended to the rows of earlier versions so the accuracy page
+can show how the figures moved.
 
-Called by `python -m tests.accuracy.fit_server --write-ranges`; the app reads the module,
-never this directory.
+Called by `python -m tests.accuracy.fit_server --write-ranges` and `python -m
+tests.accuracy.leave_one_out --write`; the app reads the module, never this directory.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ PER_LINE = 10
 HEAD = '''"""The shipped checking measurements at runtime: each class's ratios of measured to point
 estimate (the prior of `app/estimate/record_ranges.py`), and each estimator version's
 accuracy per class on them: (version, class key, measurements, median error, share within
-30%, share the stated range held). Rows of earlier versions are kept.
+30%, share the stated range held). Then the same figures with each publisher left out of
+the fit and of the ranges it is scored by, over every server measurement, and how many
+publishers each class's measurements come from. Rows of earlier versions are kept.
 
-Written by `python -m tests.accuracy.fit_server --write-ranges`: do not edit by hand.
+Written by `python -m tests.accuracy.fit_server --write-ranges` and `python -m
+tests.accuracy.leave_one_out --write`: do not edit by hand.
 """
 
 # fmt: off
@@ -76,8 +81,35 @@ def _history_block(rows: list[tuple]) -> str:
     return "\n".join([*lines, ")"])
 
 
+HeldOutRow = tuple[str, str, int, float, float, float, int]
+
+
+def held_out_rows(current: list[HeldOutRow]) -> list[HeldOutRow]:
+    """The earlier versions' leave-one-publisher-out rows, then this version's."""
+    kept = [row for row in accuracy_table.HELD_OUT_HISTORY if row[0] != ESTIMATOR_VERSION]
+    return kept + sorted(current, key=lambda row: row[1])
+
+
+def _held_out_block(rows: list[HeldOutRow]) -> str:
+    lines = ["HELD_OUT_HISTORY: tuple[tuple[str, str, int, float, float, float, int], ...] = ("]
+    lines += [f"    {row!r}," for row in rows]
+    return "\n".join([*lines, ")"])
+
+
+def _write(ratios: str, history: str, held_out: str) -> None:
+    TABLE.write_text(HEAD + "\n".join((ratios, history, held_out)) + "\n# fmt: on\n")
+
+
 def write_accuracy(
     ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float]]
 ) -> None:
-    text = HEAD + _ratios_block(ratios) + "\n" + _history_block(history_rows(ratios, ranges))
-    TABLE.write_text(text + "\n# fmt: on\n")
+    """The checking ratios and in-sample history; the held-out rows kept as they are."""
+    held_out = _held_out_block(list(accuracy_table.HELD_OUT_HISTORY))
+    _write(_ratios_block(ratios), _history_block(history_rows(ratios, ranges)), held_out)
+
+
+def write_held_out(current: list[HeldOutRow]) -> None:
+    """This version's leave-one-publisher-out rows; the rest of the table kept."""
+    ratios = {key: list(values) for key, values in accuracy_table.CHECK_RATIOS.items()}
+    history = _history_block(list(accuracy_table.ACCURACY_HISTORY))
+    _write(_ratios_block(ratios), history, _held_out_block(held_out_rows(current)))

@@ -1,10 +1,12 @@
 """Accuracy of the decode estimate against public measurements (`make accuracy`).
 
-Prints, for the checking rows (never used to set a constant) and then the fitting rows:
-median error of the point estimate (the middle of the range), the share within 30% and
-50%, and how often the measurement falls inside the low-high range, by runtime, platform
-and dense/MoE; then every checking row, and whether any measured run is called
-exceeds_memory.
+Prints first the headline: the server speeds with each publisher left out of the fit and
+scored (`leave_one_out.py`). Then the figures in sample: the server rows of the checking
+publishers (which set the class ranges) and of the fitting ones (which set the
+coefficients); the community single-GPU checking rows (never used to set a constant) and
+fitting rows, as median error of the range's middle, the share within 30% and 50%, and how
+often the measurement falls inside the low-high range, by runtime, platform and dense/MoE;
+then every checking row, and whether any measured run is called exceeds_memory.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from app.estimate.load import load_estimate
 from app.estimate.ranges import STATED
 from app.estimate.speed_model import split_speed
 from app.i18n.messages import english
+from tests.accuracy import leave_one_out
 from tests.accuracy.cases import (
     Outcome,
     assessment,
@@ -89,7 +92,7 @@ def server_report() -> None:
     everything = [server_outcome(case) for case in server_cases()]
     for title, fitting in (("checking publishers", False), ("fitting publishers", True)):
         found = [o for o in everything if o.case.fitting == fitting]
-        print(f"server speeds, {title} (ranges are meant to hold 80%)")
+        print(f"server speeds, {title}, in sample: ranges set from the checking publishers")
         print(_server_line("all", found))
         for segment in sorted({o.case.segment for o in found}):
             print(_server_line(segment, [o for o in found if o.case.segment == segment]))
@@ -113,13 +116,14 @@ def publisher_report(checking: list[ServerCase]) -> None:
 
 
 def main() -> int:
+    leave_one_out.report()
     server_report()
     everything = [outcome(case) for case in cases()]
     checking = [o for o in everything if not o.case.fitting]
     fitting = [o for o in everything if o.case.fitting]
-    _report("checking set", checking)
+    _report("community single GPU, checking rows", checking)
     print()
-    _report("fitting set", fitting)
+    _report("community single GPU, fitting rows", fitting)
     print("\nchecking rows: measured | estimated low-high | error")
     for o in checking:
         c = o.case

@@ -29,7 +29,7 @@ from app.estimate.ranges import STATED, class_key, pool_keys, range_class, ttft_
 from app.estimate.speed import platform_family
 from tests.accuracy.accuracy_history import write_accuracy
 from tests.accuracy.cases import cases, outcome
-from tests.accuracy.server_cases import ServerOutcome, server_cases, server_outcome
+from tests.accuracy.server_cases import ServerCase, ServerOutcome, server_cases, server_outcome
 
 # What each family's fit moves. SGLang's fitting rows reach concurrency 100 on MoE models
 # only, too few to place a dense model's compute roofline: it keeps vLLM's compute share.
@@ -82,6 +82,15 @@ def fit(family: str) -> tuple[Coefficients, Coefficients]:
     """One runtime family's coefficients on CUDA and ROCm, from its own fitting rows,
     starting from the shipped ones."""
     rows = [c for c in server_cases() if c.fitting and c.runtime == family]
+    cuda, rocm = fit_rows(family, rows)
+    return cuda, rocm
+
+
+def fit_rows(
+    family: str, rows: list[ServerCase], quiet: bool = False
+) -> tuple[Coefficients, Coefficients]:
+    """A runtime family's coefficients on CUDA and ROCm fitted on the given rows (of that
+    family), starting from the shipped ones; `quiet` leaves the fit's figures unprinted."""
     cuda, rocm = SERVER[(family, "cuda")], SERVER[(family, "rocm/vulkan")]
     best = _evaluate(rows, cuda, rocm)
     for _ in range(PASSES):
@@ -106,8 +115,9 @@ def fit(family: str) -> tuple[Coefficients, Coefficients]:
                 loss = _evaluate(rows, cuda, trial_rocm)
                 if loss < best - 1e-6:
                     best, rocm = loss, trial_rocm
-    print(f"{family} fitting rows: {len(rows)}, mean |log error| {best:.3f}")
-    return _fit_first_token(rows, cuda, rocm)
+    if not quiet:
+        print(f"{family} fitting rows: {len(rows)}, mean |log error| {best:.3f}")
+    return _fit_first_token(rows, cuda, rocm, quiet)
 
 
 def _ttft_middle(outcome: ServerOutcome) -> float:
@@ -118,7 +128,7 @@ def _ttft_middle(outcome: ServerOutcome) -> float:
     return (band.low / spread.low + band.high / spread.high) / 2
 
 
-def _fit_first_token(rows, cuda: Coefficients, rocm: Coefficients):
+def _fit_first_token(rows, cuda: Coefficients, rocm: Coefficients, quiet: bool = False):
     """The per-request first-token time that best matches the fitting rows' first tokens at
     one request (mean |log error|), where no other prompt is queued ahead; the step and
     prefill terms already fitted. The median, not the mean: a few rows are a whole
@@ -138,10 +148,11 @@ def _fit_first_token(rows, cuda: Coefficients, rocm: Coefficients):
         return statistics.median(errors)
 
     best = min(FIRST_TOKEN_GRID, key=loss)
-    print(
-        f"  first token: {len(timed)} rows, {best * 1e3:.0f} ms,",
-        f"median |log error| {loss(best):.3f}",
-    )
+    if not quiet:
+        print(
+            f"  first token: {len(timed)} rows, {best * 1e3:.0f} ms,",
+            f"median |log error| {loss(best):.3f}",
+        )
     return (
         msgspec.structs.replace(cuda, first_token_s=best),
         msgspec.structs.replace(rocm, first_token_s=best),

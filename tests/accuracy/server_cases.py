@@ -43,6 +43,8 @@ class ServerCase:
     label: str
     runtime: str
     platform: str
+    quant: str  # the weight format, as servers.yaml names it
+    interconnect: str  # the GPUs' link, from servers.yaml's hardware
     gpus: int  # GPUs of one replica
     replicas: int
     concurrency: int  # requests in flight per replica
@@ -175,6 +177,8 @@ def _case(row: dict) -> ServerCase | None:
         label=f"{key} {row['quant']} {tp}x{row['hardware']} {row['runtime']} c{concurrency}",
         runtime=row["runtime"],
         platform=speed.platform,
+        quant=row["quant"],
+        interconnect=hardware.interconnect,
         gpus=tp,
         replicas=replicas,
         concurrency=max(1, math.ceil(concurrency / replicas)),

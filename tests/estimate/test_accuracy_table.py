@@ -8,8 +8,9 @@ from app.estimate.accuracy_table import ACCURACY_HISTORY, CHECK_RATIOS
 from app.estimate.coefficients import SERVER
 from app.estimate.ranges import RANGE_TABLE, RangeClass
 from app.estimate.version import ESTIMATOR_VERSION
-from tests.accuracy.accuracy_history import class_accuracy, history_rows
+from tests.accuracy.accuracy_history import class_accuracy, held_out_rows, history_rows
 from tests.accuracy.fit_server import FITTED, _class_ranges, checking_ratios, fit
+from tests.accuracy.leave_one_out import class_rows
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +60,9 @@ def test_the_shipped_server_coefficients_are_what_the_fit_finds(family: str) -> 
         ), name
     for name in ("bandwidth_share_dense", "bandwidth_share_moe"):
         assert getattr(rocm, name) == pytest.approx(getattr(shipped_rocm, name), rel=0.02), name
+
+
+def test_the_shipped_held_out_figures_are_what_leaving_each_publisher_out_gives() -> None:
+    """An estimator change ships with its leave-one-publisher-out figures regenerated
+    (`python -m tests.accuracy.leave_one_out --write`); the fits take about a minute."""
+    assert held_out_rows(class_rows()) == list(accuracy_table.HELD_OUT_HISTORY)

@@ -6,7 +6,8 @@ import re
 import pytest
 from sqlalchemy.orm import Session
 
-from app.estimate.accuracy_table import CHECK_RATIOS
+from app.estimate.accuracy_table import CHECK_RATIOS, HELD_OUT_HISTORY
+from app.estimate.version import ESTIMATOR_VERSION
 from app.i18n.catalogs import gettext, reset_locale, set_locale
 from app.records.review import review_record
 from app.records.service import submit_record
@@ -15,6 +16,11 @@ from tests.records.conftest import GLM, h200, valid  # noqa: F401 (fixtures)
 
 CLASS_ROW = "#class-sglang-cuda-multi-c1"
 SHIPPED_CHECKS = len(CHECK_RATIOS["sglang/cuda/multi/c1"])
+[(HELD_OUT, PUBLISHERS)] = [
+    (row[2], row[6])
+    for row in HELD_OUT_HISTORY
+    if row[:2] == (ESTIMATOR_VERSION, "sglang/cuda/multi/c1")
+]
 
 
 def words(language: str, english: str) -> str:
@@ -43,10 +49,13 @@ def test_the_page_shows_each_class_in_the_readers_language(
     assert page.locator("#accuracy-classes tbody tr").count() >= 10
     row = page.locator(CLASS_ROW)
     cells = row.locator("td.num")
-    # The shipped checks' count, median error, share within 30% and share held; then the
+    # Each group's count, median error, share within 30% and share held: with each
+    # publisher left out (its count over how many publishers), the shipped checks, then the
     # accepted record's two timed points.
-    assert cells.nth(0).inner_text() == str(SHIPPED_CHECKS)
-    assert cells.nth(4).inner_text() == "2"
+    count, publishers = cells.nth(0).inner_text().split("\n")
+    assert count == str(HELD_OUT) and re.search(rf"(?<!\d){PUBLISHERS}(?!\d)", publishers)
+    assert cells.nth(4).inner_text() == str(SHIPPED_CHECKS)
+    assert cells.nth(8).inner_text() == "2"
     # A class that no accepted record reached says so in the reader's language.
     untouched = page.locator("#class-llama-cpp-metal-single-c1 td.num")
     assert untouched.last.inner_text() == words(language, "none yet")
@@ -56,8 +65,8 @@ def test_the_page_shows_each_class_in_the_readers_language(
     )
     if language != "en":
         body = page.locator("main").inner_text()
-        for english in ("Accepted records", "Shipped checks", "median error", "none yet"):
-            assert english not in body
+        english = ("Accepted records", "Shipped checks", "left out", "median error", "none yet")
+        assert not [words for words in english if words in body]
     assert page.js_errors == []
 
 

@@ -1,12 +1,13 @@
-"""GET /api/accuracy and /accuracy: the shipped checks' figures as generated, labels in the
-reader's language, and every detail page's link landing on a class the page shows."""
+"""GET /api/accuracy and /accuracy: the leave-one-publisher-out and shipped checks' figures
+as generated, labels in the reader's language, and every detail page's link landing on a
+class the page shows."""
 
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
 from app.accuracy.labels import class_label
 from app.estimate import ESTIMATOR_VERSION
-from app.estimate.accuracy_table import ACCURACY_HISTORY
+from app.estimate.accuracy_table import ACCURACY_HISTORY, HELD_OUT_HISTORY
 from app.i18n.catalogs import reset_locale, set_locale
 from tests.records.conftest import GLM
 
@@ -23,6 +24,13 @@ def test_the_shipped_figures_are_the_generated_ones(client: TestClient) -> None:
         assert (shipped["within_30"], shipped["range_held"]) == (within, held)
         assert by_key[key]["records"] is None
         assert [v["version"] for v in by_key[key]["history"]][-1] == ESTIMATOR_VERSION
+    held_out = [row for row in HELD_OUT_HISTORY if row[0] == ESTIMATOR_VERSION]
+    assert held_out, "the leave-one-publisher-out generator wrote this version's rows"
+    for _, key, count, median, within, held, publishers in held_out:
+        figures = by_key[key]["held_out"]
+        assert (figures["count"], figures["median_error"]) == (count, median)
+        assert (figures["within_30"], figures["range_held"]) == (within, held)
+        assert figures["publishers"] == publishers
     assert by_key["sglang/cuda/multi/cN"]["label"] == (
         "SGLang, NVIDIA datacenter and desktop GPUs, several GPUs, concurrent requests"
     )
@@ -79,14 +87,17 @@ def test_the_answer_for_a_class_is_one_sentence_of_its_own_figures(
 ) -> None:
     """At the top of /accuracy for the class asked, on each class's card and beside the
     detail page's range: how many measurements fell inside the range, and the median error,
-    from the page's own figures; and what a range written "x0.83–1.49" means."""
+    from the page's own figures, each publisher left out of the fit where the class has
+    such figures; and what a range written "x0.83–1.49" means."""
     key = "sglang/cuda/multi/cN"
-    shipped = {c["key"]: c for c in client.get("/api/accuracy").json()["classes"]}[key]["shipped"]
-    held = round(shipped["range_held"] * shipped["count"])
-    error = round(shipped["median_error"] * 100)
+    found = {c["key"]: c for c in client.get("/api/accuracy").json()["classes"]}[key]
+    figures = found["held_out"]
+    held = round(figures["range_held"] * figures["count"])
+    error = round(figures["median_error"] * 100)
     expected = (
-        f"For {class_label(key)}: {held} of {shipped['count']} measurements the estimate was "
-        f"checked against fell inside its range, and the range's middle was a median {error}% off."
+        f"For {class_label(key)}, each publisher scored by an estimate fitted without its own "
+        f"measurements: {held} of {figures['count']} measurements from {figures['publishers']} "
+        f"publishers fell inside its range, and the range's middle was a median {error}% off."
     )
     page = BeautifulSoup(client.get(f"/accuracy?class={key}").text, "html.parser")
     assert page.select_one("#accuracy-sentence").get_text(" ", strip=True) == expected

@@ -1,0 +1,69 @@
+"""The leave-one-publisher-out figures of `make accuracy` never let a publisher's own runs
+into the coefficients or the ranges it is scored by."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
+from app.estimate.coefficients import SERVER
+from tests.accuracy import leave_one_out
+from tests.accuracy.leave_one_out import HeldOut, publisher_of
+from tests.accuracy.server_cases import ServerCase, server_cases
+
+
+@pytest.fixture
+def shipped_fit(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, set[str]]]]:
+    """The refit replaced by the shipped coefficients (the real one takes a minute); each
+    call's family and the publishers of the rows it was given are recorded."""
+    calls: list[tuple[str, set[str]]] = []
+
+    def fit_rows(family: str, rows: list[ServerCase], quiet: bool = False):
+        calls.append((family, {publisher_of(c) for c in rows}))
+        return SERVER[(family, "cuda")], SERVER[(family, "rocm/vulkan")]
+
+    monkeypatch.setattr(leave_one_out, "fit_rows", fit_rows)
+    leave_one_out.held_out.cache_clear()
+    leave_one_out.scored.cache_clear()
+    yield calls
+    leave_one_out.held_out.cache_clear()
+    leave_one_out.scored.cache_clear()
+
+
+def test_a_publisher_is_a_person_or_an_organisation_not_a_page() -> None:
+    publishers = {c.publisher: publisher_of(c) for c in server_cases()}
+    bot = [p for p in publishers if "InferenceX bot run" in p]
+    assert bot and {publishers[p] for p in bot} == {"SemiAnalysis InferenceX"}
+    two_issues = [p for p in publishers if p.startswith("github:gtobarTT ")]
+    assert len(two_issues) == 2 and {publishers[p] for p in two_issues} == {"github:gtobarTT"}
+
+
+def test_each_fit_leaves_out_exactly_the_publisher_it_scores(shipped_fit) -> None:
+    rows = leave_one_out.held_out()
+    assert len(rows) == len(server_cases())  # every usable row is scored once
+    for family in ("vllm", "sglang"):
+        everyone = {publisher_of(c) for c in server_cases() if c.runtime == family}
+        left_out = [everyone - given for f, given in shipped_fit if f == family]
+        assert all(len(missing) == 1 for missing in left_out), left_out
+        assert {p for missing in left_out for p in missing} == everyone
+
+
+def test_a_publishers_range_is_set_by_the_others_alone(shipped_fit) -> None:
+    rows = leave_one_out.held_out()
+    victim = "SGLang cookbook (sgl-project/sgl-cookbook)"
+    assert any(r.publisher == victim for r in rows)
+    before = {id(s.held.case): s.range for s in leave_one_out.scored()}
+
+    def wild(row: HeldOut) -> HeldOut:
+        if row.publisher != victim or row.decode_ratio is None:
+            return row
+        return dataclasses.replace(row, decode_ratio=row.decode_ratio * 100)
+
+    after = leave_one_out.score(tuple(wild(r) for r in rows))
+    own = [s for s in after if s.held.publisher == victim]
+    assert own and all(s.range == before[id(s.held.case)] for s in own)
+    # Its wild ratios reach the others' ranges (its class's pool), and miss its own.
+    assert any(s.range != before[id(s.held.case)] for s in after if s.held.publisher != victim)
+    assert not any(s.covered for s in own)
