@@ -40,9 +40,29 @@ def test_a_publisher_is_a_person_or_an_organisation_not_a_page() -> None:
     assert len(two_issues) == 2 and {publishers[p] for p in two_issues} == {"github:gtobarTT"}
 
 
-def test_each_fit_leaves_out_exactly_the_publisher_it_scores(shipped_fit) -> None:
+def test_a_fitting_publisher_is_refitted_out_and_a_checking_one_never_fitted(
+    shipped_fit,
+) -> None:
+    """As shipped: a fitting publisher is scored by a fit on the other fitting publishers'
+    rows; a checking publisher by the shipped coefficients, which never saw it."""
     rows = leave_one_out.held_out()
     assert len(rows) == len(server_cases())  # every usable row is scored once
+    for family in ("vllm", "sglang"):
+        cases = [c for c in server_cases() if c.runtime == family]
+        fitting = {publisher_of(c) for c in cases if c.fitting}
+        calls = [given for f, given in shipped_fit if f == family]
+        assert len(calls) == len(fitting)  # no fit for a checking publisher
+        left_out = [fitting - given for given in calls]
+        assert all(given <= fitting for given in calls)  # fitting rows only
+        assert all(len(missing) == 1 for missing in left_out), left_out
+        assert {p for missing in left_out for p in missing} == fitting
+
+
+def test_refitted_on_everyone_each_fit_leaves_out_exactly_the_one_it_scores(
+    shipped_fit,
+) -> None:
+    rows = leave_one_out.held_out(leave_one_out.FIT_ON_ALL)
+    assert len(rows) == len(server_cases())
     for family in ("vllm", "sglang"):
         everyone = {publisher_of(c) for c in server_cases() if c.runtime == family}
         left_out = [everyone - given for f, given in shipped_fit if f == family]
