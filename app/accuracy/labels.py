@@ -6,7 +6,13 @@ import re
 
 from app.i18n.catalogs import lazy_gettext as _l
 
-RUNTIMES = {"vllm": "vLLM", "sglang": "SGLang", "llama.cpp": "llama.cpp", "mlx": "MLX"}
+RUNTIMES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "llama.cpp": "llama.cpp",
+    "mlx": "MLX",
+    "servers": _l("vLLM and SGLang"),  # their shared pool at one request
+}
 PLATFORMS = {
     "cuda": _l("NVIDIA datacenter and desktop GPUs"),
     "cuda-unified": _l("NVIDIA unified memory (DGX Spark)"),
@@ -25,7 +31,7 @@ EVERY_HARDWARE = _l("all hardware")  # a family's pool at one load ("vllm/*/*/c1
 def class_label(key: str) -> str:
     """The class named in the reader's language (the runtime keeps its own name)."""
     family, platform, gpus, load = (key.split("/") + ["*"] * 4)[:4]
-    runtime = RUNTIMES.get(family, family)
+    runtime = str(RUNTIMES.get(family, family))
     if platform == "*" and load in LOADS:
         return f"{runtime}, {EVERY_HARDWARE}, {LOADS[load]}"
     if platform == "*":

@@ -211,24 +211,42 @@ def keeps_runs(relation: dict[str, Any] | None, value: dict[str, Any], runtime: 
     return file_format in relation["formats"].get(runtime, [])
 
 
+def relaxed(schema: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """The body asking the least of every answered bound: each `x-at-least-answered` field
+    left out and each `x-at-most-answered` field at its minimum, so that the answer giving
+    one field's bound is not refused for another's."""
+    out = dict(body)
+    for name, field in schema.get("properties", {}).items():
+        if "x-at-least-answered" in field:
+            out.pop(name, None)
+        elif "x-at-most-answered" in field and name in out:
+            out[name] = field.get("exclusiveMinimum", 0) + 1e-6
+    return out
+
+
+def answered(server: LiveServer, label: str, body: dict[str, Any], where: list[str]) -> Any:
+    """The figure at `where` in the operation's answer to `body`; None if refused."""
+    method, path = label.split(" ", 1)
+    answer = httpx.request(method, server.base_url + path, json=body, timeout=120)
+    if answer.status_code != 200:
+        return None  # refused for another reason, which the check of that case covers
+    found: Any = answer.json()
+    for part in where:
+        found = found.get(part) if isinstance(found, dict) else None
+    return found
+
+
 def keeps_answered_floor(server: LiveServer, label: str, schema: dict[str, Any], body: Any) -> bool:
     """`x-at-least-answered`: the field is at least what the operation answers for the same
     body without it (a plan's first-token target and its `least_ttft.ms`), a floor that
     depends on the model and hardware, so the schema points at the answer that gives it."""
     if not isinstance(body, dict):
         return True
-    method, path = label.split(" ", 1)
     for name, field in schema.get("properties", {}).items():
         where = field.get("x-at-least-answered")
         if where is None or not number(body.get(name)):
             continue
-        without = {key: value for key, value in body.items() if key != name}
-        answer = httpx.request(method, server.base_url + path, json=without, timeout=120)
-        if answer.status_code != 200:
-            continue  # refused for another reason, which the check of that case covers
-        least: Any = answer.json()
-        for part in where:
-            least = least.get(part) if isinstance(least, dict) else None
+        least = answered(server, label, relaxed(schema, body), where)
         if number(least) and body[name] < least:
             return False
     return True
@@ -242,18 +260,11 @@ def keeps_answered_ceiling(
     the most one request reaches alone), a ceiling that depends on the model and hardware."""
     if not isinstance(body, dict):
         return True
-    method, path = label.split(" ", 1)
     for name, field in schema.get("properties", {}).items():
         where = field.get("x-at-most-answered")
         if where is None or not number(body.get(name)):
             continue
-        least = {**body, name: field.get("exclusiveMinimum", 0) + 1e-6}
-        answer = httpx.request(method, server.base_url + path, json=least, timeout=120)
-        if answer.status_code != 200:
-            continue  # refused for another reason, which the check of that case covers
-        most: Any = answer.json()
-        for part in where:
-            most = most.get(part) if isinstance(most, dict) else None
+        most = answered(server, label, relaxed(schema, body), where)
         if number(most) and body[name] > most:
             return False
     return True
