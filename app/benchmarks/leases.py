@@ -71,7 +71,7 @@ class Claim:
 
 @dataclass(frozen=True)
 class Finished:
-    record_id: int
+    record_id: int | None  # None: queued again to confirm a regression, nothing stored yet
     created: bool  # False when this claim's result had already been stored
 
 
@@ -163,9 +163,17 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
     raw, detail = record_from_result(result, job.target), {"tool": "servebook bench"}
     baseline = job.target.get("sentinel_baseline")
     if baseline is not None:  # a re-check of a known-good record: judged against it
-        from app.sentinel.run import TOOL, judge, load_baseline
+        from app.sentinel.compare import confirmed_by, findings
+        from app.sentinel.run import TOOL, SentinelOutcome, judge, load_baseline
 
         outcome = judge(load_baseline(session, int(baseline)), result)
+        first = job.target.get("sentinel_first")
+        if first is not None:  # the second run: a change counts only if the first saw it
+            outcome = SentinelOutcome(outcome.raw, confirmed_by(first, outcome.report))
+        elif outcome.report.verdict == "regressed":
+            # One run's outlier is not a regression: the job runs again before anything
+            # is stored, as `servebook sentinel` runs a second time.
+            return queue_to_confirm(repo, job, lease_token, findings(outcome.report))
         raw, detail = outcome.raw, {"tool": TOOL, "sentinel": outcome.detail}
     submission = submit_record(
         session,
@@ -193,6 +201,27 @@ def finish_job(session: Session, job_id: int, lease_token: str, result: BenchRes
     if not done:  # the caller's transaction rolls the record back with this error
         raise LeaseLost(job_id)
     return Finished(submission.record.id, created=True)
+
+
+def queue_to_confirm(
+    repo: JobRepository, job: BenchJob, lease_token: str, first: dict[str, Any]
+) -> Finished:
+    """Queue a re-check that found a regression for a second run, for a worker of the same
+    label, keeping what the first run found; nothing is stored until the second run ends."""
+    done = repo.compare_and_set(
+        job.id,
+        repo.held_under(lease_token),
+        status="queued",
+        target={**job.target, "sentinel_first": first},
+        attempts=0,  # a new run, with its own tries
+        worker_id=None,
+        lease_token=None,
+        lease_expires_at=None,
+        progress={"step": "confirming a regression", "done": 0, "total": 1},
+    )
+    if not done:
+        raise LeaseLost(job.id)
+    return Finished(None, created=False)
 
 
 def check_result_matches(job: BenchJob, result: BenchResult) -> None:

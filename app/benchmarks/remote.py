@@ -109,8 +109,11 @@ class HttpJobSource:
         response = self.post_until_answered(f"/api/worker/jobs/{claim.job_id}/result", body)
         if response.status_code in (404, 409):
             raise LeaseLost(claim.job_id)
-        if response.status_code not in (200, 201):
+        if response.status_code not in (200, 201, 202):  # 202: queued for a second run
             raise ServebookError(f"the dashboard refused the result: {reason(response)}")
+        if response.json().get("confirming"):
+            log.info("job %s: a regression to confirm; queued for a second run", claim.job_id)
+            return
         log.info("job %s: stored as record %s", claim.job_id, response.json().get("record_id"))
 
     def finish_calibration(self, claim: Claim, probe: Any) -> None:

@@ -109,15 +109,26 @@ def renew(job_id: RowIdPath, session: SessionDep, _principal: WorkerDep, body: B
     status_code=201,
     response_model=ResultOut,
     openapi_extra=body_doc(ResultIn),
-    responses={200: {"model": ResultOut, "description": "already stored"}, **HELD_REFUSALS},
+    responses={
+        200: {"model": ResultOut, "description": "already stored"},
+        202: {"model": ResultOut, "description": "a regression to confirm: queued again"},
+        **HELD_REFUSALS,
+    },
 )
 def result(
     request: Request, job_id: RowIdPath, session: SessionDep, _principal: WorkerDep, body: BodyDep
 ) -> Response:
     """Store the result as a pending record and mark the job succeeded. Posting the same
-    claim's result again answers 200 with the record already stored."""
+    claim's result again answers 200 with the record already stored. A re-check whose first
+    run found a regression answers 202: the job is queued for a second run, which stores
+    the record, as `servebook sentinel` confirms one."""
     data = parse(ResultIn, body)
     finished = finish_job(session, job_id, data.lease_token, data.result)
+    if finished.record_id is None:
+        queued = ResultOut(
+            job_id=job_id, record_id=None, record_url=None, created=False, confirming=True
+        )
+        return JSONResponse(queued.model_dump(mode="json"), status_code=202)
     url = str(request.url_for("records:detail", record_id=finished.record_id))
     out = ResultOut(
         job_id=job_id, record_id=finished.record_id, record_url=url, created=finished.created

@@ -77,9 +77,16 @@ class ResultIn(Strict):
 
 class ResultOut(Strict):
     job_id: int
-    record_id: int
-    record_url: str
+    record_id: int | None = Field(
+        description="null while a re-check that found a regression waits for its second run"
+    )
+    record_url: str | None
     created: bool = Field(description="False when this claim's result was already stored")
+    confirming: bool = Field(
+        default=False,
+        description="a re-check found a regression: the job is queued for a second run, "
+        "which stores the record, and this result is kept only as what the first run found",
+    )
 
 
 class FailIn(Strict):

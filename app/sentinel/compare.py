@@ -341,10 +341,24 @@ def compare_runs(
     return SentinelReport(baseline_id, verdict_of(changes), changes, tuple(not_judged))
 
 
+def findings(report: SentinelReport) -> dict[str, Any]:
+    """What a first run found, as plain JSON a queued job can keep until its second run:
+    each significant change's (metric, point, direction), and what was not judged."""
+    return {
+        "seen": [[c.metric, c.point, c.direction] for c in report.changes if c.significant],
+        "not_judged": list(report.not_judged),
+    }
+
+
 def confirmed(first: SentinelReport, second: SentinelReport) -> SentinelReport:
     """The second run's report, where a change counts only when the first run found it
     too, beyond both bands and the same way: one run's outlier is not a regression."""
-    seen = {(c.metric, c.point, c.direction) for c in first.changes if c.significant}
+    return confirmed_by(findings(first), second)
+
+
+def confirmed_by(first: dict[str, Any], second: SentinelReport) -> SentinelReport:
+    """`confirmed`, from the first run's `findings`."""
+    seen = {tuple(found) for found in first["seen"]}
     changes = [
         c
         if not c.significant or (c.metric, c.point, c.direction) in seen
@@ -352,7 +366,7 @@ def confirmed(first: SentinelReport, second: SentinelReport) -> SentinelReport:
                     c.band_now, False, None)
         for c in second.changes
     ]  # fmt: skip
-    not_judged = tuple(dict.fromkeys(first.not_judged + second.not_judged))
+    not_judged = tuple(dict.fromkeys((*first["not_judged"], *second.not_judged)))
     return SentinelReport(second.baseline_record, verdict_of(changes), changes, not_judged, 2)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.benchmarks.worker import Worker
@@ -63,14 +63,22 @@ def test_worker_rechecks_once_per_new_version(settings: Settings, session: Sessi
         first = watch.tick()
         assert len(first) == 1
         assert worker.run_once() is True
+        # The first run found a regression: nothing is stored until a second run finds it.
+        job = session.get(BenchJob, first[0])
+        assert job is not None and job.status == "queued" and job.record_id is None
+        assert [f[0] for f in job.target["sentinel_first"]["seen"]] == ["decode_tokens_per_s"]
+        assert session.scalar(select(func.count()).select_from(Record)) == 1
+        assert worker.run_once() is True
         assert watch.tick() == []  # the same version again: not re-run
         assert worker.run_once() is False
 
+    session.expire_all()
     job = session.get(BenchJob, first[0])
     assert job is not None and job.status == "succeeded", job and job.error
     rechecked = session.get(Record, job.record_id)
     assert rechecked is not None
     assert rechecked.sentinel_verdict == "regressed"
+    assert rechecked.provenance_detail["sentinel"]["runs"] == 2
     assert rechecked.runtime_version == "0.25.0"
     assert rechecked.provenance_detail["sentinel"]["baseline_record"] == good
     checks = session.scalars(select(SentinelCheck)).all()
@@ -118,3 +126,38 @@ def test_worker_command_runs_the_recheck_once(settings: Settings, session: Sessi
     missing = invoke(["worker", "--sentinel", "--base-url", "http://127.0.0.1:1/v1"])
     assert missing.exit_code == 2
     assert "--sentinel needs --base-url, --hardware and --label" in missing.output
+
+
+def test_a_regression_the_second_run_does_not_find_is_not_one(
+    settings: Settings, session: Session
+) -> None:
+    """The unattended worker confirms as `servebook sentinel` does: a re-check whose first
+    run reads slow runs again, and a second run at the known-good speed stores
+    no_regression, saying two runs were made."""
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
+        good = baseline_record(server.base_url, "0.24.0")
+    accept(settings, good)
+    sessions = make_sessionmaker(make_engine(settings))
+    worker = Worker(sessions, poll_s=0.05, label=LABEL)
+    with timed_server(SLOW_DECODE_TIMING, {"version": "0.25.0"}) as slow:
+        [job_id] = SentinelWatch(sessions, settings, HARDWARE, slow.base_url, LABEL).tick()
+        assert worker.run_once() is True
+    with sessions.begin() as writing:
+        job = writing.get(BenchJob, job_id)
+        assert job is not None and job.status == "queued" and "sentinel_first" in job.target
+    # The same server, recovered: the job's second run measures it at the known-good speed.
+    with timed_server(BASELINE_TIMING, {"version": "0.25.0"}) as recovered:
+        with sessions.begin() as writing:
+            job = writing.get(BenchJob, job_id)
+            assert job is not None
+            job.plan = {**job.plan, "base_url": recovered.base_url}
+        assert worker.run_once() is True
+    session.expire_all()
+    job = session.get(BenchJob, job_id)
+    assert job is not None and job.status == "succeeded", job and job.error
+    rechecked = session.get(Record, job.record_id)
+    assert rechecked is not None and rechecked.sentinel_verdict == "no_regression"
+    assert rechecked.provenance_detail["sentinel"]["runs"] == 2
+    # Nothing counts: the second run matches the known-good record.
+    changes = rechecked.provenance_detail["sentinel"]["changes"]
+    assert not [c for c in changes if c["significant"]]
