@@ -625,7 +625,11 @@ def vllm_bench_serve(server: VllmServer, concurrency: int, requests: int, out: P
 
 
 RAMP_PROMPT_TOKENS = 200
-RAMP_TOKENS = 64
+# Answers long enough (about half a second here) that a stall of the client's thread (see
+# HELD_TRIES) is a small part of each request: at 64 tokens a 100-220 ms stall was longer
+# than a request, and one CI run's streams at 2 and 4 held 0.9-1.0 in all three tries while
+# vLLM's own client, run just after, held 2.0 and 3.99.
+RAMP_TOKENS = 256
 RAMP_LEVELS = [1, 2, 4]
 ROUNDS = 4
 
