@@ -159,7 +159,7 @@ def _fit_first_token(rows, cuda: Coefficients, rocm: Coefficients, quiet: bool =
     )
 
 
-def _quantile(values: list[float], q: float) -> float:
+def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     position = q * (len(ordered) - 1)
     low, high = math.floor(position), math.ceil(position)
@@ -171,7 +171,7 @@ def _class_ranges(ratios: dict[str, list[float]]) -> dict[str, tuple[float, floa
     out = {}
     tail = (1 - STATED) / 2
     for key, values in sorted(ratios.items()):
-        low, high = round(_quantile(values, tail), 2), round(_quantile(values, 1 - tail), 2)
+        low, high = round(quantile(values, tail), 2), round(quantile(values, 1 - tail), 2)
         held = sum(low <= v <= high for v in values) / len(values)
         out[key] = (low, high, len(values), round(held, 2))
     return out

@@ -24,7 +24,6 @@ single-GPU llama.cpp constants (`fit.py`) keep their checking/fitting split.
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from app.estimate.coefficients import SERVER
 from app.estimate.ranges import STATED, RangeClass, class_key, pool_keys, range_of_key
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import HeldOutRow, write_held_out
-from tests.accuracy.fit_server import FITTED, fit_rows
+from tests.accuracy.fit_server import FITTED, fit_rows, quantile
 from tests.accuracy.server_cases import ServerCase, server_cases, server_outcome
 
 FEW_PUBLISHERS = 3  # a segment checked by fewer says little beyond them
@@ -129,13 +128,6 @@ def held_out(fit_on: str = FIT_ON_FITTING) -> tuple[HeldOut, ...]:
     return tuple(found)
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def _classes(rows: list[HeldOut]) -> dict[str, RangeClass]:
     """Range classes as the app builds them, from these rows' decode ratios."""
     ratios: dict[str, list[float]] = defaultdict(list)
@@ -148,7 +140,7 @@ def _classes(rows: list[HeldOut]) -> dict[str, RangeClass]:
             ratios[k].append(row.decode_ratio)
     tail = (1 - STATED) / 2
     return {
-        key: RangeClass(key, _quantile(v, tail), _quantile(v, 1 - tail), len(v), None)
+        key: RangeClass(key, quantile(v, tail), quantile(v, 1 - tail), len(v), None)
         for key, v in ratios.items()
     }
 

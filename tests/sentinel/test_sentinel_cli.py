@@ -2,7 +2,6 @@
 within its noise bands, stored as a pending record with the verdict; exits 0, 1 or 3."""
 
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.cli import main
-from app.config import get_settings
 from app.models import Record
 from app.sentinel.cli import EXIT_REGRESSED, EXIT_UNREACHABLE
 from tests.benchmarks.test_bench_jobs import closed_port
@@ -34,12 +32,7 @@ VLLM_TARGET = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def database(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("cli_database")
 
 
 def invoke(args: list[str]) -> Result:

@@ -2,26 +2,17 @@
 first result that reads slow is answered 202 and the job is queued again; the second run's
 result stores the record, saying two runs were made."""
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
 import pytest
 
 from app.bench.result import BenchPlan
 from app.benchmarks.worker import run_on_own_thread
-from app.config import Settings, get_settings
+from app.config import Settings
 from tests.benchmarks.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
 from tests.sentinel.servers import BASELINE_TIMING, SLOW_DECODE_TIMING, timed_server
 from tests.sentinel.test_sentinel_cli import baseline_record
 
-
-@pytest.fixture(autouse=True)
-def database(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("cli_database")
 
 
 def run_claimed(client: httpx.Client, job_id: int) -> httpx.Response:

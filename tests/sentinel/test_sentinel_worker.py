@@ -2,15 +2,12 @@
 known-good record of the hardware, run by the worker, and never again for that version;
 a regressed version never replaces the known-good record."""
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.benchmarks.worker import Worker
-from app.config import Settings, get_settings
+from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.models import BenchJob, Record, SentinelCheck
 from app.records.known_good import KnownGood, known_good_for
@@ -24,12 +21,7 @@ LABEL = "gpu-box-1"
 HARDWARE = "rtx-4090-24gb"
 
 
-@pytest.fixture(autouse=True)
-def database(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{db_path}")
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("cli_database")
 
 
 def accept(settings: Settings, record_id: int) -> None:
@@ -37,6 +29,15 @@ def accept(settings: Settings, record_id: int) -> None:
     with sessions.begin() as session:
         review = {"action": "accept", "reason": "checked on the box", "confirm_flags": True}
         review_record(session, record_id, review, "maintainer")
+
+
+def accepted_baseline(settings: Settings) -> tuple[int, sessionmaker[Session], Worker]:
+    """An accepted record of version 0.24.0 at the baseline speed, and a worker of LABEL."""
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
+        good = baseline_record(server.base_url, "0.24.0")
+    accept(settings, good)
+    sessions = make_sessionmaker(make_engine(settings))
+    return good, sessions, Worker(sessions, poll_s=0.05, label=LABEL)
 
 
 def known_good_now(session: Session, record_id: int) -> KnownGood | None:
@@ -48,11 +49,7 @@ def known_good_now(session: Session, record_id: int) -> KnownGood | None:
 
 
 def test_worker_rechecks_once_per_new_version(settings: Settings, session: Session) -> None:
-    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
-        good = baseline_record(server.base_url, "0.24.0")
-    accept(settings, good)
-    sessions = make_sessionmaker(make_engine(settings))
-    worker = Worker(sessions, poll_s=0.05, label=LABEL)
+    good, sessions, worker = accepted_baseline(settings)
 
     with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as same:
         watch = SentinelWatch(sessions, settings, HARDWARE, same.base_url, LABEL)
@@ -134,11 +131,7 @@ def test_a_regression_the_second_run_does_not_find_is_not_one(
     """The unattended worker confirms as `servebook sentinel` does: a re-check whose first
     run reads slow runs again, and a second run at the known-good speed stores
     no_regression, saying two runs were made."""
-    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
-        good = baseline_record(server.base_url, "0.24.0")
-    accept(settings, good)
-    sessions = make_sessionmaker(make_engine(settings))
-    worker = Worker(sessions, poll_s=0.05, label=LABEL)
+    good, sessions, worker = accepted_baseline(settings)
     with timed_server(SLOW_DECODE_TIMING, {"version": "0.25.0"}) as slow:
         [job_id] = SentinelWatch(sessions, settings, HARDWARE, slow.base_url, LABEL).tick()
         assert worker.run_once() is True
