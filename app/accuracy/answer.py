@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from app.accuracy.figures import ClassFigures, HeldOut, Summary, accuracy
+from app.accuracy.figures import ClassFigures, Summary, accuracy
 from app.accuracy.labels import class_label
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
@@ -73,7 +73,7 @@ def range_means(found: ClassFigures) -> Sentence:
     )
 
 
-def _figures(label: str, scored: Summary | HeldOut) -> dict[str, object]:
+def _figures(label: str, scored: Summary) -> dict[str, object]:
     return {
         "class": label,
         "held": round(scored.range_held * scored.count),

@@ -39,13 +39,9 @@ class Summary(msgspec.Struct, frozen=True):
     range_held: float
 
 
-class HeldOut(msgspec.Struct, frozen=True):
+class HeldOut(Summary, frozen=True):
     """Figures with each publisher left out of the fit and ranges it was scored by."""
 
-    count: int
-    median_error: float
-    within_30: float
-    range_held: float
     publishers: int  # how many publishers the measurements come from
 
 

@@ -217,7 +217,7 @@ def queue_to_confirm(
         worker_id=None,
         lease_token=None,
         lease_expires_at=None,
-        progress={"step": "confirming a regression", "done": 0, "total": 1},
+        progress={"step": "confirming", "done": 0, "total": 1},
     )
     if not done:
         raise LeaseLost(job.id)

@@ -61,6 +61,7 @@ REVIEW_ACTIONS: Mapping[str, Any] = {
 }
 JOB_STATUSES: Mapping[str, Any] = {
     "queued": _l("queued"),
+    "confirming": _l("queued again to confirm a regression"),  # a re-check's second run
     "running": _l("running"),
     "succeeded": _l("succeeded"),
     "failed": _l("failed"),
@@ -140,6 +141,7 @@ def label(kind: str, code: Any) -> str:
 # A benchmark's stage as its progress names it ("smoke", "length:4096", "concurrency:8").
 STAGES: Mapping[str, Any] = {
     "queued": _l("queued"),
+    "confirming": _l("queued again to confirm a regression"),  # a re-check's second run
     "done": _l("done"),
     "smoke": _l("smoke test"),
     "warmup": _l("warm-up"),

@@ -9,6 +9,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from app.i18n.labels import stage_label
+from app.i18n.messages import in_locale
 from app.models import BenchJob, Record, SentinelCheck
 from app.records.known_good import KnownGood, known_good_for
 from app.records.repository import RecordRepository
@@ -138,6 +140,9 @@ def test_a_regression_the_second_run_does_not_find_is_not_one(
     with sessions.begin() as writing:
         job = writing.get(BenchJob, job_id)
         assert job is not None and job.status == "queued" and "sentinel_first" in job.target
+        assert job.progress["step"] == "confirming"  # a stage the job page names
+        with in_locale("ko"):
+            assert stage_label("confirming") == "회귀를 확인하려고 다시 대기열에 넣음"
     # The same server, recovered: the job's second run measures it at the known-good speed.
     with timed_server(BASELINE_TIMING, {"version": "0.25.0"}) as recovered:
         with sessions.begin() as writing:
