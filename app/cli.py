@@ -171,8 +171,18 @@ FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
     default=None,
     help="Requests served at once: per-request decode, total throughput and first token.",
 )
-@click.option("--prompt-tokens", type=click.IntRange(min=1), default=None)
-@click.option("--output-tokens", type=click.IntRange(min=1), default=None)
+@click.option(
+    "--prompt-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Each request's prompt; 1,024 when not given (the stated default request).",
+)
+@click.option(
+    "--output-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Each request's output; 256 when not given.",
+)
 @click.option(
     "--ignore-evidence",
     is_flag=True,

@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from app.accuracy.answer import answer as accuracy_answer
 from app.accuracy.answer import range_means
+from app.estimate.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.durations import duration, duration_band
 from app.i18n.labels import LABELS, flag_text, job_error_text, label, stage_label
@@ -155,5 +156,9 @@ def register_filters(env: Environment) -> None:
         pins=pins_of,
     )
     env.globals.update(
-        current_locale=current_locale, language_links=language_links, url_for=url_for
+        current_locale=current_locale,
+        language_links=language_links,
+        url_for=url_for,
+        # The request a figure is for when none is asked (`RequestShape.filled`).
+        default_request={"prompt": DEFAULT_PROMPT_TOKENS, "output": DEFAULT_OUTPUT_TOKENS},
     )

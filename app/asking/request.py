@@ -27,7 +27,7 @@ from app.estimate.hf_config_schema import (
     config_schema,
     declared_quantization,
 )
-from app.estimate.load import MAX_CONCURRENCY
+from app.estimate.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, MAX_CONCURRENCY
 from app.estimate.quants import ALIASES, lookup_quant, quant_names
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
@@ -347,8 +347,19 @@ class EstimateRequest(BaseModel):
         le=MAX_CONCURRENCY,
         description="concurrent requests the figures are for (1 when not given)",
     )
-    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
-    output_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    prompt_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000_000,
+        description=f"each request's prompt; {DEFAULT_PROMPT_TOKENS:,} when not given (the "
+        "stated default request, cut to fit a smaller context; `request_shape` names it)",
+    )
+    output_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        le=10_000_000,
+        description=f"each request's output; {DEFAULT_OUTPUT_TOKENS:,} when not given",
+    )
     evidence: Literal["use", "ignore"] = Field(
         default="use",
         description='"ignore": the estimator\'s figures only, even where records exist',

@@ -5,10 +5,13 @@ An estimate carries a `SpeedModel` (what the step model needs of its job); any s
 shows a speed at some concurrency asks `load_estimate` of it, so the fit table, the detail
 page, the JSON, `POST /api/estimate` and the CLI show one figure.
 
-Request shape: decode runs at `depth` tokens of KV per request: the plan's context unless a
-prompt is given (then prompt + half the output). The first token waits for the prompt's
-prefill (the plan's context when no prompt is given) and the runtime's own time per
-request (admission, tokenising, the way back). Arrivals: the users' requests arrive
+Request shape: decode runs at `depth` tokens of KV per request: prompt + half the output.
+A question that leaves a length blank is answered for the stated default request
+(`RequestShape.filled`: a 1,024-token prompt and 256 output tokens, as the plan asks), never
+for the server's largest context; only a shape with no lengths at all, which the
+measurement checks use, runs at the plan's context. The first token waits for the
+prompt's prefill and the runtime's own time per request (admission, tokenising, the way
+back). Arrivals: the users' requests arrive
 independently, each user's next turn when the last is answered, and a prompt waits for the
 prefills queued before it (`ttft_ms`); a burst, every request at the same instant, is the
 named worst case (`ttft_burst_ms`). When the output length is given, each request's decode also
@@ -61,11 +64,30 @@ class SpeedModel(msgspec.Struct, frozen=True):
         return self.step.coefficients
 
 
+# The request a question that leaves its lengths blank is answered for: a chat turn of a
+# 1,024-token prompt and 256 output tokens. 1,024 is `vllm bench serve`'s random prompt
+# (--random-input-len) and the plan's default; a request holds these tokens of KV, not the
+# server's largest context, as the paged caches count it (`app/estimate/capacity.py`).
+DEFAULT_PROMPT_TOKENS = 1024
+DEFAULT_OUTPUT_TOKENS = 256
+
+
 class RequestShape(msgspec.Struct, frozen=True):
-    """The requests a load is made of; None takes the plan's context (see the module)."""
+    """The requests a load is made of; None lengths: see `filled` and the module."""
 
     prompt_tokens: int | None = None
     output_tokens: int | None = None
+
+    def filled(self, context: int) -> RequestShape:
+        """This shape with each blank length at its stated default, the defaults cut to fit
+        `context` (a prompt and its output never pass what the server holds)."""
+        output = self.output_tokens
+        if output is None:
+            output = max(1, min(DEFAULT_OUTPUT_TOKENS, context // 5))
+        prompt = self.prompt_tokens
+        if prompt is None:
+            prompt = max(1, min(DEFAULT_PROMPT_TOKENS, context - output))
+        return RequestShape(prompt, output)
 
 
 class LoadEstimate(msgspec.Struct, frozen=True):
@@ -306,8 +328,3 @@ def with_ranges(model: SpeedModel, book: RangeBook | None) -> SpeedModel:
     if book is None or model.ranges is book:
         return model
     return msgspec.structs.replace(model, ranges=book)
-
-
-def single_request(model: SpeedModel) -> LoadEstimate:
-    """One request at the plan's context: the figure the fit table shows."""
-    return load_estimate(model, 1)

@@ -67,7 +67,7 @@ class Code(StrEnum):
     ASSUMED_NATIVE_CONTEXT = "assumed_native_context"
     GPU_SIZE_ASSUMED = "gpu_size_assumed"
     USABLE_FROM_CATALOG = "usable_from_catalog"
-    PROMPT_IS_CONTEXT = "prompt_is_context"
+    LENGTHS_DEFAULTED = "lengths_defaulted"
     NO_TENSOR_PARALLEL = "no_tensor_parallel"
     KV_DTYPE_NOT_ACCEPTED = "kv_dtype_not_accepted"
     # Why the resolution applied a value (the knobs table's "why").

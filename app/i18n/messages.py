@@ -118,9 +118,9 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.USABLE_FROM_CATALOG: _l(
         "usable memory %(gb)s GB per card, the catalog's figure for %(hardware)s"
     ),
-    Code.PROMPT_IS_CONTEXT: _l(
-        "no prompt length given: each of the %(requests)s requests is counted with a prompt of "
-        "the whole context, %(tokens)s tokens; give the prompt and output lengths you serve"
+    Code.LENGTHS_DEFAULTED: _l(
+        "request lengths not all given: each request is counted as %(prompt)s tokens of prompt "
+        "and %(output)s of output, the stated default; give the lengths you serve"
     ),
     Code.KV_DTYPE_NOT_ACCEPTED: _l("%(runtime)s does not accept a %(kv_dtype)s KV cache"),
     Code.TP_ONE_CARD: _l("one card"),

@@ -13,13 +13,14 @@ from app.recipes.presenters import estimate_out
 
 def answer_out(answer: DescribedResult, concurrency: int | None = None) -> dict[str, Any]:
     """The answer's JSON: `estimate_out`, its `request_shape` naming the lengths the request
-    left blank (`defaulted`), and the request's assumptions added to `assumed`."""
+    left blank (`defaulted`), and the request's assumptions (those lengths among them) added
+    to `assumed`."""
     out = estimate_out(answer.result.recipe, answer.description, answer.hardware_name, concurrency)
     assumed = answer.assumed
     shape = out.get("request_shape")
     if shape is not None and answer.shape is not None:
         shape["defaulted"] = blank_lengths(answer.shape)
-        assumed += prompt_assumption(answer.shape, concurrency, shape["prompt_tokens"])
+        assumed += lengths_assumption(shape)
     if assumed:
         out["assumed"] = [*out["assumed"], *(english(one) for one in assumed)]
         out["assumed_messages"] = [*out["assumed_messages"], *messages_json(assumed)]
@@ -34,11 +35,10 @@ def blank_lengths(shape: RequestShape) -> list[str]:
     return sorted(name for name, value in asked.items() if value is None)
 
 
-def prompt_assumption(
-    shape: RequestShape, concurrency: int | None, prompt_tokens: int
-) -> tuple[Message, ...]:
-    """Above one request a blank prompt is an assumption the answer states: every request's
-    prompt is then the whole context, and the first token waits for all of them."""
-    if (concurrency or 1) > 1 and shape.prompt_tokens is None:
-        return (message(Code.PROMPT_IS_CONTEXT, requests=concurrency, tokens=prompt_tokens),)
-    return ()
+def lengths_assumption(shape: dict[str, Any]) -> tuple[Message, ...]:
+    """A blank length is an assumption the answer states: every figure is then for the
+    stated default request (`RequestShape.filled`), whose lengths it names."""
+    if not shape["defaulted"]:
+        return ()
+    prompt, output = shape["prompt_tokens"], shape["output_tokens"]
+    return (message(Code.LENGTHS_DEFAULTED, prompt=prompt, output=output),)

@@ -63,7 +63,8 @@ def recipe_advice(recipe: ResolvedRecipe) -> Advice | None:
         return None
     model = recipe.model
     splits = model.attention != "mla" and (model.num_kv_heads or 0) >= applied.tensor_parallel
-    return best_change(AdviceInputs(estimate.speed_model, applied, estimate.memory, splits))
+    found = AdviceInputs(estimate.speed_model, applied, estimate.memory, splits, recipe.shape)
+    return best_change(found)
 
 
 def best_change(inputs: AdviceInputs) -> Advice | None:

@@ -218,26 +218,25 @@ def requested_values(
     )
 
 
-def held_per_request(values: AppliedValues, runtime: str, shape: RequestShape) -> int | None:
+def held_per_request(values: AppliedValues, runtime: str, shape: RequestShape) -> int:
     """Tokens of KV one request of the shape holds on this runtime (see
-    `app/estimate/capacity.py`); None without a prompt length, where every request is
-    counted at the whole context."""
-    if shape.prompt_tokens is None:
-        return None
-    return held_tokens(runtime, shape.prompt_tokens, shape.output_tokens or 0, values.context)
+    `app/estimate/capacity.py`), its blank lengths at their stated defaults."""
+    filled = shape.filled(values.context)
+    prompt, output = filled.prompt_tokens or 0, filled.output_tokens or 0
+    return held_tokens(runtime, prompt, output, values.context)
 
 
 def fit_to_memory(
     values: AppliedValues,
     specs: Specs,
     min_context: int,
-    shape: RequestShape | None = None,
+    shape: RequestShape,
 ) -> AppliedValues | None:
     """Lower the context (then concurrency) to what the estimate says fits, saying why.
 
     One request must fit at the whole context (the runtime refuses to start otherwise).
-    With a request shape, the requests at once are as many as the KV pool holds at the
-    tokens each request holds (`held_per_request`); without one, each at the whole context.
+    The requests at once are as many as the KV pool holds at the tokens each request of
+    the shape holds (`held_per_request`).
     None when even one request at the minimum context does not fit: the route cannot serve.
     """
     why = dict(values.why)
@@ -250,13 +249,7 @@ def fit_to_memory(
     if largest < values.context:
         why["context"] = message(Code.CONTEXT_LOWERED, tokens=largest)
         values = values.changed(context=largest)
-    held = held_per_request(values, specs.runtime.slug, shape) if shape else None
-    if held is None:
-        concurrency = values.max_concurrency
-        while concurrency > 1 and not specs.fits(values.plan(concurrency=concurrency)):
-            concurrency //= 2
-    else:
-        concurrency = _most_held(values, specs, held)
+    concurrency = _most_held(values, specs, held_per_request(values, specs.runtime.slug, shape))
     if concurrency != values.max_concurrency:
         why["max_concurrency"] = message(Code.CONCURRENCY_LOWERED, requests=concurrency)
     return values.changed(max_concurrency=concurrency, why=why)

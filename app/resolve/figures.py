@@ -212,8 +212,9 @@ def speed_figure(
     single: LoadEstimate | None,
     medians: tuple[ContextMedian, ...],
 ) -> SpeedFigure | None:
-    """Measured beats reported beats estimated, for one request at the starting context; the
-    estimate counts the profile's speculative decoding, as its command sets it."""
+    """Measured beats reported beats estimated, for one request at the starting context (the
+    estimate for the request shape asked, the stated default when blank); the estimate
+    counts the profile's speculative decoding, as its command sets it."""
     measured = measured_speed(medians)
     if measured is not None:
         return measured

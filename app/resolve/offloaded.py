@@ -30,7 +30,7 @@ def offloaded_recipe(
     profile: Profile,
     assessment: Assessment,
     choice: RouteChoice,
-    shape: RequestShape | None = None,
+    shape: RequestShape,
 ) -> ResolvedRecipe:
     split, estimate = assessment.offload, assessment.estimate
     specs = inputs.specs(choice, hardware)
@@ -56,6 +56,7 @@ def offloaded_recipe(
         on_gpu,
     )
     speed, single = None, None
+    shape = shape.filled(assessment.context)
     if estimate.speed_model is not None:
         model = split_speed(estimate.speed_model, split)
         single = load_estimate(model, 1, shape)
@@ -88,6 +89,7 @@ def offloaded_recipe(
         warnings=(*with_speculative_caution(estimate.warnings, inputs.model, applied), SLOWER),
         single=single,
         load=single,
+        shape=shape,
     )
 
 

@@ -55,7 +55,8 @@ from app.resolve.runtime_defaults import OPTIONAL_KNOBS, not_at_default
 def resolve_recipe(inputs: ModelInputs, question: Question) -> ResolvedRecipe:
     """Resolve one question; a named artifact or runtime narrows the routes considered.
 
-    `question.shape` is the requests the speed figures are for; without
+    `question.shape` is the requests the speed figures are for, its blank lengths at their
+    stated defaults (`RequestShape.filled`, at the context served); without
     `question.evidence` the figures are the estimator's alone, even where records or
     reported figures exist."""
     hardware, profile = question.hardware, inputs.profile(question.profile)
@@ -84,6 +85,7 @@ def resolve_recipe(inputs: ModelInputs, question: Question) -> ResolvedRecipe:
     if served is None:
         return _profile_does_not_fit(inputs, specs, profile, assessment, minimum, concurrency)
     applied, command = served
+    asked_shape, shape = shape, shape.filled(applied.context)
     one_request = specs.estimate(applied.plan(concurrency=1))
     # At load the pool holds what each request holds, where the runtime pages its cache.
     held = held_per_request(applied, choice.runtime.slug, shape)
@@ -104,7 +106,7 @@ def resolve_recipe(inputs: ModelInputs, question: Question) -> ResolvedRecipe:
         verdict,
         requested,
         concurrency,
-        shape,
+        asked_shape,
     )
     reported = inputs.reported.get(hardware.id) if evidence else None
     speed = speed_figure(reported, single, medians)

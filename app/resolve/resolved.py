@@ -62,12 +62,13 @@ class ResolvedRecipe(msgspec.Struct, frozen=True):
     memory_check: Check | None
     warnings: tuple[Message, ...]
     # The step model's figures for one request and at the profile's own concurrency, at the
-    # request shape asked (the plan's context by default); None where speed is unknown.
+    # request shape asked (its blank lengths at the stated defaults); None where speed is
+    # unknown.
     single: LoadEstimate | None = None
     load: LoadEstimate | None = None
     # Accepted figures of this profile here through other routes (app/resolve/other_routes).
     other_routes: tuple[RouteMeasured, ...] = ()
-    # The requests the speed figures are for (the plan's context by default).
+    # The requests the speed figures are for, blank lengths filled (`RequestShape.filled`).
     shape: RequestShape = RequestShape()
 
     @property

@@ -62,7 +62,7 @@ SAMPLES: dict[Code, dict] = {
     Code.TP_HEADS_ASSUMED: {"size": 8},
     Code.ASSUMED_NATIVE_CONTEXT: {"tokens": 4096},
     Code.USABLE_FROM_CATALOG: {"gb": 22.5, "hardware": "RTX 4090 24GB"},
-    Code.PROMPT_IS_CONTEXT: {"requests": 16, "tokens": 16384},
+    Code.LENGTHS_DEFAULTED: {"prompt": 1024, "output": 256},
     Code.GPU_SIZE_ASSUMED: {
         "name": "A100",
         "size": "A100 SXM 80 GB",

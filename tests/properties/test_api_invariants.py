@@ -158,6 +158,32 @@ def test_more_requests_at_once_never_speed_each_one_up(
 
 
 @DRAWN
+@given(
+    model=models,
+    machine=hardware,
+    context=st.integers(1280, 200_000),
+    concurrency=st.integers(1, 256),
+    blank=st.sampled_from(["prompt_tokens", "output_tokens", "both"]),
+)
+def test_a_blank_length_is_the_stated_default_request(
+    api: TestClient, model, machine, context: int, concurrency: int, blank: str
+) -> None:
+    body = {"model": model, "hardware": machine, "context": context, "concurrency": concurrency}
+    stated = {"prompt_tokens": 1024, "output_tokens": 256}
+    left = ["output_tokens", "prompt_tokens"] if blank == "both" else [blank]
+    asked = {name: value for name, value in stated.items() if name not in left}
+    status, blank_answer = _estimate(api, {**body, **asked})
+    if status != 200 or blank_answer["verdict"] not in RUNS:
+        return
+    _, given_answer = _estimate(api, {**body, **stated})
+    shape = blank_answer["request_shape"]
+    assert shape["defaulted"] == left
+    assert {name: shape[name] for name in stated} == stated
+    for figure in ("verdict", "decode_tokens_per_s", "throughput_tokens_per_s", "ttft_ms"):
+        assert blank_answer[figure] == given_answer[figure], figure
+
+
+@DRAWN
 @given(model=st.sampled_from(CATALOG_MODELS), machine=st.sampled_from(CATALOG_HARDWARE))
 def test_the_load_curve_at_one_request_is_the_single_request_line(
     api: TestClient, model: str, machine: str

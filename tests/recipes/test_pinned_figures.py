@@ -22,6 +22,10 @@ from app.resolve.fit_table import ResolvedModel
 DENSE_GQA = ("llama-3.1-70b-instruct", "qwen3-32b", "llama-3.1-8b-instruct")
 # Bytes per cached value, as the runtimes' KV cache dtypes are documented.
 VALUE_BYTES = {"auto": 2, "bf16": 2, "fp16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
+# Tokens per KV page at the runtimes' defaults (vLLM --block-size 16, SGLang --page-size 1):
+# a request holds its prompt and output rounded up to a page; other runtimes give every
+# slot its whole context.
+PAGE_TOKENS = {"vllm": 16, "sglang": 1}
 
 
 @pytest.mark.parametrize("slug", DENSE_GQA)
@@ -50,7 +54,12 @@ def test_weights_and_kv_cache_follow_from_the_catalog_rows(session: Session, slu
             layers_per_card = math.ceil(model.num_layers / applied.layer_split)
             per_token = 2 * kv_heads_per_card * model.head_dim * layers_per_card
             per_token *= VALUE_BYTES[applied.kv_cache_dtype]
-            tokens = applied.context * applied.max_concurrency
+            page = PAGE_TOKENS.get(recipe.route.runtime.slug)
+            held = applied.context
+            if page is not None:
+                asked = recipe.shape.prompt_tokens + recipe.shape.output_tokens
+                held = min(math.ceil(asked / page) * page, applied.context)
+            tokens = held * applied.max_concurrency
             memory = recipe.estimate.memory
             where = (row.hardware.slug, recipe.profile.slug)
             assert recipe.estimate.weights_gb.value == pytest.approx(file_bytes / 1e9), where

@@ -58,6 +58,9 @@ def test_every_surface_shows_each_profiles_line_at_its_concurrency(client: TestC
     fit_lines = {p["slug"]: p["at_profile_concurrency"] for p in row["profiles"]}
     table = BeautifulSoup(client.get(f"/models/{GLM}").text, "html.parser")
     html_row = table.select_one(f'#fit-table tr[data-hardware="{H200}"]')
+    # The table says which request its token generation is for.
+    stated = table.select_one("#fit-request").text
+    assert "1,024" in stated and "256" in stated
     for profile, concurrency in PROFILES.items():
         detail = client.get(f"/api/{DETAIL.format(profile=profile).lstrip('/')}").json()
         at_load = detail["at_profile_concurrency"]
@@ -82,6 +85,13 @@ def test_every_surface_shows_each_profiles_line_at_its_concurrency(client: TestC
             for tr in page.select("#speed-at-load .step-numbers tr")
         }
         assert drawn == {term: share for term, share in at_load["breakdown"].items() if share > 0}
+        # Every line is for the stated default request, and the page says which.
+        said = page.select_one("#load-shape")
+        for line in (detail["single_request"], at_load, api):
+            shape = line.get("request_shape") or line
+            assert (shape["prompt_tokens"], shape["output_tokens"]) == (1024, 256), profile
+        assert (said["data-prompt"], said["data-output"]) == ("1024", "256")
+        assert "1,024" in said.text and "256" in said.text
     # Serving sixteen at once: each request is slower than one alone, the total far higher.
     balanced = client.get(f"/api/{DETAIL.format(profile='balanced').lstrip('/')}").json()
     one, many = balanced["single_request"], balanced["at_profile_concurrency"]
@@ -110,8 +120,10 @@ def test_the_cli_prints_the_line_at_the_concurrency_asked() -> None:
         "depth_tokens": 2250,
         "defaulted": [],
     }
-    # Without lengths the CLI states the whole-context prompt as the answer's assumption.
-    assert "assumed          no prompt length given: each of the 16 requests" in text
+    # Without lengths the CLI states the default request as the answer's assumption.
+    said = "assumed          request lengths not all given: each request is counted as 1,024"
+    assert said in text
+    assert "requests         1,024 tokens of prompt, 256 of output" in text
     refused = CliRunner().invoke(main, [*args[:-1], "0"])
     assert refused.exit_code != 0 and "--concurrency" in refused.output
 
