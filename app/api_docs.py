@@ -11,11 +11,10 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from app.bench.url_schema import state_bench_urls
-from app.catalog.openapi import state_stored, stated_catalog
+from app.catalog.openapi import stated_catalog
 from app.catalog.references import catalog_references
 from app.db import SessionDep
 from app.security.headers import DOCS_PATH, docs_policy
-from app.tasks.service import task_ids
 
 SWAGGER_UI_VERSION = "5.35.0"  # static/vendor/README.md
 router = APIRouter(include_in_schema=False)
@@ -27,14 +26,13 @@ OPENAPI_PATH = "/openapi.json"
 @router.get(OPENAPI_PATH, name="api:openapi")
 def openapi(request: Request, session: SessionDep) -> Response:
     """The API's schema, the slugs the catalog holds listed where a body names a catalog
-    row and the stored tasks' ids where it names a task; built again when either changes."""
+    row; built again when the catalog changes. Stored rows people add and delete (tasks)
+    are integers, checked when a request names one."""
     catalog = catalog_references(session)
-    tasks = task_ids(session)
-    key = (catalog.definition, tuple(tasks))
+    key = catalog.definition
     held = getattr(request.app.state, "stated_openapi", None)
     if held is None or held[0] != key:
         document = stated_catalog(request.app.openapi(), catalog)
-        state_stored(document, "task", tasks)
         settings = request.app.state.settings
         state_bench_urls(document, settings.bench_allowed_hosts, settings.bench_worker_hosts)
         held = (key, document)

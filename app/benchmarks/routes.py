@@ -142,19 +142,21 @@ JOB_BODY = {
     openapi_extra=JOB_BODY,
     responses={
         **error_responses(401, 403, 413, 415),
+        404: {"model": ErrorsOut, "description": "a valid job whose `task_id` is not stored"},
         422: {"model": ErrorsOut, "description": "every field error at once"},
     },
 )
 def create_api(
     request: Request, session: SessionDep, principal: SubmitterDep, body: BodyDep
 ) -> Response:
-    """Queue a benchmark job; answers 202 with its id and status URL, or 422 with every error."""
+    """Queue a benchmark job; answers 202 with its id and status URL, 404 naming `task_id`
+    for a task not stored, or 422 with every error."""
     try:
         data = parse_job(as_object(body))
         job = enqueue(session, data, request.state.settings, principal.name)
     except JobInvalid as error:
         body = {"errors": [e.model_dump(exclude_none=True) for e in error.errors]}
-        return JSONResponse(body, status_code=422)
+        return JSONResponse(body, status_code=error.status_code)
     remember_key(request, job.id, data)
     return JSONResponse(api_job(request, job), status_code=202)
 

@@ -16,7 +16,7 @@ from pydantic import (
 
 from app.bench.result import MAX_CONCURRENCY
 from app.bench.url_schema import bench_url_field
-from app.catalog.openapi import STORED_KEY, catalog_field
+from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
@@ -122,8 +122,8 @@ class JobIn(BaseModel):
     task_id: int | None = Field(
         default=None,
         ge=1,
-        description="a stored task to run and score",
-        json_schema_extra={STORED_KEY: "task"},
+        description="a stored task to run and score (an id of GET /api/tasks); one not "
+        "stored is answered 404, naming the field",
     )
     # What the record will be about (catalog slugs).
     model: str = Field(min_length=1, max_length=100, json_schema_extra=catalog_field("model"))

@@ -48,6 +48,14 @@ class JobInvalid(ServebookError):
         self.errors = errors
 
 
+class StoredRowMissing(JobInvalid):
+    """A valid job that names a stored row no longer there (a task): 404, as for any row
+    that is not found, with the field named. The schema cannot list stored ids, which
+    change as people add and delete tasks, so it is checked when the job is asked for."""
+
+    status_code = 404
+
+
 def parse_job(raw: dict[str, Any]) -> JobIn:
     try:
         return JobIn.model_validate(raw)
@@ -94,9 +102,10 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
     if data.task_id is not None:
         task = session.get(Task, data.task_id)
         if task is None:
-            errors.append(FieldError.of("task_id", NO_TASK(task=str(data.task_id))))
-        else:  # the prompts as they are now: the job runs what was asked for
-            plan["task"] = task_spec(task).model_dump(mode="json")
+            missing = FieldError.of("task_id", NO_TASK(task=str(data.task_id)))
+            raise (StoredRowMissing if not errors else JobInvalid)([*errors, missing])
+        # the prompts as they are now: the job runs what was asked for
+        plan["task"] = task_spec(task).model_dump(mode="json")
     if errors:
         raise JobInvalid(errors)
     job = BenchJob(

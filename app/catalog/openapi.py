@@ -21,9 +21,6 @@ ALSO_KEY = "x-catalog-also"
 # hardware and the model fields it names (x-runs): the code states the GPU and quant
 # tables' part, the served document adds the catalog's.
 RUNS_KEY = "x-runs"
-# A field naming a stored row other than the catalog's (a task): the served document lists
-# the ids stored when it was built (app.api_docs).
-STORED_KEY = "x-stored"
 
 
 def stated_catalog(document: dict[str, Any], catalog: CatalogReferences) -> dict[str, Any]:
@@ -163,22 +160,3 @@ def catalog_field(kind: str, also: list[str] | None = None) -> dict[str, Any]:
     """A field's `json_schema_extra`: it names a catalog row of this kind (or one of
     `also`)."""
     return {CATALOG_KEY: kind} if also is None else {CATALOG_KEY: kind, ALSO_KEY: also}
-
-
-def state_stored(node: Any, kind: str, ids: list[int]) -> None:
-    """Every field under `node` that names a stored row of `kind` lists `ids`."""
-    if isinstance(node, dict):
-        if node.get(STORED_KEY) == kind:
-            restrict_ids(node, ids)
-        for value in node.values():
-            state_stored(value, kind, ids)
-    elif isinstance(node, list):
-        for value in node:
-            state_stored(value, kind, ids)
-
-
-def restrict_ids(field: dict[str, Any], ids: list[int]) -> None:
-    """The field's integer is one of `ids` (a null it allows stays allowed)."""
-    for branch in field.get("anyOf", [field]):
-        if branch.get("type") == "integer":
-            branch["enum"] = ids if ids else [None]

@@ -101,11 +101,6 @@ def list_tasks(session: Session) -> Sequence[Task]:
     return session.scalars(select(Task).order_by(Task.name, Task.version.desc())).all()
 
 
-def task_ids(session: Session) -> list[int]:
-    """Every stored task's id, oldest first: what a benchmark job may name."""
-    return list(session.scalars(select(Task.id).order_by(Task.id)))
-
-
 def task_count(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Task)) or 0
 

@@ -33,12 +33,12 @@ from tests.records.conftest import h200, valid  # noqa: F401 (fixtures)
 
 EXAMPLES_PER_OPERATION = 30
 # Every operation is held to positive data acceptance: the served schema states what the
-# server requires (the catalog's slugs and how they go together, stored tasks, allowed
-# servers, cursors' form, bounded free-form values, 64-bit integers, the quant and GPU
-# tables' names, a config.json the estimate reads, the safetensors files' shapes), and the
-# relations JSON Schema has no word for in `x-` extensions that a generated case keeps. (A
-# worker's result of another server or model than its job asked for is a conflict, 409; a
-# Hub repository the Hub does not have is a 404.)
+# server requires (the catalog's slugs and how they go together, allowed servers, cursors'
+# form, bounded free-form values, 64-bit integers, the quant and GPU tables' names, a
+# config.json the estimate reads, the safetensors files' shapes), and the relations JSON
+# Schema has no word for in `x-` extensions that a generated case keeps. (A worker's result
+# of another server or model than its job asked for is a conflict, 409; a Hub repository the
+# Hub does not have, or a task id not stored, is a 404.)
 
 
 def operations() -> list[tuple[str, bool]]:
