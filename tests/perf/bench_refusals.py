@@ -6,7 +6,8 @@ process), as `make run` serves it. Bodies (each under the 5 MB upload limit):
 
 - one object of 409,090 unknown keys (4.9 MB), to /api/estimate, /api/plan, /api/records;
 - 99,999 unknown keys (1.2 MB), under the key caps, so that each is a validation error;
-- 5 MB of floats (4.99 MB: a list under an unknown key of the model) to /api/estimate.
+- 5 MB of floats (4.99 MB: a list under an unknown key of the model) to /api/estimate;
+- four clients sending the 409,090-key body, or the floats, at once.
 
 Target: each answered in under 1 s with under 100 MB of server memory beyond its resting
 size, and /healthz answered in under 100 ms throughout. Asserts nothing; prints figures.
@@ -82,18 +83,33 @@ class Watch:
                 time.sleep(0.02)
 
 
-def send(port: int, server: psutil.Process, path: str, body: bytes) -> str:
+def send(port: int, server: psutil.Process, path: str, body: bytes, at_once: int = 1) -> str:
+    """`at_once` clients each send the body together; the slowest answer is reported."""
     resting = server.memory_info().rss
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
-        with Watch(port, server.pid) as watch:
+    answers: list[httpx.Response] = []
+    times: list[float] = []
+
+    def one() -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
             started = time.perf_counter()
-            answer = client.post(path, content=body, headers={"Content-Type": "application/json"})
-            took = time.perf_counter() - started
-            time.sleep(0.1)  # one more /healthz after the answer
+            headers = {"Content-Type": "application/json"}
+            answers.append(client.post(path, content=body, headers=headers))
+            times.append(time.perf_counter() - started)
+
+    with Watch(port, server.pid) as watch:
+        senders = [threading.Thread(target=one) for _ in range(at_once)]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join()
+        time.sleep(0.1)  # one more /healthz after the answers
     extra = max(0, watch.peak_rss - resting) / 2**20
+    statuses = ",".join(sorted({str(a.status_code) for a in answers}))
+    size = max(len(a.content) for a in answers)
+    label = path if at_once == 1 else f"{path} x{at_once}"
     return (
-        f"{path:<16} {len(body) / 1e6:5.2f} MB -> {answer.status_code} "
-        f"{len(answer.content) / 1024:8.1f} KB in {took * 1000:6.0f} ms; "
+        f"{label:<19} {len(body) / 1e6:5.2f} MB -> {statuses} "
+        f"{size / 1024:8.1f} KB in {max(times) * 1000:6.0f} ms; "
         f"peak +{extra:5.0f} MB; slowest /healthz {watch.slowest_health * 1000:5.0f} ms"
     )
 
@@ -119,6 +135,10 @@ def main() -> None:
                 print(send(port, process, path, keys_under_the_caps()), flush=True)
             print("-- 5 MB of floats")
             print(send(port, process, "/api/estimate", floats), flush=True)
+            print("-- four at once (the slowest answer)")
+            for path in ("/api/estimate", "/api/plan", "/api/records"):
+                print(send(port, process, path, keys, at_once=4), flush=True)
+            print(send(port, process, "/api/estimate", floats, at_once=4), flush=True)
         finally:
             server.terminate()
             server.wait(timeout=30)
