@@ -129,7 +129,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if glance is not None:
             glance()  # its connection opened now, before the first page waits for it
         _app.state.revision_glance = glance
-        submissions = SubmissionProcess(settings) if in_its_own_process(settings) else None
+        own = in_its_own_process(settings)
+        submissions = SubmissionProcess(settings, create_app) if own else None
         _app.state.submission_process = submissions  # for whoever checks on it
 
         yield {

@@ -31,7 +31,7 @@ import multiprocessing
 import pickle
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,18 +106,20 @@ def submitted(request: Request, body: bytes, exposed: bool, locale: str) -> Subm
 # ---------------------------------------------------------------- the child
 
 
-def serve_submissions(channel: socket.socket, settings: Settings) -> None:
-    """The child's whole life: set up as the app does, then answer frames until the app
-    closes its end."""
+def serve_submissions(
+    channel: socket.socket, settings: Settings, app_factory: Callable[[Settings], Any]
+) -> None:
+    """The child's whole life: set up as the app does (`app_factory` is the app's own,
+    passed by the app, so this module never imports the app that imports it), then answer
+    frames until the app closes its end."""
     # Ctrl-C reaches the whole process group; the app stops this process by closing the
     # socket, after its own shutdown, so no record is cut off halfway.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from app.db import make_engine, make_sessionmaker
     from app.i18n.messages import in_locale
-    from app.main import create_app
     from app.records.api import submit_api
 
-    app = create_app(settings)  # its state (secret key, settings) and its routes' paths
+    app = app_factory(settings)  # its state (secret key, settings) and its routes' paths
     state = {
         "settings": settings,
         "sessionmaker": make_sessionmaker(make_engine(settings, 1)),
@@ -170,8 +172,11 @@ class SubmissionProcess:
     """The app's handle on its submission process: `answer()` one request there, or None
     while there is none ready (the caller answers it in its own process)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, app_factory: Callable[[Settings], Any]) -> None:
         self.settings = settings
+        # The child builds its app with it: a module-level function, which the spawned
+        # process imports by name.
+        self.app_factory = app_factory
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.numbers = itertools.count()
         self.writer: asyncio.StreamWriter | None = None
@@ -190,7 +195,7 @@ class SubmissionProcess:
         context = multiprocessing.get_context("spawn")
         self.process = context.Process(
             target=serve_submissions,
-            args=(theirs, self.settings),
+            args=(theirs, self.settings, self.app_factory),
             name="servebook-submissions",
             daemon=True,
         )
