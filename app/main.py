@@ -45,6 +45,7 @@ from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
 from app.records.api import api_router as records_api
+from app.records.api import submit_api
 from app.records.routes import router as records_pages
 from app.records.schemas import ErrorsOut, FieldError
 from app.records.submission_process import SubmissionProcess, in_its_own_process
@@ -130,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             glance()  # its connection opened now, before the first page waits for it
         _app.state.revision_glance = glance
         own = in_its_own_process(settings)
-        submissions = SubmissionProcess(settings, create_app) if own else None
+        submissions = SubmissionProcess(settings, create_app, submit_api) if own else None
         _app.state.submission_process = submissions  # for whoever checks on it
 
         yield {

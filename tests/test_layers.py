@@ -105,3 +105,88 @@ def test_the_checker_sees_imports_inside_functions(tmp_path: Path) -> None:
 def test_every_package_has_a_rule() -> None:
     packages = {path.parent.name for path in APP.glob("*/__init__.py")}
     assert packages - set(FORBIDDEN) == set()
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(path: Path, modules: set[str]) -> set[str]:
+    """The app modules a module imports, inside functions too, leaving out imports under
+    `if TYPE_CHECKING:` (they never run). `from a.b import c` is module `a.b.c` when there
+    is one, else `a.b`."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app"):
+            for alias in node.names:
+                named = f"{node.module}.{alias.name}"
+                found.add(named if named in modules else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("app")}
+    return found & modules
+
+
+def import_circles(root: Path) -> list[list[str]]:
+    """Every circle of imports among the modules under `root` (Tarjan's strongly connected
+    components of more than one module, or of a module that imports itself)."""
+    paths = {module_name(path, root): path for path in root.rglob("*.py")}
+    graph = {name: module_imports(path, set(paths)) for name, path in paths.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        for other in graph[name]:
+            if other not in index:
+                visit(other)
+                low[name] = min(low[name], low[other])
+            elif other in stack:
+                low[name] = min(low[name], index[other])
+        if low[name] == index[name]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == name:
+                    break
+            if len(component) > 1 or name in graph[name]:
+                circles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return circles
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """A circle of imports, even one closed inside a function, makes two modules one: each
+    needs the other to be read. The ORM models may refer to each other (`app.models`)."""
+    circles = [c for c in import_circles(APP) if not all(m.startswith("app.models") for m in c)]
+    assert circles == []
+
+
+def test_the_circle_checker_finds_a_circle_closed_inside_a_function(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    (root / "a").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "a" / "__init__.py").write_text("")
+    (root / "a" / "one.py").write_text("from app.a.two import f\n")
+    (root / "a" / "two.py").write_text("def f():\n    from app.a import one\n")
+    (root / "a" / "three.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from app.a.one import f\n"
+    )
+    (root / "a" / "four.py").write_text("from app.a.three import x\n")
+    assert import_circles(root) == [["app.a.one", "app.a.two"]]

@@ -6,8 +6,8 @@ page 0.47-0.53x, submissions 0.42-0.50x), and a submission's latency was set by 
 around it (tests/perf/bench_mixed_load.py). A record's own work (its checks, its queries, its
 write) is most of a submission's CPU, so the app hands it to this process: the app's loop
 only reads the request and passes it on, a few tenths of a millisecond, and the record is
-checked and written on another core, by the same code (`app.records.api.submit_api`), with
-the same settings.
+checked and written on another core, by the same code (`app.records.api.submit_api`, which
+the app hands over with its factory), with the same settings.
 
 The two talk over a socket pair, in frames of a length and a pickle: the request (its
 scope's plain values, the body, the reader's language) one way, the answer (status, headers,
@@ -106,18 +106,23 @@ def submitted(request: Request, body: bytes, exposed: bool, locale: str) -> Subm
 # ---------------------------------------------------------------- the child
 
 
+# What the child runs: the app's factory, and the submission route's own work (a request
+# and its body in, the response out). The app hands both over, so this module imports
+# neither the app nor the route that use it.
+AppFactory = Callable[[Settings], Any]
+Submit = Callable[[Request, bytes], Any]
+
+
 def serve_submissions(
-    channel: socket.socket, settings: Settings, app_factory: Callable[[Settings], Any]
+    channel: socket.socket, settings: Settings, app_factory: AppFactory, submit: Submit
 ) -> None:
-    """The child's whole life: set up as the app does (`app_factory` is the app's own,
-    passed by the app, so this module never imports the app that imports it), then answer
-    frames until the app closes its end."""
+    """The child's whole life: set up as the app does, then answer frames until the app
+    closes its end."""
     # Ctrl-C reaches the whole process group; the app stops this process by closing the
     # socket, after its own shutdown, so no record is cut off halfway.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from app.db import make_engine, make_sessionmaker
     from app.i18n.messages import in_locale
-    from app.records.api import submit_api
 
     app = app_factory(settings)  # its state (secret key, settings) and its routes' paths
     state = {
@@ -135,7 +140,7 @@ def serve_submissions(
         scope = {**asked.scope, "app": app, "state": {**state, **asked.request_state}}
         try:
             with in_locale(asked.locale):
-                response = submit_api(Request(scope), asked.body)
+                response = submit(Request(scope), asked.body)
             answer: tuple[str, Any] = (
                 "answer",
                 (response.status_code, response.raw_headers, response.body),
@@ -172,11 +177,11 @@ class SubmissionProcess:
     """The app's handle on its submission process: `answer()` one request there, or None
     while there is none ready (the caller answers it in its own process)."""
 
-    def __init__(self, settings: Settings, app_factory: Callable[[Settings], Any]) -> None:
+    def __init__(self, settings: Settings, app_factory: AppFactory, submit: Submit) -> None:
         self.settings = settings
-        # The child builds its app with it: a module-level function, which the spawned
-        # process imports by name.
-        self.app_factory = app_factory
+        # What the child runs: module-level functions, which the spawned process imports
+        # by name.
+        self.app_factory, self.submit = app_factory, submit
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.numbers = itertools.count()
         self.writer: asyncio.StreamWriter | None = None
@@ -195,7 +200,7 @@ class SubmissionProcess:
         context = multiprocessing.get_context("spawn")
         self.process = context.Process(
             target=serve_submissions,
-            args=(theirs, self.settings, self.app_factory),
+            args=(theirs, self.settings, self.app_factory, self.submit),
             name="servebook-submissions",
             daemon=True,
         )
