@@ -38,7 +38,7 @@ from app.records.known_good import find_known_good
 from app.records.pages import RecordPages
 from app.records.safe_ceiling import load_safe_ceiling
 from app.resolve.cache import RecipeCache
-from app.resolve.collector import collector_paused
+from app.resolve.gc_paused import collector_paused
 from app.resolve.resolved import ResolvedRecipe
 from app.web import render, templates
 

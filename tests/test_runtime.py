@@ -73,7 +73,7 @@ def test_the_warm_up_resolves_every_model_compiles_every_template_then_freezes(
     assert gc.get_threshold() == (40_000, 15, 50)
 
 
-def test_collector_pauses_are_metrics(client: TestClient) -> None:
+def test_gc_paused_pauses_are_metrics(client: TestClient) -> None:
     gc.collect()
     text = client.get("/metrics").text
     for name in (

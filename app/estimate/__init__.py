@@ -7,12 +7,12 @@ catalog's usable figures are; exact sizes are bytes as int; speeds are tokens pe
 """
 
 from app.estimate.basis import Basis, Quantity, weakest
+from app.estimate.catalog_pass import SharedEstimates
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import Estimate, Sizing, estimate, max_context, size
 from app.estimate.fit import Assessment, Route, RouteResult, Verdict, assess
-from app.estimate.job import MemoryBreakdown
 from app.estimate.kv import kv_cache_bytes
-from app.estimate.shared import SharedEstimates
+from app.estimate.memory_job import MemoryBreakdown
 from app.estimate.specs import (
     ArtifactSpec,
     BudgetRule,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from app.estimate.basis import Basis, Quantity
+from app.estimate.checked_plan import Setup
 from app.estimate.errors import EstimateError
 from app.estimate.messages import Code, Notes, message, plain
-from app.estimate.setup import Setup
 from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.units import GB, mib_to_gb
 

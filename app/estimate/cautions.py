@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.estimate.checked_plan import Setup
 from app.estimate.messages import Code, Message, message
-from app.estimate.setup import Setup
 from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
 
 QUANTIZED_KV_QUALITY_LIMIT = 32768

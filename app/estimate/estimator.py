@@ -7,7 +7,16 @@ import msgspec
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.cautions import setup_warnings
-from app.estimate.job import (
+from app.estimate.checked_plan import Setup, resolve_setup
+from app.estimate.kv import (
+    KvShape,
+    checked_kv_growth_bytes_per_token,
+    kv_basis,
+    kv_shape,
+    layer_share,
+)
+from app.estimate.load import SpeedModel, with_ranges
+from app.estimate.memory_job import (
     Job,
     MemoryBreakdown,
     fits_at,
@@ -18,19 +27,10 @@ from app.estimate.job import (
     memory_at,
     required_gb,
 )
-from app.estimate.kv import (
-    KvShape,
-    checked_kv_growth_bytes_per_token,
-    kv_basis,
-    kv_shape,
-    layer_share,
-)
-from app.estimate.load import SpeedModel, with_ranges
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.ranges import class_key, pool_keys
 from app.estimate.record_ranges import RangeBook
-from app.estimate.setup import Setup, resolve_setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 from app.estimate.speed import SpeedRange
 from app.estimate.speed_model import decode_at_plan, speed_model

@@ -8,12 +8,12 @@ from enum import StrEnum
 
 import msgspec
 
+from app.estimate.catalog_pass import SharedEstimates
+from app.estimate.checked_plan import check_runtime_runs
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import Estimate, Sizing, offload, size
 from app.estimate.messages import Code, Message, message
 from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
-from app.estimate.setup import check_runtime_runs
-from app.estimate.shared import SharedEstimates
 from app.estimate.specs import (
     ArtifactSpec,
     HardwareSpec,

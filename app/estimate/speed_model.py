@@ -9,9 +9,9 @@ import msgspec
 
 from app.estimate.basis import Basis
 from app.estimate.coefficients import Coefficients, coefficients, family_of, link_of
-from app.estimate.job import Job
 from app.estimate.kv import KvShape, kv_shape
 from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
+from app.estimate.memory_job import Job
 from app.estimate.messages import Code, Notes, message
 from app.estimate.offload import OffloadPlan
 from app.estimate.quants import BF16_BITS, SAFETENSORS, is_quant

@@ -11,7 +11,7 @@ from fastapi import Request
 from sqlalchemy.orm import Session
 
 from app.models import Hardware, LlmModel, Profile, Record
-from app.records.kept import KeptPerRevision, database_of
+from app.records.per_revision import KeptPerRevision, database_of
 from app.records.repository import RecordRepository
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import msgspec
 
-from app.estimate.job import MemoryBreakdown
 from app.estimate.load import MAX_CONCURRENCY, LoadEstimate, RequestShape, SpeedModel, load_estimate
+from app.estimate.memory_job import MemoryBreakdown
 from app.estimate.messages import Code, Message, message
 from app.resolve.applied import AppliedValues
 from app.resolve.resolved import ResolvedRecipe

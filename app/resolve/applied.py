@@ -21,11 +21,11 @@ from app.estimate import (
     size,
 )
 from app.estimate.capacity import held_tokens
+from app.estimate.checked_plan import assumed_tensor_parallel
 from app.estimate.estimator import with_ranges_of
 from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
 from app.estimate.record_ranges import RangeBook
-from app.estimate.setup import assumed_tensor_parallel
 from app.i18n.messages import english
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.resolve.profiles import by_group, requested_context

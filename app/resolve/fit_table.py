@@ -13,7 +13,7 @@ from app.errors import NotFound
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import Hardware
-from app.resolve.collector import collector_paused
+from app.resolve.gc_paused import collector_paused
 from app.resolve.inputs import UNKNOWN_PROFILE, ModelInputs
 from app.resolve.question import Question
 from app.resolve.recipe import ResolvedRecipe, resolve_recipe

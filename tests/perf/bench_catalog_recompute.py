@@ -43,11 +43,11 @@ from tests.records.conftest import VALID, seeded_slug  # noqa: E402
 COUNTED = (
     ("estimate", "estimate/estimator.py"),
     ("size", "estimate/estimator.py"),
-    ("estimate", "estimate/shared.py"),
-    ("size", "estimate/shared.py"),
-    ("fits", "estimate/shared.py"),
+    ("estimate", "estimate/catalog_pass.py"),
+    ("size", "estimate/catalog_pass.py"),
+    ("fits", "estimate/catalog_pass.py"),
     ("_prepare", "estimate/estimator.py"),
-    ("_prepare", "estimate/shared.py"),
+    ("_prepare", "estimate/catalog_pass.py"),
     ("assess", "estimate/fit.py"),
 )
 

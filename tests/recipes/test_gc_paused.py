@@ -14,7 +14,7 @@ from app.catalog.revision import bump_revision
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.resolve.cache import RecipeCache
-from app.resolve.collector import collector_paused
+from app.resolve.gc_paused import collector_paused
 
 GLM = "glm-5.3-flash"
 

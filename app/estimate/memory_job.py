@@ -13,9 +13,9 @@ from functools import lru_cache
 import msgspec
 
 from app.estimate.basis import Basis, Quantity
+from app.estimate.checked_plan import Setup
 from app.estimate.kv import KvShape, checked_largest_context_within, kv_unknown
 from app.estimate.messages import Code, Notes, message
-from app.estimate.setup import Setup
 from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.units import GB, bytes_to_gb
 

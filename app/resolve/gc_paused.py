@@ -51,7 +51,7 @@ def _promote_survivors() -> None:
     after a review otherwise went through a young collection and then a middle one, each
     walking its tens of thousands of objects while every request waited (up to 65 ms of
     CPU, measured with tests/perf/bench_mixed_load.py). Resolved recipes hold no reference
-    cycles (tests/recipes/test_collector.py), so reference counting frees them when the
+    cycles (tests/recipes/test_gc_paused.py), so reference counting frees them when the
     cache lets them go; only a cycle among objects of requests in flight at that moment
     stays, frozen, a few kilobytes at most per resolution."""
     if gc.get_freeze_count() == 0:
