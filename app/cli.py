@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from app.asking.custom import INTERCONNECTS, PLATFORMS
 from app.config import Settings, get_settings, is_loopback
 from app.db import alembic_config, session_scope, upgrade_database
-from app.estimate.load import MAX_CONCURRENCY
+from app.estimate.speed.load import MAX_CONCURRENCY
 
 # SQLite's words for a missing table, and PostgreSQL's SQLSTATE for it.
 MISSING_TABLE_TEXT = "no such table"

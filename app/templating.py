@@ -12,7 +12,7 @@ from starlette.requests import Request
 
 from app.accuracy.answer import answer as accuracy_answer
 from app.accuracy.answer import range_means
-from app.estimate.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS
+from app.estimate.speed.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS
 from app.i18n import LANGUAGE_NAMES, LOCALES, current_locale, gettext, ngettext
 from app.i18n.durations import duration, duration_band
 from app.i18n.labels import LABELS, flag_text, job_error_text, label, stage_label

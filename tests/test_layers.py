@@ -190,3 +190,33 @@ def test_the_circle_checker_finds_a_circle_closed_inside_a_function(tmp_path: Pa
     )
     (root / "a" / "four.py").write_text("from app.a.three import x\n")
     assert import_circles(root) == [["app.a.one", "app.a.two"]]
+
+
+# The estimator's rooms, bottom up: inputs, then memory, then ranges and speed, then the
+# estimator's top (`estimator`, `fit`, `catalog_pass`, `calibration`) over them all.
+ESTIMATE_TOP = {"estimator", "fit", "catalog_pass", "calibration", "cautions", "checked_plan"}
+ESTIMATE_ROOMS = {
+    "inputs": {"memory", "speed", "ranges"} | ESTIMATE_TOP,
+    "memory": {"speed", "ranges"} | ESTIMATE_TOP,
+    "ranges": {"inputs", "memory", "speed"} | ESTIMATE_TOP,
+    "speed": ESTIMATE_TOP,
+}
+
+
+@pytest.mark.parametrize("room", sorted(ESTIMATE_ROOMS))
+def test_each_room_of_the_estimator_imports_only_those_below_it(room: str) -> None:
+    modules = {module_name(path, APP) for path in APP.rglob("*.py")}
+    offenders = {
+        module_name(path, APP): sorted(
+            name
+            for name in module_imports(path, modules)
+            if name.startswith("app.estimate.") and name.split(".")[2] in ESTIMATE_ROOMS[room]
+        )
+        for path in (APP / "estimate" / room).rglob("*.py")
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_every_room_of_the_estimator_has_a_rule() -> None:
+    rooms = {path.parent.name for path in (APP / "estimate").glob("*/__init__.py")}
+    assert rooms == set(ESTIMATE_ROOMS)

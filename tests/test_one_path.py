@@ -9,9 +9,9 @@ APP = Path(__file__).resolve().parents[1] / "app"
 
 # The step model's figure functions: whoever calls them computes a speed.
 FIGURES = {
-    "app.estimate.load": {"load_estimate", "single_request"},
-    "app.estimate.step": {"decode_step", "prefill_seconds", "communication_s"},
-    "app.estimate.scored": {"point_estimate"},
+    "app.estimate.speed.load": {"load_estimate", "single_request"},
+    "app.estimate.speed.step": {"decode_step", "prefill_seconds", "communication_s"},
+    "app.estimate.speed.scored": {"point_estimate"},
 }
 # Who may: the resolution's load lines, its offloaded route and its advice (which weighs a
 # change by the same lines); calibration, which fits the step model to a server's timings;
@@ -51,7 +51,7 @@ def test_the_checker_sees_a_surface_that_computes_its_own_speed(tmp_path: Path) 
     module = tmp_path / "page.py"
     module.write_text(
         "def figure(model):\n"
-        "    from app.estimate.load import load_estimate\n"
+        "    from app.estimate.speed.load import load_estimate\n"
         "    return load_estimate(model, 8)\n"
     )
     assert speed_calls(module) == {"load_estimate"}

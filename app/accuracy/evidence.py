@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.estimate.record_ranges import RangeBook, RecordRatio, updated_book
+from app.estimate.ranges.from_records import RangeBook, RecordRatio, updated_book
 from app.estimate.version import ESTIMATOR_VERSION
 from app.models import Record, RecordEstimate
 

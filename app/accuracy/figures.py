@@ -5,7 +5,7 @@ records, for each estimator version; and the range in effect.
 
 Errors are those of the range's middle against the measured decode speed (|middle -
 measured| / measured), as `make accuracy` counts them; "held" is the share of measurements
-inside the stated range. Shipped figures come from `app/estimate/accuracy_table.py`;
+inside the stated range. Shipped figures come from `app/estimate/ranges/accuracy_table.py`;
 records' from the estimate kept when each was accepted (`app/accuracy/snapshot.py`), so an
 estimator change never rescores an earlier record. Flagged, rejected and retracted records
 never count.
@@ -23,9 +23,9 @@ from sqlalchemy.orm import Session
 
 from app.accuracy.evidence import range_book
 from app.accuracy.labels import class_anchor, class_label
-from app.estimate.accuracy_table import ACCURACY_HISTORY, HELD_OUT_HISTORY
-from app.estimate.ranges import STATED, range_of_key
-from app.estimate.record_ranges import RangeBook
+from app.estimate.ranges.accuracy_table import ACCURACY_HISTORY, HELD_OUT_HISTORY
+from app.estimate.ranges.classes import STATED, range_of_key
+from app.estimate.ranges.from_records import RangeBook
 from app.estimate.version import ESTIMATOR_VERSION
 from app.models import Record, RecordEstimate
 

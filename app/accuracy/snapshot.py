@@ -14,9 +14,9 @@ from app.catalog.revision import current_revision
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.db import utcnow
 from app.estimate import ESTIMATOR_VERSION, EstimateError, Plan, estimate
-from app.estimate.load import with_ranges
-from app.estimate.record_ranges import RangeBook
-from app.estimate.scored import point_estimate
+from app.estimate.ranges.from_records import RangeBook
+from app.estimate.speed.load import with_ranges
+from app.estimate.speed.scored import point_estimate
 from app.models import Measurement, Record, RecordEstimate
 
 INSERT_ESTIMATES = insert(RecordEstimate.__table__)

@@ -45,8 +45,8 @@ from app.asking.request import (
 from app.config import Settings
 from app.errors import NotFound
 from app.estimate import EstimateError
-from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
+from app.estimate.speed.load import RequestShape
 from app.models import Hardware
 from app.resolve import Question
 from app.resolve.inputs import ModelInputs

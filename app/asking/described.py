@@ -17,11 +17,11 @@ from sqlalchemy.orm import Session
 
 from app.catalog.repository import CatalogRepository
 from app.estimate import Basis, Quantity
-from app.estimate.hf_config import ModelShape
+from app.estimate.inputs.hf_config import ModelShape
+from app.estimate.inputs.quants import QuantType
+from app.estimate.inputs.specs import UNKNOWN_ATTENTION
+from app.estimate.memory.weights import weights_by_tensor_kind
 from app.estimate.messages import Code, Message, message, plain
-from app.estimate.quants import QuantType
-from app.estimate.specs import UNKNOWN_ATTENTION
-from app.estimate.weights import weights_by_tensor_kind
 from app.models import Artifact, LlmModel
 from app.resolve.inputs import ModelInputs
 from app.resolve.verification import VerifiedPairs

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.asking.answer import CUSTOM, Answer, ask
 from app.asking.custom import HardwareDescription, Interconnect, Platform, custom_hardware
-from app.estimate.load import MAX_CONCURRENCY, RequestShape
+from app.estimate.speed.load import MAX_CONCURRENCY, RequestShape
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Kind, Sentence, register
 from app.i18n.sentences import render as say

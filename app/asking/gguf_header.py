@@ -12,9 +12,9 @@ from typing import Any
 
 from app.asking.described import ModelDescription
 from app.estimate import Basis, EstimateError, Quantity
-from app.estimate.hf_config import ModelShape
+from app.estimate.inputs.hf_config import ModelShape
+from app.estimate.inputs.quants import UnknownQuant, lookup_quant
 from app.estimate.messages import Code, message
-from app.estimate.quants import UnknownQuant, lookup_quant
 
 _EMBEDDING_TENSORS = ("token_embd.", "output.")
 

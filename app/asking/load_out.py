@@ -4,10 +4,10 @@ token, where the step's time goes, and what the range held. Reads what the resol
 from typing import Any
 
 from app.accuracy.labels import class_anchor
-from app.estimate.load import Band, LoadEstimate
 from app.estimate.messages import Code, Message, message
-from app.estimate.speed_model import TERM_CODES, decode_notes
-from app.estimate.step import TERMS
+from app.estimate.speed.load import Band, LoadEstimate
+from app.estimate.speed.model import TERM_CODES, decode_notes
+from app.estimate.speed.step import TERMS
 from app.i18n.messages import english, messages_json
 from app.resolve import ResolvedRecipe
 from app.resolve.advice import Advice, recipe_advice

@@ -14,9 +14,9 @@ from typing import Any
 
 from app.asking.described import ModelDescription
 from app.estimate import Basis, EstimateError, Quantity
-from app.estimate.hf_config import ModelShape, read_hf_config
+from app.estimate.inputs.hf_config import ModelShape, read_hf_config
+from app.estimate.inputs.quants import QuantType, lookup_quant
 from app.estimate.messages import Code, message, plain
-from app.estimate.quants import QuantType, lookup_quant
 
 # safetensors dtypes whose elements are one weight each (packed integer types are not).
 _FLOAT_DTYPES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0"}

@@ -21,14 +21,14 @@ from app.asking.gpu_table import stated_gpu_names
 from app.asking.hub import REPO_ID
 from app.asking.model_sources import SAFETENSORS_HEADER_SCHEMA, SAFETENSORS_INDEX_SCHEMA
 from app.catalog.openapi import catalog_field
-from app.estimate.hf_config_schema import (
+from app.estimate.inputs.hf_config_schema import (
     MAX_CONFIG_NUMBER,
     config_fault,
     config_schema,
     declared_quantization,
 )
-from app.estimate.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, MAX_CONCURRENCY
-from app.estimate.quants import ALIASES, lookup_quant, quant_names
+from app.estimate.inputs.quants import ALIASES, lookup_quant, quant_names
+from app.estimate.speed.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, MAX_CONCURRENCY
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
@@ -103,7 +103,7 @@ def _config_refusal(config: dict[str, Any], quant: str | None) -> None:
 
 
 def _stated_config(parent: dict[str, Any]) -> None:
-    """A model description's JSON schema: `hf_config` as app.estimate.hf_config_schema
+    """A model description's JSON schema: `hf_config` as app.estimate.inputs.hf_config_schema
     states it (its other fields bounded as free-form values are), and, where no quant is
     named, the config's declared quantization one the quant table names."""
     config = config_schema({}, {})

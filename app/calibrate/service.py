@@ -44,8 +44,8 @@ from app.errors import NotFound, ServebookError
 from app.estimate import Plan, estimate
 from app.estimate.calibration import CalibrationFit, fit_calibration
 from app.estimate.errors import EstimateError
-from app.estimate.load import SpeedModel
-from app.estimate.step import communication_s, decode_step
+from app.estimate.speed.load import SpeedModel
+from app.estimate.speed.step import communication_s, decode_step
 from app.i18n.sentences import Sentence, english
 from app.models import Artifact, CalibrationProfile, Hardware, LlmModel, Runtime
 

@@ -12,8 +12,8 @@ from app.estimate import (
     ModelSpec,
     RuntimeSpec,
 )
-from app.estimate.coefficients import Coefficients
 from app.estimate.messages import Code, Notes, message
+from app.estimate.speed.coefficients import Coefficients
 from app.models import Artifact, Hardware, LlmModel, Runtime
 
 

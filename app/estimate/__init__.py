@@ -11,9 +11,7 @@ from app.estimate.catalog_pass import SharedEstimates
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import Estimate, Sizing, estimate, max_context, size
 from app.estimate.fit import Assessment, Route, RouteResult, Verdict, assess
-from app.estimate.kv import kv_cache_bytes
-from app.estimate.memory_job import MemoryBreakdown
-from app.estimate.specs import (
+from app.estimate.inputs.specs import (
     ArtifactSpec,
     BudgetRule,
     HardwareSpec,
@@ -22,9 +20,11 @@ from app.estimate.specs import (
     RuntimeSpec,
     shared_plan,
 )
-from app.estimate.speed import SpeedRange
+from app.estimate.memory.breakdown import MemoryBreakdown
+from app.estimate.memory.kv import kv_cache_bytes
+from app.estimate.memory.weights import weights_bytes
+from app.estimate.speed.llama_constants import SpeedRange
 from app.estimate.version import ESTIMATOR_VERSION
-from app.estimate.weights import weights_bytes
 
 __all__ = [
     "ESTIMATOR_VERSION",

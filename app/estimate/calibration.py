@@ -3,7 +3,7 @@ model's coefficients for that hardware and runtime (`servebook calibrate`).
 
 The probe measures decode steps (the time between tokens of requests decoding together) at
 a few batch sizes and KV depths, and first-token times over a sweep of prompt lengths. The
-step model (`app/estimate/step.py`) says a decode step of batch B at depth d takes
+step model (`app/estimate/speed/step.py`) says a decode step of batch B at depth d takes
 
     slow(d) * (u * W + k * B * KV(d) + v * F(B) + w * B)
 
@@ -31,9 +31,8 @@ import math
 import msgspec
 import numpy as np
 
-from app.estimate.coefficients import Coefficients
-from app.estimate.ranges import RangeClass, class_key
-from app.estimate.step import (
+from app.estimate.speed.coefficients import Coefficients
+from app.estimate.speed.step import (
     StepInputs,
     communication_s,
     decode_step,
@@ -53,8 +52,6 @@ MIN_DECODE_POINTS = 3
 PRIOR_WEIGHT = 1e-3
 # Long-context lengths tried (tokens): the shipped one, and none (the KV term alone).
 NO_SLOWDOWN_TOKENS = 1e12
-# The calibrated range: twice the fit's error each side, within these bounds.
-MIN_SPREAD, MAX_SPREAD = 0.1, 0.5
 UTILISATIONS = tuple(float(u) for u in np.geomspace(0.01, 1.0, 200))
 
 
@@ -303,13 +300,3 @@ def _prefill_error(
         for p, step in zip(points, steps, strict=True)
     ]
     return sum(errors) / len(errors)
-
-
-def calibrated_range(
-    family: str, platform: str, gpus: int, concurrency: int, error: float
-) -> RangeClass:
-    """The range of figures from coefficients fitted on this hardware: twice the fit's own
-    error each side (within MIN_SPREAD and MAX_SPREAD), held on no checking measurements."""
-    spread = min(MAX_SPREAD, max(MIN_SPREAD, 2 * error))
-    key = f"calibrated/{class_key(family, platform, gpus, concurrency)}"
-    return RangeClass(key, round(1 - spread, 2), round(1 + spread, 2), 0, None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from app.estimate.checked_plan import check_hardware, check_model, resolve_checked_setup
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import (
     Estimate,
@@ -17,10 +16,11 @@ from app.estimate.estimator import (
     _usable,
     route_parts,
 )
-from app.estimate.kv import kv_basis
-from app.estimate.memory_job import Job, fits_at, job_at, largest_at
-from app.estimate.offload import OffloadPlan
-from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.inputs.checked_plan import check_hardware, check_model, resolve_checked_setup
+from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.memory.breakdown import Job, fits_at, job_at, largest_at
+from app.estimate.memory.kv import kv_basis
+from app.estimate.speed.offload import OffloadPlan
 
 T = TypeVar("T")
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from app.estimate.checked_plan import Setup
+from app.estimate.inputs.checked_plan import Setup
+from app.estimate.inputs.specs import HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.messages import Code, Message, message
-from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
 
 QUANTIZED_KV_QUALITY_LIMIT = 32768
 

@@ -5,18 +5,10 @@ from __future__ import annotations
 import msgspec
 
 from app.estimate.basis import Basis, Quantity, weakest
-from app.estimate.budget import prefill_workspace, runtime_reserve
 from app.estimate.cautions import setup_warnings
-from app.estimate.checked_plan import Setup, resolve_setup
-from app.estimate.kv import (
-    KvShape,
-    checked_kv_growth_bytes_per_token,
-    kv_basis,
-    kv_shape,
-    layer_share,
-)
-from app.estimate.load import SpeedModel, with_ranges
-from app.estimate.memory_job import (
+from app.estimate.inputs.checked_plan import Setup, resolve_setup
+from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.memory.breakdown import (
     Job,
     MemoryBreakdown,
     fits_at,
@@ -27,15 +19,23 @@ from app.estimate.memory_job import (
     memory_at,
     required_gb,
 )
+from app.estimate.memory.budget import prefill_workspace, runtime_reserve
+from app.estimate.memory.kv import (
+    KvShape,
+    checked_kv_growth_bytes_per_token,
+    kv_basis,
+    kv_shape,
+    layer_share,
+)
+from app.estimate.memory.weights import active_weight_bytes, weights_bytes
 from app.estimate.messages import Code, Message, message
-from app.estimate.offload import OffloadInputs, OffloadPlan, plan_offload
-from app.estimate.ranges import class_key, pool_keys
-from app.estimate.record_ranges import RangeBook
-from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
-from app.estimate.speed import SpeedRange
-from app.estimate.speed_model import decode_at_plan, speed_model
+from app.estimate.ranges.classes import class_key, pool_keys
+from app.estimate.ranges.from_records import RangeBook
+from app.estimate.speed.llama_constants import SpeedRange
+from app.estimate.speed.load import SpeedModel, with_ranges
+from app.estimate.speed.model import decode_at_plan, speed_model
+from app.estimate.speed.offload import OffloadInputs, OffloadPlan, plan_offload
 from app.estimate.units import bytes_to_gb
-from app.estimate.weights import active_weight_bytes, weights_bytes
 
 
 class Estimate(msgspec.Struct, frozen=True):
@@ -50,7 +50,7 @@ class Estimate(msgspec.Struct, frozen=True):
     decode_tokens_per_s: SpeedRange | None  # per request at the plan's concurrency
     warnings: tuple[Message, ...]
     basis: Basis
-    # What the step model needs to answer at any concurrency (`app/estimate/load.py`);
+    # What the step model needs to answer at any concurrency (`app/estimate/speed/load.py`);
     # None when the hardware's bandwidth is unknown.
     speed_model: SpeedModel | None = None
 
@@ -146,7 +146,7 @@ def _estimate(job: Job, largest: int | None) -> Estimate:
 
 def with_ranges_of(found: Estimate, book: RangeBook | None) -> Estimate:
     """The same estimate with its speed ranges from `book`: the classes accepted records
-    updated (`app/estimate/record_ranges.py`); None or an unchanged book keeps it as it is."""
+    updated (`app/estimate/ranges/from_records.py`); None or an unchanged book keeps it as it is."""
     speed = found.speed_model
     if book is None or not book.updated or speed is None:
         return found

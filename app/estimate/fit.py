@@ -9,12 +9,10 @@ from enum import StrEnum
 import msgspec
 
 from app.estimate.catalog_pass import SharedEstimates
-from app.estimate.checked_plan import check_runtime_runs
 from app.estimate.errors import EstimateError
 from app.estimate.estimator import Estimate, Sizing, offload, size
-from app.estimate.messages import Code, Message, message
-from app.estimate.offload import OFFLOAD_RUNTIMES, OffloadPlan
-from app.estimate.specs import (
+from app.estimate.inputs.checked_plan import check_runtime_runs
+from app.estimate.inputs.specs import (
     ArtifactSpec,
     HardwareSpec,
     ModelSpec,
@@ -22,6 +20,8 @@ from app.estimate.specs import (
     RuntimeSpec,
     shared_plan,
 )
+from app.estimate.messages import Code, Message, message
+from app.estimate.speed.offload import OFFLOAD_RUNTIMES, OffloadPlan
 
 
 class Verdict(StrEnum):

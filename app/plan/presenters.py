@@ -4,7 +4,7 @@ show, each figure with its basis."""
 from typing import Any
 
 from app.asking.load_out import band_out
-from app.estimate.load import Band
+from app.estimate.speed.load import Band
 from app.i18n.sentences import english
 from app.plan.options import MEETS_RULE, Plan, PlanOption
 

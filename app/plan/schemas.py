@@ -7,14 +7,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.asking.request import RUNS_RELATION, GpuByName, HardwareIn, ModelIn
 from app.catalog.openapi import catalog_field
-from app.estimate.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS
+from app.estimate.speed.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
 
 MAX_USERS = 1_000_000
 # A load that names no request lengths is of the stated default request, as every estimate
-# is (`app.estimate.load.RequestShape.filled`): the plan states it in its answer
+# is (`app.estimate.speed.load.RequestShape.filled`): the plan states it in its answer
 # (`request_shape`), never the server's largest context.
 
 PRICE_NOT_POSITIVE = register(

@@ -28,7 +28,7 @@ from app.asking.errors import CodedErrors, coded, errors_status
 from app.asking.load_out import asked_load_out
 from app.asking.request import GpuByName
 from app.config import Settings
-from app.estimate.load import MAX_CONCURRENCY, RequestShape
+from app.estimate.speed.load import MAX_CONCURRENCY, RequestShape
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Hardware

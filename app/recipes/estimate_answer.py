@@ -5,8 +5,8 @@ concurrency asked, with what the request itself made the answer assume."""
 from typing import Any
 
 from app.asking.ask import DescribedResult
-from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
+from app.estimate.speed.load import RequestShape
 from app.i18n.messages import english, messages_json
 from app.recipes.presenters import estimate_out
 

@@ -12,8 +12,8 @@ from urllib.parse import urlencode
 
 from app.asking.described import ModelDescription
 from app.estimate import Basis, EstimateError
-from app.estimate.hf_config import ModelShape
-from app.estimate.quants import lookup_quant
+from app.estimate.inputs.hf_config import ModelShape
+from app.estimate.inputs.quants import lookup_quant
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.i18n.sentences import render as say

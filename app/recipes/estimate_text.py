@@ -3,7 +3,7 @@
 from typing import Any
 
 from app.estimate.messages import message
-from app.estimate.speed_model import TERM_CODES
+from app.estimate.speed.model import TERM_CODES
 from app.i18n.durations import duration_band
 from app.i18n.messages import english
 

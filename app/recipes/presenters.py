@@ -14,9 +14,9 @@ from app.asking.described import KV_UNKNOWN_WARNING, ModelDescription
 from app.asking.load_out import advice_out, asked_load_out, load_out, profile_line
 from app.bench.stages.smoke import SMOKE_MAX_TOKENS, SMOKE_PROMPT
 from app.estimate import Quantity
-from app.estimate.hf_config import ModelShape
+from app.estimate.inputs.hf_config import ModelShape
+from app.estimate.inputs.specs import UNKNOWN_ATTENTION
 from app.estimate.messages import Message
-from app.estimate.specs import UNKNOWN_ATTENTION
 from app.i18n.messages import english, messages_json
 from app.recipes.assumptions import assumed_out, assumptions
 from app.recipes.knobs import knob_applies, knob_rows

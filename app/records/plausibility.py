@@ -4,7 +4,7 @@ a real result can beat a model (speculative decoding beats the bandwidth rooflin
 import re
 from typing import Any
 
-from app.estimate.weights import active_weight_bytes, weights_bytes
+from app.estimate.memory.weights import active_weight_bytes, weights_bytes
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Kind, english, register
 from app.records.runtime_names import REPORTING_RUNTIME_NAMES

@@ -22,9 +22,15 @@ from __future__ import annotations
 
 import msgspec
 
-from app.estimate.load import MAX_CONCURRENCY, LoadEstimate, RequestShape, SpeedModel, load_estimate
-from app.estimate.memory_job import MemoryBreakdown
+from app.estimate.memory.breakdown import MemoryBreakdown
 from app.estimate.messages import Code, Message, message
+from app.estimate.speed.load import (
+    MAX_CONCURRENCY,
+    LoadEstimate,
+    RequestShape,
+    SpeedModel,
+    load_estimate,
+)
 from app.resolve.applied import AppliedValues
 from app.resolve.resolved import ResolvedRecipe
 

@@ -20,12 +20,12 @@ from app.estimate import (
     shared_plan,
     size,
 )
-from app.estimate.capacity import held_tokens
-from app.estimate.checked_plan import assumed_tensor_parallel
 from app.estimate.estimator import with_ranges_of
-from app.estimate.load import RequestShape
+from app.estimate.inputs.checked_plan import assumed_tensor_parallel
+from app.estimate.memory.capacity import held_tokens
 from app.estimate.messages import Code, Message, message
-from app.estimate.record_ranges import RangeBook
+from app.estimate.ranges.from_records import RangeBook
+from app.estimate.speed.load import RequestShape
 from app.i18n.messages import english
 from app.models import Artifact, Hardware, LlmModel, Profile, Runtime
 from app.resolve.profiles import by_group, requested_context
@@ -220,7 +220,7 @@ def requested_values(
 
 def held_per_request(values: AppliedValues, runtime: str, shape: RequestShape) -> int:
     """Tokens of KV one request of the shape holds on this runtime (see
-    `app/estimate/capacity.py`), its blank lengths at their stated defaults."""
+    `app/estimate/memory/capacity.py`), its blank lengths at their stated defaults."""
     filled = shape.filled(values.context)
     prompt, output = filled.prompt_tokens or 0, filled.output_tokens or 0
     return held_tokens(runtime, prompt, output, values.context)

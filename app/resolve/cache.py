@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.accuracy.evidence import range_book
 from app.catalog.repository import CatalogRepository
 from app.catalog.revision import Touched, changes_since
-from app.estimate.record_ranges import SHIPPED, RangeBook
+from app.estimate.ranges.from_records import SHIPPED, RangeBook
 from app.resolve.fit_table import ResolvedModel
 from app.resolve.inputs import load_model_inputs
 

@@ -5,7 +5,7 @@ from it. The figure stays shown, with the mark and the reason, wherever it appea
 
 import msgspec
 
-from app.estimate.weights import active_weight_bytes, weights_bytes
+from app.estimate.memory.weights import active_weight_bytes, weights_bytes
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Hardware

@@ -15,9 +15,9 @@ import msgspec
 
 from app.estimate import Estimate
 from app.estimate.basis import Basis
-from app.estimate.load import LoadEstimate
 from app.estimate.messages import Code, Message, Notes, message
-from app.estimate.speed_model import decode_notes
+from app.estimate.speed.load import LoadEstimate
+from app.estimate.speed.model import decode_notes
 from app.i18n.messages import english, messages_json
 from app.models import ReportedFigure
 

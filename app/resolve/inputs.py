@@ -17,7 +17,7 @@ from app.catalog.repository import CatalogRepository
 from app.catalog.specs import artifact_spec, hardware_spec, model_spec, runtime_spec
 from app.errors import NotFound
 from app.estimate import Assessment, HardwareSpec, ModelSpec, Route, SharedEstimates
-from app.estimate.record_ranges import RangeBook
+from app.estimate.ranges.from_records import RangeBook
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import Artifact, Hardware, LlmModel, Profile, Record, ReportedFigure, Runtime

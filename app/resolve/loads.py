@@ -4,7 +4,7 @@ plan's speed model, the request shape asked and the speculative decoding the pro
 command sets; a concurrency beyond what memory holds runs that many and queues the rest."""
 
 from app.estimate import Estimate
-from app.estimate.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
+from app.estimate.speed.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
 from app.resolve.applied import AppliedValues
 from app.resolve.resolved import ResolvedRecipe
 

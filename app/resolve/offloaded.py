@@ -1,6 +1,6 @@
 """A recipe that runs with part of the weights in system memory (llama.cpp, Ollama).
 
-The assessment chose the split (`app/estimate/offload.py`); this turns it into the recipe
+The assessment chose the split (`app/estimate/speed/offload.py`); this turns it into the recipe
 every surface shows: one request at the assessed context, the GPU's share of the memory,
 the decode range read from GPU and system memory, and for a verified pair the command
 with the offload flags.
@@ -9,9 +9,9 @@ with the offload flags.
 from msgspec.structs import replace
 
 from app.estimate import Assessment, Estimate, Verdict
-from app.estimate.load import RequestShape, load_estimate
 from app.estimate.messages import Code, message
-from app.estimate.speed_model import decode_notes, split_speed
+from app.estimate.speed.load import RequestShape, load_estimate
+from app.estimate.speed.model import decode_notes, split_speed
 from app.models import Hardware, Profile
 from app.resolve.applied import requested_values
 from app.resolve.commands import build_command, departures, with_offload

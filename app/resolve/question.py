@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from app.estimate.load import RequestShape
+from app.estimate.speed.load import RequestShape
 from app.models import Hardware
 
 BALANCED = "balanced"

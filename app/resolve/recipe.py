@@ -6,8 +6,8 @@ them computes a figure of its own.
 """
 
 from app.estimate import Assessment, Estimate, EstimateError, Route, Verdict, assess
-from app.estimate.load import RequestShape
 from app.estimate.messages import Code, Message, message
+from app.estimate.speed.load import RequestShape
 from app.models import Hardware, Profile
 from app.resolve.applied import (
     AppliedValues,

@@ -4,8 +4,8 @@ import msgspec
 
 from app.estimate import Estimate, Verdict
 from app.estimate.cautions import speculative_caution
-from app.estimate.load import LoadEstimate, RequestShape
 from app.estimate.messages import Message
+from app.estimate.speed.load import LoadEstimate, RequestShape
 from app.models import Hardware, LlmModel, Profile
 from app.resolve.applied import AppliedValues
 from app.resolve.commands import Command

@@ -1,4 +1,4 @@
-"""Write `app/estimate/accuracy_table.py`: each class's checking ratios (measured / point
+"""Write `app/estimate/ranges/accuracy_table.py`: each class's checking ratios (measured / point
 estimate), which the records' update rule takes as its prior, the per-class accuracy of
 this estimator version on the shipped checking measurements (in sample: they set the
 ranges), and its per-class accuracy with each publisher left out of the fit
@@ -14,15 +14,15 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from app.estimate import accuracy_table
-from app.estimate.ranges import RangeClass, range_of_key
+from app.estimate.ranges import accuracy_table
+from app.estimate.ranges.classes import RangeClass, range_of_key
 from app.estimate.version import ESTIMATOR_VERSION
 
-TABLE = Path(__file__).parents[2] / "app" / "estimate" / "accuracy_table.py"
+TABLE = Path(accuracy_table.__file__)
 PER_LINE = 10
 
 HEAD = '''"""The shipped checking measurements at runtime: each class's ratios of measured to point
-estimate (the prior of `app/estimate/record_ranges.py`), and each estimator version's
+estimate (the prior of `app/estimate/ranges/from_records.py`), and each estimator version's
 accuracy per class on them: (version, class key, measurements, median error, share within
 30%, share the stated range held). Then the same figures with each publisher left out of
 the fit and of the ranges it is scored by, over every server measurement, and how many

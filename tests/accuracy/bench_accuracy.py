@@ -15,9 +15,9 @@ import sys
 from collections.abc import Callable
 
 from app.estimate import Verdict
-from app.estimate.load import load_estimate
-from app.estimate.ranges import STATED
-from app.estimate.speed_model import split_speed
+from app.estimate.ranges.classes import STATED
+from app.estimate.speed.load import load_estimate
+from app.estimate.speed.model import split_speed
 from app.i18n.messages import english
 from tests.accuracy import leave_one_out
 from tests.accuracy.cases import (

@@ -30,7 +30,7 @@ from app.estimate import (
     assess,
     estimate,
 )
-from app.estimate.load import load_estimate
+from app.estimate.speed.load import load_estimate
 
 CALIBRATION = Path(__file__).with_name("calibration.yaml")
 GIB = 1024**3

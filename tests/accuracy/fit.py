@@ -1,4 +1,4 @@
-"""Fit the decode constants of app/estimate/speed.py on the fitting rows only.
+"""Fit the decode constants of app/estimate/speed/llama_constants.py on the fitting rows only.
 
 `python -m tests.accuracy.fit` prints the constants to copy into speed.py; the checking
 rows are never read here. The model it fits is the llama.cpp step the step model takes:
@@ -20,7 +20,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 
-import app.estimate.speed as speed
+import app.estimate.speed.llama_constants as speed
 from tests.accuracy.cases import Case, cases, outcome
 
 OVERHEADS_S = [i / 1_000_000 for i in range(0, 201, 5)]  # per layer, 0 to 200 us

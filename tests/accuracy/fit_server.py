@@ -1,4 +1,4 @@
-"""Fit the server coefficients (`app/estimate/coefficients.py`, SERVER) on the fitting
+"""Fit the server coefficients (`app/estimate/speed/coefficients.py`, SERVER) on the fitting
 publishers of `servers.yaml`, and set each class's range from the checking publishers.
 
     python -m tests.accuracy.fit_server                  # print the fitted coefficients
@@ -10,7 +10,7 @@ log error of per-request decode and total throughput at the point estimates (bef
 ranges' spread, so that the ranges written from the fit do not move it), one coefficient at
 a time over a multiplicative grid, several passes (coordinate descent: the terms are nearly
 separable); ROCm keeps its own bandwidth shares. Then the first token's time per request,
-on the rows at one request. The printed values go into `app/estimate/coefficients.py`,
+on the rows at one request. The printed values go into `app/estimate/speed/coefficients.py`,
 rounded; run it again from them to see that they stay.
 """
 
@@ -24,9 +24,11 @@ from pathlib import Path
 
 import msgspec
 
-from app.estimate.coefficients import SERVER, Coefficients, family_of
-from app.estimate.ranges import STATED, class_key, pool_keys, range_class, ttft_range
-from app.estimate.speed import platform_family
+from app.estimate.inputs.specs import family_of
+from app.estimate.ranges import classes
+from app.estimate.ranges.classes import STATED, class_key, pool_keys, range_class, ttft_range
+from app.estimate.speed.coefficients import SERVER, Coefficients
+from app.estimate.speed.llama_constants import platform_family
 from tests.accuracy.accuracy_history import write_accuracy
 from tests.accuracy.cases import cases, outcome
 from tests.accuracy.server_cases import ServerCase, ServerOutcome, server_cases, server_outcome
@@ -57,7 +59,7 @@ FITTED: dict[str, tuple[str, ...]] = {
 GRID = (0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.3, 2.0, 4.0, 10.0)
 PASSES = 8
 FIRST_TOKEN_GRID = tuple(ms / 1e3 for ms in (0, 5, 10, 20, 30, 40, 50, 60, 80, 100, 120, 150, 200))
-RANGES = Path(__file__).parents[2] / "app" / "estimate" / "ranges.py"
+RANGES = Path(classes.__file__)
 
 
 def _loss(outcomes: list[ServerOutcome]) -> float:

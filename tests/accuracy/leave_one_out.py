@@ -29,8 +29,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 
-from app.estimate.coefficients import SERVER
-from app.estimate.ranges import STATED, RangeClass, class_key, pool_keys, range_of_key
+from app.estimate.ranges.classes import STATED, RangeClass, class_key, pool_keys, range_of_key
+from app.estimate.speed.coefficients import SERVER
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import HeldOutRow, write_held_out
 from tests.accuracy.fit_server import FITTED, fit_rows, quantile

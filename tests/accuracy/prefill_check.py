@@ -18,11 +18,11 @@ from pathlib import Path
 
 import yaml
 
-from app.estimate.coefficients import LINKS, coefficients_for
-from app.estimate.kv import KvShape
-from app.estimate.load import RequestShape, SpeedModel, load_estimate
-from app.estimate.speed import HOST_BANDWIDTH_GB_S, HOST_EFFICIENCY, HOST_LINK_GB_S
-from app.estimate.step import StepInputs, prefill_seconds
+from app.estimate.memory.kv import KvShape
+from app.estimate.speed.coefficients import LINKS, coefficients_for
+from app.estimate.speed.llama_constants import HOST_BANDWIDTH_GB_S, HOST_EFFICIENCY, HOST_LINK_GB_S
+from app.estimate.speed.load import RequestShape, SpeedModel, load_estimate
+from app.estimate.speed.step import StepInputs, prefill_seconds
 
 PREFILL = Path(__file__).with_name("prefill.yaml")
 # A checked row's point (the middle of the two utilisations' prefill) is within this factor

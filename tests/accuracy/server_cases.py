@@ -24,10 +24,10 @@ from app.estimate import (
     RuntimeSpec,
     estimate,
 )
-from app.estimate.coefficients import Coefficients
-from app.estimate.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
-from app.estimate.ranges import MIN_CHECKS, RangeClass
-from app.estimate.record_ranges import RangeBook
+from app.estimate.ranges.classes import MIN_CHECKS, RangeClass
+from app.estimate.ranges.from_records import RangeBook
+from app.estimate.speed.coefficients import Coefficients
+from app.estimate.speed.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
 
 SERVERS = Path(__file__).with_name("servers.yaml")
 ASSUMED_SHAPE = (1000, 500)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.estimate.coefficients import SERVER
+from app.estimate.speed.coefficients import SERVER
 from tests.accuracy import leave_one_out
 from tests.accuracy.leave_one_out import HeldOut, publisher_of
 from tests.accuracy.server_cases import ServerCase, server_cases

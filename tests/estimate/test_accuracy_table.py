@@ -3,10 +3,10 @@ versions' rows kept."""
 
 import pytest
 
-from app.estimate import accuracy_table
-from app.estimate.accuracy_table import ACCURACY_HISTORY, CHECK_RATIOS
-from app.estimate.coefficients import SERVER
-from app.estimate.ranges import RANGE_TABLE, RangeClass
+from app.estimate.ranges import accuracy_table
+from app.estimate.ranges.accuracy_table import ACCURACY_HISTORY, CHECK_RATIOS
+from app.estimate.ranges.classes import RANGE_TABLE, RangeClass
+from app.estimate.speed.coefficients import SERVER
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import class_accuracy, held_out_rows, history_rows
 from tests.accuracy.fit_server import FITTED, _class_ranges, checking_ratios, fit

@@ -15,8 +15,8 @@ from app.estimate.calibration import (
     PrefillPoint,
     fit_calibration,
 )
-from app.estimate.load import load_estimate
-from app.estimate.step import communication_s, decode_step, prefill_seconds
+from app.estimate.speed.load import load_estimate
+from app.estimate.speed.step import communication_s, decode_step, prefill_seconds
 from tests.estimate.estimate_specs import H100, H200_X8, LLAMA_8B, LLAMA_70B, MOE_320B, VLLM
 
 BF16 = ArtifactSpec("bf16", "safetensors", "bf16", 16.0)

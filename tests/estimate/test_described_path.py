@@ -16,11 +16,11 @@ from app.asking.gpu_table import AmbiguousGpu, find_gpu, lookup_gpu, match_gpu
 from app.asking.model_sources import from_hf_config
 from app.catalog.specs import hardware_spec, model_spec
 from app.estimate import Plan, Route, Verdict, assess, estimate
-from app.estimate.hf_config import read_hf_config
+from app.estimate.inputs.hf_config import read_hf_config
+from app.estimate.inputs.quants import lookup_quant
+from app.estimate.inputs.specs import UNKNOWN_ATTENTION, ArtifactSpec, ModelSpec
+from app.estimate.memory.weights import weights_by_tensor_kind
 from app.estimate.messages import Code, message
-from app.estimate.quants import lookup_quant
-from app.estimate.specs import UNKNOWN_ATTENTION, ArtifactSpec, ModelSpec
-from app.estimate.weights import weights_by_tensor_kind
 from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, QWEN3_NEXT, SGLANG, VLLM
 
 CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"

@@ -11,11 +11,12 @@ from app.asking.described import described_model
 from app.asking.model_sources import from_gguf, from_hf_config, from_numbers
 from app.catalog.specs import model_spec
 from app.estimate import EstimateError, Plan, estimate, kv_cache_bytes
-from app.estimate.hf_config import read_hf_config
-from app.estimate.kv import kv_growth_bytes_per_token, kv_unknown
-from app.estimate.quants import UnknownQuant, lookup_quant, quant_names
-from app.estimate.specs import UNKNOWN_ATTENTION, ModelSpec
-from app.estimate.weights import weights_by_tensor_kind
+from app.estimate.inputs.attention import kv_unknown
+from app.estimate.inputs.hf_config import read_hf_config
+from app.estimate.inputs.quants import UnknownQuant, lookup_quant, quant_names
+from app.estimate.inputs.specs import UNKNOWN_ATTENTION, ModelSpec
+from app.estimate.memory.kv import kv_growth_bytes_per_token
+from app.estimate.memory.weights import weights_by_tensor_kind
 from tests.estimate.estimate_specs import LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_CPP, RTX_4090
 from tests.estimate.gguf_files import write_tiny_llama_gguf
 

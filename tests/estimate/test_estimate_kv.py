@@ -6,7 +6,7 @@ import pytest
 from estimate_specs import DEEPSEEK_V3, GIB, GLM_45, GPT_OSS_120B, LLAMA_8B, LLAMA_70B, QWEN3_NEXT
 
 from app.estimate import EstimateError, kv_cache_bytes
-from app.estimate.kv import kv_growth_bytes_per_token
+from app.estimate.memory.kv import kv_growth_bytes_per_token
 
 
 def test_llama_8b_is_128_kib_per_token_and_1_gib_at_8k():

@@ -29,7 +29,7 @@ from estimate_specs import (
 )
 
 from app.estimate import ArtifactSpec, Basis, Plan, estimate, max_context
-from app.estimate.budget import sglang_reserved_mib
+from app.estimate.memory.budget import sglang_reserved_mib
 from app.estimate.messages import Code, message
 from app.i18n.messages import english
 

@@ -17,18 +17,18 @@ from estimate_specs import (
 )
 
 from app.estimate import Verdict, assess
-from app.estimate.load import RequestShape, load_estimate
+from app.estimate.inputs.specs import ArtifactSpec
 from app.estimate.messages import Code, message
-from app.estimate.offload import (
+from app.estimate.speed.llama_constants import HOST_LINK_GB_S
+from app.estimate.speed.load import RequestShape, load_estimate
+from app.estimate.speed.model import offloaded
+from app.estimate.speed.offload import (
     ASSUMED_HOST_MEMORY_GB,
     HOST_SHARE,
     OffloadInputs,
     plan_offload,
 )
-from app.estimate.specs import ArtifactSpec
-from app.estimate.speed import HOST_LINK_GB_S
-from app.estimate.speed_model import offloaded
-from app.estimate.step import prefill_seconds
+from app.estimate.speed.step import prefill_seconds
 from app.estimate.units import GB
 
 LLAMA_SERVER = replace(LLAMA_CPP, slug="llama-cpp")

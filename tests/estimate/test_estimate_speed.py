@@ -27,16 +27,16 @@ from estimate_specs import (
 )
 
 from app.estimate import ArtifactSpec, Basis, Plan, estimate, kv_cache_bytes
-from app.estimate.coefficients import LINKS
-from app.estimate.ranges import range_class
-from app.estimate.speed import (
+from app.estimate.ranges.classes import range_class
+from app.estimate.speed.coefficients import LINKS
+from app.estimate.speed.llama_constants import (
     EFFICIENCY,
     LONG_CONTEXT_TOKENS,
     PER_LAYER_OVERHEAD_S,
     RUNTIME_FACTOR,
     platform_family,
 )
-from app.estimate.step import decode_step
+from app.estimate.speed.step import decode_step
 from app.i18n.messages import english
 
 LLAMA_70B_AWQ = ArtifactSpec("llama-70b-awq", "safetensors", "awq", 4.16)

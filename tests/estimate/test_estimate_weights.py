@@ -14,7 +14,7 @@ from estimate_specs import (
 )
 
 from app.estimate import ArtifactSpec, Basis, EstimateError, weights_bytes
-from app.estimate.weights import active_weight_bytes
+from app.estimate.memory.weights import active_weight_bytes
 
 
 def test_llama_8b_q4_k_m_is_about_4_58_gib():

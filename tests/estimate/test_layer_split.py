@@ -9,13 +9,13 @@ import pytest
 from estimate_specs import LLAMA_8B, LLAMA_8B_Q4_K_M, LLAMA_70B, LLAMA_CPP, RTX_4090, VLLM, route
 
 from app.estimate import Plan, Verdict, assess, estimate
-from app.estimate.coefficients import LINKS
-from app.estimate.kv import kv_cache_bytes
-from app.estimate.load import load_estimate
+from app.estimate.inputs.specs import ArtifactSpec
+from app.estimate.memory.kv import kv_cache_bytes
 from app.estimate.messages import Code, message
-from app.estimate.offload import OffloadInputs, plan_offload
-from app.estimate.specs import ArtifactSpec
-from app.estimate.step import ACTIVATION_BYTES, decode_step
+from app.estimate.speed.coefficients import LINKS
+from app.estimate.speed.load import load_estimate
+from app.estimate.speed.offload import OffloadInputs, plan_offload
+from app.estimate.speed.step import ACTIVATION_BYTES, decode_step
 
 LAYER_SPLIT = replace(LLAMA_CPP, slug="llama-cpp", layer_split=True)
 Q4_K_M_70B = ArtifactSpec("llama-3.1-70b-q4_k_m", "gguf", "q4_k_m", 4.89)

@@ -3,18 +3,18 @@
 import pytest
 
 from app.estimate import ArtifactSpec, Plan, estimate
-from app.estimate.accuracy_table import CHECK_RATIOS
-from app.estimate.load import load_estimate, with_ranges
 from app.estimate.messages import Code
-from app.estimate.ranges import MIN_CHECKS, RANGE_CLASSES, range_of_key
-from app.estimate.record_ranges import (
+from app.estimate.ranges.accuracy_table import CHECK_RATIOS
+from app.estimate.ranges.classes import MIN_CHECKS, RANGE_CLASSES, range_of_key
+from app.estimate.ranges.from_records import (
     SUBMITTER_CAP,
     RecordRatio,
     updated_book,
     updated_class,
     weighted_quantile,
 )
-from app.estimate.speed_model import decode_notes
+from app.estimate.speed.load import load_estimate, with_ranges
+from app.estimate.speed.model import decode_notes
 from tests.estimate.estimate_specs import H200_X8, LLAMA_70B, VLLM
 
 BF16 = ArtifactSpec("llama-bf16", "safetensors", "bf16", 16.0)

@@ -7,9 +7,7 @@ import msgspec
 import pytest
 
 from app.estimate import ArtifactSpec, Plan, estimate
-from app.estimate.coefficients import LINKS, coefficients_for, link_of
-from app.estimate.load import RequestShape, load_estimate
-from app.estimate.ranges import (
+from app.estimate.ranges.classes import (
     MIN_CHECKS,
     RANGE_CLASSES,
     WIDEN,
@@ -18,9 +16,11 @@ from app.estimate.ranges import (
     range_class,
     ttft_range,
 )
-from app.estimate.record_ranges import RangeBook
-from app.estimate.speculative import MTP, NGRAM
-from app.estimate.step import (
+from app.estimate.ranges.from_records import RangeBook
+from app.estimate.speed.coefficients import LINKS, coefficients_for, link_of
+from app.estimate.speed.load import RequestShape, load_estimate
+from app.estimate.speed.speculative import MTP, NGRAM
+from app.estimate.speed.step import (
     OFFLOAD_MIN_BATCH,
     decode_step,
     experts_touched,

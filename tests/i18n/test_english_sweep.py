@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 import app.main  # noqa: F401  (imports every module, so every code is registered)
 from app.asking.gpu_table import all_gpus
-from app.estimate.quants import QUANTS
+from app.estimate.inputs.quants import QUANTS
 from app.i18n.catalogs import po_path, reset_locale, set_locale
 from app.i18n.maintenance import read_catalog
 from app.i18n.messages import TEMPLATES

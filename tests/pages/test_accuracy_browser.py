@@ -6,7 +6,7 @@ import re
 import pytest
 from sqlalchemy.orm import Session
 
-from app.estimate.accuracy_table import CHECK_RATIOS, HELD_OUT_HISTORY
+from app.estimate.ranges.accuracy_table import CHECK_RATIOS, HELD_OUT_HISTORY
 from app.estimate.version import ESTIMATOR_VERSION
 from app.i18n.catalogs import gettext, reset_locale, set_locale
 from app.records.review import review_record

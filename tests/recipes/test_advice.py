@@ -4,7 +4,7 @@ model again, really raises each request's decode, and the most of the changes th
 import msgspec
 from sqlalchemy.orm import Session
 
-from app.estimate.load import RequestShape, load_estimate
+from app.estimate.speed.load import RequestShape, load_estimate
 from app.resolve import RecipeService
 from app.resolve.advice import MIN_GAIN, AdviceInputs, best_change, candidates, recipe_advice
 

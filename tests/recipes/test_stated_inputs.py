@@ -14,9 +14,9 @@ from fastapi.testclient import TestClient
 from app.asking.gpu_table import lookup_gpu, match_gpu, stated_gpu_names
 from app.asking.model_sources import safetensors_index_bytes
 from app.asking.request import QUANT_FORMATS, STATED_QUANTS
-from app.estimate.hf_config import read_hf_config
-from app.estimate.hf_config_schema import config_fault
-from app.estimate.quants import lookup_quant
+from app.estimate.inputs.hf_config import read_hf_config
+from app.estimate.inputs.hf_config_schema import config_fault
+from app.estimate.inputs.quants import lookup_quant
 from app.plan.text import format_plan
 
 CONFIGS = Path(__file__).parents[1] / "data" / "hf_configs"

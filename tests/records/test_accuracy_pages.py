@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from app.accuracy.labels import class_label
 from app.estimate import ESTIMATOR_VERSION
-from app.estimate.accuracy_table import ACCURACY_HISTORY, HELD_OUT_HISTORY
+from app.estimate.ranges.accuracy_table import ACCURACY_HISTORY, HELD_OUT_HISTORY
 from app.i18n.catalogs import reset_locale, set_locale
 from tests.records.conftest import GLM
 

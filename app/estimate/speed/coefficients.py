@@ -1,9 +1,10 @@
 """The step-time model's coefficients, per runtime family and platform, and its links.
 
 llama.cpp-family coefficients (llama.cpp, Ollama, MLX) are the single-request constants of
-`app/estimate/speed.py`, fitted on community llama-bench rows. Server coefficients (vLLM,
-SGLang) are fitted by `python -m tests.accuracy.fit_server` on the measurements of
-`tests/accuracy/servers.yaml` from the fitting publishers only; each value below says so.
+`app/estimate/speed/llama_constants.py`, fitted on community llama-bench rows. Server
+coefficients (vLLM, SGLang) are fitted by `python -m tests.accuracy.fit_server` on the
+measurements of `tests/accuracy/servers.yaml` from the fitting publishers only; each value
+below says so.
 Link figures are the vendors' published per-direction bandwidths and commonly measured
 small-message all-reduce latencies (sources in `seed_data/SOURCES.md`, "Links").
 """
@@ -14,8 +15,8 @@ from functools import lru_cache
 
 import msgspec
 
-from app.estimate.specs import HardwareSpec
-from app.estimate.speed import (
+from app.estimate.inputs.specs import HardwareSpec, family_of
+from app.estimate.speed.llama_constants import (
     EFFICIENCY,
     LONG_CONTEXT_TOKENS,
     PER_LAYER_OVERHEAD_S,
@@ -23,14 +24,6 @@ from app.estimate.speed import (
     platform_family,
 )
 
-# Runtimes that share a serving engine's scheduling and kernels.
-RUNTIME_FAMILY: dict[str, str] = {
-    "vllm": "vllm",
-    "sglang": "sglang",
-    "llama-cpp": "llama.cpp",
-    "ollama": "llama.cpp",
-    "mlx-lm": "mlx",
-}
 SERVER_FAMILIES = frozenset({"vllm", "sglang"})
 
 
@@ -50,7 +43,7 @@ class Coefficients(msgspec.Struct, frozen=True):
     expert_s: float = 0.0  # per expert a token is routed to, per MoE layer per step
     # More per MoE layer whose routed experts are stored quantized (FP8, INT8, INT4, NVFP4,
     # and MXFP4 where no kernel was written for it): the scales' and the activations' own
-    # kernels around every expert GEMM (`app/estimate/speed_model.py`, _quantized_experts).
+    # kernels around every expert GEMM (`app/estimate/speed/model.py`, _quantized_experts).
     quantized_moe_layer_s: float = 0.0
     # Per request before its prefill and after its first step: admission, tokenising, the
     # scheduler's turn, the first token's way back (fitted on the first-token times).
@@ -123,7 +116,7 @@ def _llama_family(platform: str, factor: float, family: str = "llama.cpp") -> Co
     """llama.cpp's single-request constants as step coefficients: no per-step or all-reduce
     terms. It splits by layer, not by tensor: over several cards the step reads each card's
     layers in turn at these shares, and adds one hand-over per card boundary over the link
-    (`app/estimate/step.py`), so the second card adds memory, not speed."""
+    (`app/estimate/speed/step.py`), so the second card adds memory, not speed."""
     layer = PER_LAYER_OVERHEAD_S[platform]
     return Coefficients(
         bandwidth_share_dense=EFFICIENCY[(platform, False)],
@@ -196,7 +189,7 @@ SERVER: dict[tuple[str, str], Coefficients] = {
 @lru_cache(maxsize=256)
 def coefficients_for(runtime: str, platform: str) -> Coefficients:
     """The coefficients of a runtime (slug) on a platform family."""
-    family = RUNTIME_FAMILY.get(runtime, "llama.cpp")
+    family = family_of(runtime)
     if family in SERVER_FAMILIES:
         server_platform = platform if platform in ("cuda", "rocm/vulkan") else "cuda"
         found = SERVER[(family, server_platform)]
@@ -209,10 +202,6 @@ def coefficients_for(runtime: str, platform: str) -> Coefficients:
             )
         return found
     return _llama_family(platform, RUNTIME_FACTOR.get(runtime, 1.0), family)
-
-
-def family_of(runtime: str) -> str:
-    return RUNTIME_FAMILY.get(runtime, "llama.cpp")
 
 
 def coefficients(runtime: str, hardware: HardwareSpec) -> Coefficients:

@@ -3,7 +3,7 @@
 before reading it, so a config the schema accepts is one `read_hf_config` reads, and one it
 refuses is refused by name, whichever client sent it.
 
-The names are those `read_hf_config` reads (app.estimate.hf_config): every one it reads as a
+The names are those `read_hf_config` reads (app.estimate.inputs.hf_config): every one it reads as a
 number is a whole number here, within MAX_CONFIG_NUMBER; the fields a model cannot be read
 without are required under one of their names, at the top or in `text_config` (a
 multimodal config's language model); and the fields that come together do (experts with
@@ -19,7 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from app.estimate.hf_config import (
+from app.estimate.inputs.hf_config import (
     ACTIVE_EXPERT_FIELDS,
     CONTEXT_FIELDS,
     EXPERT_FIELDS,

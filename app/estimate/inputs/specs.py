@@ -13,7 +13,7 @@ from app.estimate.basis import Basis
 from app.estimate.messages import Code, Notes, message
 
 if TYPE_CHECKING:
-    from app.estimate.coefficients import Coefficients
+    from app.estimate.speed.coefficients import Coefficients
 
 # The catalog seed names some hardware figures differently from the fields below.
 _HARDWARE_BASIS_ALIASES: dict[str, str] = {
@@ -165,3 +165,19 @@ def shared_plan(
         cuda_graphs,
         memory_fraction,
     )
+
+
+# Runtimes that share a serving engine's scheduling and kernels: the step model's
+# coefficients and the KV pool's pages go by family.
+RUNTIME_FAMILY: dict[str, str] = {
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "llama-cpp": "llama.cpp",
+    "ollama": "llama.cpp",
+    "mlx-lm": "mlx",
+}
+
+
+def family_of(runtime: str) -> str:
+    """A runtime's family (llama.cpp's for a runtime the table does not name)."""
+    return RUNTIME_FAMILY.get(runtime, "llama.cpp")

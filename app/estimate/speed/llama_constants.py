@@ -1,4 +1,4 @@
-"""The llama.cpp-family constants of the step model (`app/estimate/step.py`), with the
+"""The llama.cpp-family constants of the step model (`app/estimate/speed/step.py`), with the
 platform families they are kept by, and the tokens-per-second range every decode figure is
 given as.
 
@@ -8,7 +8,7 @@ time per token = bytes read / (efficiency x bandwidth) + layers x a per-layer ov
 byte count misses. The efficiencies, the overhead and the long-context constant are
 calibrated on the fitting half of the public measurements in
 `tests/accuracy/calibration.yaml` (`python -m tests.accuracy.fit` prints them); the other
-half checks them (`make accuracy`). `app/estimate/coefficients.py` turns them into the step
+half checks them (`make accuracy`). `app/estimate/speed/coefficients.py` turns them into the step
 model's coefficients: no figure is computed here. Every constant below names what set it.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 import msgspec
 
 from app.estimate.basis import Basis
+from app.estimate.inputs.specs import HardwareSpec
 from app.estimate.messages import Notes
-from app.estimate.specs import HardwareSpec
 
 # Software stacks that share kernels and so share an efficiency: llama.cpp's ROCm (HIP)
 # and Vulkan back ends run on the same AMD and Intel parts; CPU decode is not calibrated.
@@ -83,9 +83,9 @@ HOST_BANDWIDTH_GB_S = 89.6
 HOST_EFFICIENCY = 0.60
 # Partial offload's prefill: llama.cpp copies the weights kept in system memory to the GPU
 # for every micro-batch (`--ubatch-size`, 512 tokens by default) and computes there
-# (`app/estimate/step.py`, host_chunk_s). The card is assumed on PCIe 4.0 x16, 32 GB/s per
+# (`app/estimate/speed/step.py`, host_chunk_s). The card is assumed on PCIe 4.0 x16, 32 GB/s per
 # direction (16 GT/s x 16 lanes, 128b/130b), of which 25 GB/s is reached (assumed, as the
-# PCIe link of `app/estimate/coefficients.py`). One published run checks it: gpt-oss-120b
+# PCIe link of `app/estimate/speed/coefficients.py`). One published run checks it: gpt-oss-120b
 # with 27 layers' experts in system memory on an RTX 3090 prefills 246 tokens/s at 5,500
 # tokens; this figure gives 269 (`tests/accuracy/prefill.yaml`, python -m
 # tests.accuracy.prefill_check).

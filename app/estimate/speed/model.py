@@ -8,16 +8,15 @@ import math
 import msgspec
 
 from app.estimate.basis import Basis
-from app.estimate.coefficients import Coefficients, coefficients, family_of, link_of
-from app.estimate.kv import KvShape, kv_shape
-from app.estimate.load import LoadEstimate, SpeedModel, load_estimate
-from app.estimate.memory_job import Job
+from app.estimate.inputs.quants import BF16_BITS, SAFETENSORS, is_quant
+from app.estimate.inputs.specs import family_of
+from app.estimate.memory.breakdown import Job
+from app.estimate.memory.kv import KvShape, kv_shape
+from app.estimate.memory.weights import active_params, active_weight_bytes
 from app.estimate.messages import Code, Notes, message
-from app.estimate.offload import OffloadPlan
-from app.estimate.quants import BF16_BITS, SAFETENSORS, is_quant
-from app.estimate.ranges import RANGE_CLASSES
-from app.estimate.speculative import method_for
-from app.estimate.speed import (
+from app.estimate.ranges.classes import RANGE_CLASSES
+from app.estimate.speed.coefficients import Coefficients, coefficients, link_of
+from app.estimate.speed.llama_constants import (
     DEFAULT_LAYERS,
     HOST_BANDWIDTH_GB_S,
     HOST_EFFICIENCY,
@@ -25,9 +24,11 @@ from app.estimate.speed import (
     SpeedRange,
     platform_family,
 )
-from app.estimate.step import ASSUMED_EXPERTS, StepInputs
+from app.estimate.speed.load import LoadEstimate, SpeedModel, load_estimate
+from app.estimate.speed.offload import OffloadPlan
+from app.estimate.speed.speculative import method_for
+from app.estimate.speed.step import ASSUMED_EXPERTS, StepInputs
 from app.estimate.units import GB
-from app.estimate.weights import active_params, active_weight_bytes
 
 TERM_CODES = {
     "weights": Code.TERM_WEIGHTS,
@@ -105,7 +106,7 @@ def _whole_kv(job: Job) -> KvShape:
 
 
 def split_speed(speed: SpeedModel, split: OffloadPlan) -> SpeedModel:
-    """The speed model of an offload split (`app/estimate/offload.py`): what each token reads
+    """The speed model of an offload split (`app/estimate/speed/offload.py`): what each token reads
     on the GPU and from system memory, and the weights kept there."""
     return offloaded(speed, split.gpu_read_bytes, split.host_read_bytes, split.host_weights_gb * GB)
 

@@ -29,9 +29,9 @@ resident weights it routes to over the host link to the GPU, as llama.cpp does f
 batch; a smaller chunk is computed where the weights are, the CPU reading them from system
 memory.
 
-The coefficients are per runtime family and platform (`app/estimate/coefficients.py`,
+The coefficients are per runtime family and platform (`app/estimate/speed/coefficients.py`,
 fitted by `python -m tests.accuracy.fit_server` on cited measurements). The estimator turns
-these seconds into the speed ranges every surface shows (`app/estimate/load.py`).
+these seconds into the speed ranges every surface shows (`app/estimate/speed/load.py`).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ import math
 
 import msgspec
 
-from app.estimate.coefficients import Coefficients, Link
-from app.estimate.kv import KvShape
+from app.estimate.memory.kv import KvShape
+from app.estimate.speed.coefficients import Coefficients, Link
 
 # An MoE whose expert counts are unknown (a model described by its parameter counts) is
 # taken to route 8 of 128 experts, the commonest layout of current MoE models (Qwen3,

@@ -144,3 +144,17 @@ def ttft_range(concurrency: int) -> RangeClass:
     key = "ttft/cN" if concurrency > 1 else "ttft/c1"
     low, high, checks, held = TTFT_TABLE.get(key, (1.0, 1.0, 0, 0.0))
     return RangeClass(key, low, high, checks, held)
+
+
+# The calibrated range: twice the fit's error each side, within these bounds.
+MIN_SPREAD, MAX_SPREAD = 0.1, 0.5
+
+
+def calibrated_range(
+    family: str, platform: str, gpus: int, concurrency: int, error: float
+) -> RangeClass:
+    """The range of figures from coefficients fitted on this hardware: twice the fit's own
+    error each side (within MIN_SPREAD and MAX_SPREAD), held on no checking measurements."""
+    spread = min(MAX_SPREAD, max(MIN_SPREAD, 2 * error))
+    key = f"calibrated/{class_key(family, platform, gpus, concurrency)}"
+    return RangeClass(key, round(1 - spread, 2), round(1 + spread, 2), 0, None)

@@ -1,6 +1,6 @@
 """Accepted records narrow (or widen) the ranges: the update rule.
 
-A class's range (`app/estimate/ranges.py`) is the 10th-90th percentile of measured / point
+A class's range (`app/estimate/ranges/classes.py`) is the 10th-90th percentile of measured / point
 estimate over its shipped checking measurements. Accepted records are more such ratios, so
 the updated range is the same interval over the union of both, each ratio weighted:
 
@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from app.estimate.accuracy_table import CHECK_RATIOS
-from app.estimate.ranges import MIN_CHECKS, RANGE_CLASSES, STATED, RangeClass, pool_keys
+from app.estimate.ranges.accuracy_table import CHECK_RATIOS
+from app.estimate.ranges.classes import MIN_CHECKS, RANGE_CLASSES, STATED, RangeClass, pool_keys
 
 SUBMITTER_CAP = 3.0
 MIN_SUBMITTERS = 2

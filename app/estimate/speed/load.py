@@ -1,5 +1,5 @@
 """Speed at a load: per-request decode, total throughput and time to first token, with the
-share of step time per term, from the step-time model (`app/estimate/step.py`).
+share of step time per term, from the step-time model (`app/estimate/speed/step.py`).
 
 An estimate carries a `SpeedModel` (what the step model needs of its job); any surface that
 shows a speed at some concurrency asks `load_estimate` of it, so the fit table, the detail
@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import msgspec
 
-from app.estimate.calibration import calibrated_range
-from app.estimate.coefficients import Coefficients
-from app.estimate.ranges import RANGE_CLASSES, RangeClass, range_class, ttft_range
-from app.estimate.record_ranges import RangeBook
-from app.estimate.speculative import Method
-from app.estimate.step import StepInputs, StepTime, bytes_read, decode_step, prefill_seconds
+from app.estimate.ranges.classes import (
+    RANGE_CLASSES,
+    RangeClass,
+    calibrated_range,
+    range_class,
+    ttft_range,
+)
+from app.estimate.ranges.from_records import RangeBook
+from app.estimate.speed.coefficients import Coefficients
+from app.estimate.speed.speculative import Method
+from app.estimate.speed.step import StepInputs, StepTime, bytes_read, decode_step, prefill_seconds
 
 MAX_CONCURRENCY = 4096
 
@@ -56,7 +61,7 @@ class SpeedModel(msgspec.Struct, frozen=True):
     prefill_chunk: int
     speculative: Method | None  # the method the route's command would use
     # The range classes in effect: the shipped ones unless accepted records updated them
-    # (`app/estimate/record_ranges.py`); the caller gathers the records and sets this.
+    # (`app/estimate/ranges/from_records.py`); the caller gathers the records and sets this.
     ranges: RangeBook | None = None
 
     @property
@@ -67,7 +72,7 @@ class SpeedModel(msgspec.Struct, frozen=True):
 # The request a question that leaves its lengths blank is answered for: a chat turn of a
 # 1,024-token prompt and 256 output tokens. 1,024 is `vllm bench serve`'s random prompt
 # (--random-input-len) and the plan's default; a request holds these tokens of KV, not the
-# server's largest context, as the paged caches count it (`app/estimate/capacity.py`).
+# server's largest context, as the paged caches count it (`app/estimate/memory/capacity.py`).
 DEFAULT_PROMPT_TOKENS = 1024
 DEFAULT_OUTPUT_TOKENS = 256
 
@@ -103,7 +108,7 @@ class LoadEstimate(msgspec.Struct, frozen=True):
     host_bytes: float  # one step's reads from system memory (partial offload)
     decode: Band  # tokens/s per request
     # tokens/s per request before its class's spread (and before speculative decoding): what
-    # a measurement is divided by to score the class (`app/estimate/ranges.py`)
+    # a measurement is divided by to score the class (`app/estimate/ranges/classes.py`)
     decode_point: float
     throughput: Band  # output tokens/s, all requests together
     ttft_ms: Band  # requests arriving independently (the stated arrival model)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import msgspec
 
 from app.estimate.messages import Code, Message, message
-from app.estimate.speed import DEFAULT_LAYERS
+from app.estimate.speed.llama_constants import DEFAULT_LAYERS
 from app.estimate.units import GB
 
 # Runtimes that can leave part of the weights in system memory.

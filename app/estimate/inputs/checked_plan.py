@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 
 from app.estimate.errors import EstimateError
-from app.estimate.kv import check_attention_data, kv_dtype_bytes
+from app.estimate.inputs.attention import check_attention_data, kv_dtype_bytes
+from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 from app.estimate.messages import Code, message
-from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
 
 
 class Setup(msgspec.Struct, frozen=True):

@@ -1,5 +1,5 @@
 """The shipped checking measurements at runtime: each class's ratios of measured to point
-estimate (the prior of `app/estimate/record_ranges.py`), and each estimator version's
+estimate (the prior of `app/estimate/ranges/from_records.py`), and each estimator version's
 accuracy per class on them: (version, class key, measurements, median error, share within
 30%, share the stated range held). Then the same figures with each publisher left out of
 the fit and of the ranges it is scored by, over every server measurement, and how many

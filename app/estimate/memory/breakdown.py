@@ -13,10 +13,11 @@ from functools import lru_cache
 import msgspec
 
 from app.estimate.basis import Basis, Quantity
-from app.estimate.checked_plan import Setup
-from app.estimate.kv import KvShape, checked_largest_context_within, kv_unknown
+from app.estimate.inputs.attention import kv_unknown
+from app.estimate.inputs.checked_plan import Setup
+from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, RuntimeSpec
+from app.estimate.memory.kv import KvShape, checked_largest_context_within
 from app.estimate.messages import Code, Notes, message
-from app.estimate.specs import ArtifactSpec, HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.units import GB, bytes_to_gb
 
 CONTEXT_STEP = 256

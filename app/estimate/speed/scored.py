@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from app.estimate.load import SpeedModel, load_estimate
+from app.estimate.speed.load import SpeedModel, load_estimate
 
 
 class PointEstimate(msgspec.Struct, frozen=True):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 
 from app.estimate.basis import Basis, Quantity
-from app.estimate.checked_plan import Setup
 from app.estimate.errors import EstimateError
+from app.estimate.inputs.checked_plan import Setup
+from app.estimate.inputs.specs import HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.messages import Code, Notes, message, plain
-from app.estimate.specs import HardwareSpec, ModelSpec, RuntimeSpec
 from app.estimate.units import GB, mib_to_gb
 
 NON_TORCH_GB = 0.27  # ~0.25 GiB of NCCL and cuBLAS workspaces outside PyTorch's allocator

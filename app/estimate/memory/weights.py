@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.errors import EstimateError
-from app.estimate.hf_config import ModelShape
+from app.estimate.inputs.hf_config import ModelShape
+from app.estimate.inputs.quants import QuantType
+from app.estimate.inputs.specs import ArtifactSpec, ModelSpec
 from app.estimate.messages import Code, message, plain
-from app.estimate.quants import QuantType
-from app.estimate.specs import ArtifactSpec, ModelSpec
 
 
 def weights_bytes(model: ModelSpec, artifact: ArtifactSpec) -> Quantity:

@@ -7,7 +7,7 @@ allows; prefix caching would share prompt blocks between requests, and is not co
 unless asked. llama.cpp, Ollama and MLX give each parallel slot its whole context.
 """
 
-from app.estimate.coefficients import family_of
+from app.estimate.inputs.specs import family_of
 
 # Tokens per KV block by runtime family, at the runtimes' defaults:
 # - vLLM `--block-size` 16 on CUDA and ROCm

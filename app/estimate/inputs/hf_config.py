@@ -36,7 +36,7 @@ _GATED_ATTENTION = {"qwen3_next"}
 # and its dense layers have their own, wider MLP (`intermediate_size_mlp`).
 LLAMA4 = {"llama4", "llama4_text"}
 # The names a config gives each field under (the first one given is read); the schema the
-# API states (app.estimate.hf_config_schema) is written from the same names.
+# API states (app.estimate.inputs.hf_config_schema) is written from the same names.
 LAYER_FIELDS = ("num_hidden_layers", "n_layer", "num_layers")
 HIDDEN_FIELDS = ("hidden_size", "n_embd", "d_model")
 HEAD_FIELDS = ("num_attention_heads", "n_head")
