@@ -378,7 +378,7 @@ def info() -> None:
 
 
 def register_record_commands() -> None:
-    from app.records.cli import import_command, token
+    from app.records.endpoints.cli import import_command, token
 
     main.add_command(import_command)
     main.add_command(token)

@@ -77,7 +77,7 @@ class Settings(BaseSettings):
     # (app.warm_up); tests turn it off, so no thread of theirs queries behind their back.
     warm_up: bool = True
     # Record submissions are checked and written in a process of their own, beside the app's
-    # (app.records.submission_process): reads and writes then each have an interpreter.
+    # (app.records.endpoints.submission_process): reads and writes then each have an interpreter.
     submission_process: bool = True
     # The garbage collector's thresholds once warmed up (app.observability.runtime). A
     # young collection walks every young object still alive, so its pause grows with the

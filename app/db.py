@@ -183,7 +183,8 @@ class HoldStats:
             self.cpu_s += cpu_seconds
 
     def merge(self, holds: Holds) -> None:
-        """Another process's holds, counted as this one's (app.records.submission_process)."""
+        """Another process's holds, counted as this one's (the submission process,
+        app.records.endpoints.submission_process)."""
         with self.lock:
             self.count += holds.count
             self.total_s += holds.total_s

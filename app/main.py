@@ -44,12 +44,12 @@ from app.plan.routes import router as plan_pages
 from app.recipes.home import router as home_page
 from app.recipes.routes import api_router as recipes_api
 from app.recipes.routes import router as recipes_pages
-from app.records.api import api_router as records_api
-from app.records.api import submit_api
-from app.records.routes import router as records_pages
+from app.records.endpoints.api import api_router as records_api
+from app.records.endpoints.api import submit_api
+from app.records.endpoints.routes import router as records_pages
+from app.records.endpoints.submission_process import SubmissionProcess, in_its_own_process
 from app.records.schemas import ErrorsOut, FieldError
-from app.records.submission_process import SubmissionProcess, in_its_own_process
-from app.records.validation import RecordInvalid
+from app.records.storage.validation import RecordInvalid
 from app.resolve.cache import RecipeCache
 from app.resources import STATIC_DIR
 from app.security import (
@@ -136,7 +136,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         yield {
             # Record submissions, checked and written in a process of their own once it is
-            # ready (app.records.submission_process); None: in this one.
+            # ready (app.records.endpoints.submission_process); None: in this one.
             "submission_process": submissions,
             # Submissions run in worker threads at most this many at a time per process:
             # records are written one at a time on SQLite, and through the few pooled

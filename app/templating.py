@@ -20,7 +20,7 @@ from app.i18n.messages import message_text, messages_text
 from app.i18n.numbers import decimal
 from app.i18n.prose import prose
 from app.i18n.sentences import render as said
-from app.records.pinned import pins_of
+from app.records.evidence.pinned import pins_of
 
 NONE = "—"
 

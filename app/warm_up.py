@@ -33,10 +33,10 @@ from app.i18n.numbers import decimal
 from app.observability.runtime import settle_long_lived_objects
 from app.recipes.detail_page import TEMPLATE as DETAIL_TEMPLATE
 from app.recipes.detail_page import detail_context
-from app.records.evidence import load_detail_evidence
-from app.records.known_good import find_known_good
-from app.records.pages import RecordPages
-from app.records.safe_ceiling import load_safe_ceiling
+from app.records.endpoints.pages import RecordPages
+from app.records.evidence.known_good import find_known_good
+from app.records.evidence.safe_ceiling import load_safe_ceiling
+from app.records.evidence.summary import load_detail_evidence
 from app.resolve.cache import RecipeCache
 from app.resolve.gc_paused import collector_paused
 from app.resolve.resolved import ResolvedRecipe

@@ -205,18 +205,46 @@ ESTIMATE_ROOMS = {
 
 @pytest.mark.parametrize("room", sorted(ESTIMATE_ROOMS))
 def test_each_room_of_the_estimator_imports_only_those_below_it(room: str) -> None:
-    modules = {module_name(path, APP) for path in APP.rglob("*.py")}
-    offenders = {
-        module_name(path, APP): sorted(
-            name
-            for name in module_imports(path, modules)
-            if name.startswith("app.estimate.") and name.split(".")[2] in ESTIMATE_ROOMS[room]
-        )
-        for path in (APP / "estimate" / room).rglob("*.py")
-    }
-    assert {name: found for name, found in offenders.items() if found} == {}
+    assert room_offenders("estimate", room, ESTIMATE_ROOMS[room]) == {}
 
 
 def test_every_room_of_the_estimator_has_a_rule() -> None:
     rooms = {path.parent.name for path in (APP / "estimate").glob("*/__init__.py")}
     assert rooms == set(ESTIMATE_ROOMS)
+
+
+# The records' rooms, bottom up: the schema, then comparison and storage, then evidence and
+# the importers, then review, with the endpoints on top.
+RECORD_ROOMS = {
+    "comparison": {"storage", "evidence", "importers", "review", "endpoints", "export"},
+    "storage": {"comparison", "evidence", "importers", "review", "endpoints", "export"},
+    "evidence": {"importers", "review", "endpoints", "export"},
+    "importers": {"comparison", "evidence", "review", "endpoints", "export"},
+    "review": {"importers", "endpoints", "export"},
+    "endpoints": set(),
+}
+
+
+def room_offenders(package: str, room: str, forbidden: set[str]) -> dict[str, list[str]]:
+    """Each module of `app.<package>.<room>` with the imports of rooms it may not import."""
+    modules = {module_name(path, APP) for path in APP.rglob("*.py")}
+    prefix = f"app.{package}."
+    offenders = {
+        module_name(path, APP): sorted(
+            name
+            for name in module_imports(path, modules)
+            if name.startswith(prefix) and name.split(".")[2] in forbidden
+        )
+        for path in (APP / package / room).rglob("*.py")
+    }
+    return {name: found for name, found in offenders.items() if found}
+
+
+@pytest.mark.parametrize("room", sorted(RECORD_ROOMS))
+def test_each_room_of_the_records_imports_only_those_below_it(room: str) -> None:
+    assert room_offenders("records", room, RECORD_ROOMS[room]) == {}
+
+
+def test_every_room_of_the_records_has_a_rule() -> None:
+    rooms = {path.parent.name for path in (APP / "records").glob("*/__init__.py")}
+    assert rooms == set(RECORD_ROOMS)

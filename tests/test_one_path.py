@@ -76,7 +76,7 @@ RESOLVERS = {
     "resolve/service.py",
     "resolve/__init__.py",
     "resolve/recipe.py",
-    "records/consequences.py",
+    "records/review/consequences.py",
 }
 
 

@@ -1,7 +1,7 @@
 """Result models of the quality checks: the needle depth x length grid and the tool calls.
 
 Every trial keeps its seed, so two runs with the same plan seed ask the same prompts and
-can be compared prompt by prompt (``app.records.paired``).
+can be compared prompt by prompt (``app.records.comparison.paired``).
 """
 
 from __future__ import annotations

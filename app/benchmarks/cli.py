@@ -19,7 +19,7 @@ from app.benchmarks.to_record import kept_plan, record_from_result
 from app.benchmarks.versioned import with_server_version
 from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
-from app.records.validation import schema_errors
+from app.records.storage.validation import schema_errors
 from app.tasks.files import read_task_file
 
 # Exit codes of `servebook bench`, for scripts; 2 is click's own code for a usage error.
@@ -407,7 +407,7 @@ def run_with_progress(plan: BenchPlan) -> BenchResult:
 def store_record(console: Console, result: BenchResult, target: dict) -> None:
     from app.db import session_scope
     from app.errors import ServebookError
-    from app.records.service import submit_record
+    from app.records.storage.service import submit_record
 
     raw = record_from_result(result, {**target, "model": target["catalog_model"]})
     try:

@@ -24,7 +24,7 @@ from app.errors import Conflict, NotFound, ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import BenchJob
-from app.records.service import submit_record
+from app.records.storage.service import submit_record
 
 
 class LeaseLost(Conflict):

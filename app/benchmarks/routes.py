@@ -12,7 +12,7 @@ from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
 from app.pagination import CursorQuery, LimitQuery, next_url
-from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf
 from app.tasks.service import list_tasks

@@ -16,7 +16,7 @@ from app.i18n.sentences import register
 from app.models import BenchJob, Task
 from app.pagination import Page
 from app.records.schemas import FieldError
-from app.records.validation import RecordInvalid, schema_errors, validate_record
+from app.records.storage.validation import RecordInvalid, schema_errors, validate_record
 from app.tasks.service import task_spec
 
 PLAN_FIELDS = {

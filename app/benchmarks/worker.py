@@ -35,7 +35,7 @@ from app.calibrate.jobs import is_calibration, probe_plan
 from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
 from app.config import get_settings
 from app.errors import ServebookError
-from app.records.validation import schema_errors
+from app.records.storage.validation import schema_errors
 
 log = logging.getLogger("servebook.worker")
 API_KEY_ENV = "SERVEBOOK_BENCH_API_KEY"

@@ -21,9 +21,9 @@ from app.benchmarks.worker_schemas import (
 )
 from app.db import SessionDep
 from app.errors import error_responses
-from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
-from app.records.validation import RecordInvalid, schema_errors
+from app.records.storage.validation import RecordInvalid, schema_errors
 from app.security import WorkerDep
 from app.security.json_input import state_integer_range
 from app.web import RowIdPath

@@ -22,7 +22,7 @@ from app.db import utcnow
 from app.errors import NotFound, ServebookError
 from app.models import BenchJob, CalibrationProfile
 from app.records.schemas import FieldError
-from app.records.validation import schema_errors
+from app.records.storage.validation import schema_errors
 
 CALIBRATE = "calibrate"
 

@@ -17,9 +17,9 @@ from app.calibrate.service import latest_profiles
 from app.catalog.choices import form_choices
 from app.catalog.repository import CatalogRepository
 from app.db import SessionDep
-from app.records.json_body import BodyDep
+from app.records.endpoints.json_body import BodyDep
 from app.records.schemas import FieldError
-from app.records.validation import RecordInvalid
+from app.records.storage.validation import RecordInvalid
 from app.security import SubmitterDep, WorkerDep, verify_csrf
 from app.web import RowIdPath, page_responses, redirect, render
 

@@ -8,7 +8,7 @@ when a seed or a catalog edit commits, not with every record as the catalog revi
 A reader that asks for the current snapshot reads that number (one scalar query) and
 reloads on a change, so a seed in one process is seen by every other at its next request,
 on SQLite or a shared PostgreSQL. A record is checked against the snapshot held, with no
-query, and written only while the catalog is still at its number (app.records.store): a
+query, and written only while the catalog is still at its number (app.records.storage.store): a
 change in between sends it back to be checked again. The snapshot holds plain frozen
 values, never ORM rows, so threads and sessions share it.
 """

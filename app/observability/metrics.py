@@ -36,7 +36,7 @@ from app.observability.queries import (
     sentinel_runs_by_verdict,
 )
 from app.observability.runtime import RuntimeCollector
-from app.records.submission_process import SubmissionProcessCollector
+from app.records.endpoints.submission_process import SubmissionProcessCollector
 from app.security.exposure import request_is_exposed
 
 log = logging.getLogger("servebook.metrics")

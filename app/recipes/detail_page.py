@@ -18,9 +18,9 @@ from app.recipes.presenters import (
     record_prefill,
     smoke_test,
 )
-from app.records.evidence import load_detail_evidence
-from app.records.known_good import find_known_good
-from app.records.safe_ceiling import load_safe_ceiling
+from app.records.evidence.known_good import find_known_good
+from app.records.evidence.safe_ceiling import load_safe_ceiling
+from app.records.evidence.summary import load_detail_evidence
 from app.resolve.fit_table import ResolvedModel
 from app.resolve.resolved import ResolvedRecipe
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from app.asking.load_out import load_out
 from app.estimate.costs import cost_per_million_tokens, gpu_hours_per_million_tokens
-from app.records.evidence import EvidenceSummary, Spread
+from app.records.evidence.summary import EvidenceSummary, Spread
 from app.resolve import ResolvedRecipe
 from app.resolve.figures import Evidence
 from app.resolve.loads import load_at

@@ -43,9 +43,9 @@ from app.recipes.presenters import (
     fit_row_out,
 )
 from app.recipes.schemas import EstimateOut, FitTableOut, RowLoadOut
-from app.records.evidence import evidence_out, load_detail_evidence
-from app.records.known_good import find_known_good, known_good_out
-from app.records.safe_ceiling import load_safe_ceiling
+from app.records.evidence.known_good import find_known_good, known_good_out
+from app.records.evidence.safe_ceiling import load_safe_ceiling
+from app.records.evidence.summary import evidence_out, load_detail_evidence
 from app.resolve import FitRow, ModelInputs, RecipeService
 from app.security.json_input import StrictJsonRoute
 from app.security.signin import FormDep

@@ -21,8 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.datastructures import URLPath
 
 from app.models import Measurement, Record
-from app.records.repository import RecordRepository
 from app.records.schemas import METRICS
+from app.records.storage.repository import RecordRepository
 
 ExportFormat = Literal["json", "csv"]
 BATCH_SIZE = 500  # records per query and per chunk written

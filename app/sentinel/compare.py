@@ -1,7 +1,7 @@
 """A sentinel run against its baseline: each figure's change with its noise band, and the
 verdict.
 
-The bands are the record comparison's own (app/records/effects.py): the spread of the
+The bands are the record comparison's own (app/records/comparison/effects.py): the spread of the
 repeats for TTFT and decode speed, the 95 % Wilson interval for a task's pass rate. A
 change is significant when the two bands do not overlap and it moves the figure by at least
 `MIN_RELATIVE_CHANGE`: three repeats on a quiet server can give bands a few tenths of a
@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
-from app.records.effects import Band, sample_band, wilson_band
+from app.records.comparison.effects import Band, sample_band, wilson_band
 from app.sentinel.points import Point
 
 Verdict = Literal["no_regression", "improved", "regressed"]
@@ -181,7 +181,7 @@ def where_of(point: Point) -> str:
     return f"{point.context_length:,} tokens x {point.concurrency}{suffix}"
 
 
-# No hardware decodes one request faster (app/records/plausibility.py): a baseline's decode
+# No hardware decodes one request faster (app/records/storage/plausibility.py): a baseline's decode
 # above it was read from bursts, before the client said so.
 MAX_DECODE_ONE_REQUEST = 20_000.0
 

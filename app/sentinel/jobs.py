@@ -17,7 +17,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import BenchJob
 from app.records.schemas import FieldError
-from app.records.validation import schema_errors
+from app.records.storage.validation import schema_errors
 from app.sentinel.plan import NoPlan, PlanNotRepeatable, sentinel_plan
 from app.sentinel.run import load_baseline
 

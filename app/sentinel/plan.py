@@ -18,7 +18,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Record
 from app.records.schemas import FieldError
-from app.records.validation import schema_errors
+from app.records.storage.validation import schema_errors
 from app.sentinel.points import Point, stored_points
 from app.tasks.service import get_task, task_spec
 

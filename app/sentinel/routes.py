@@ -10,7 +10,7 @@ from app.benchmarks.routes import api_job
 from app.benchmarks.service import JobInvalid
 from app.db import SessionDep
 from app.errors import error_responses
-from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf
 from app.sentinel.jobs import RecheckIn, enqueue_recheck

@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 from app.bench.result import BenchResult
 from app.benchmarks.to_record import kept_plan, record_from_result
 from app.errors import NotFound
-from app.records.repository import RecordRepository
-from app.records.service import NO_RECORD, submit_record
+from app.records.storage.repository import RecordRepository
+from app.records.storage.service import NO_RECORD, submit_record
 from app.sentinel.compare import SentinelReport, compare_runs
 from app.sentinel.plan import Baseline, baseline_of
 from app.sentinel.points import raw_points

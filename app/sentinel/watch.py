@@ -15,8 +15,8 @@ from app.bench.result import ServerVersion
 from app.bench.server_version import read_server_version_sync
 from app.config import Settings
 from app.models import Hardware, SentinelCheck
-from app.records.plausibility import same_version
-from app.records.repository import RecordRepository
+from app.records.storage.plausibility import same_version
+from app.records.storage.repository import RecordRepository
 from app.sentinel.jobs import enqueue_recheck
 
 log = logging.getLogger("servebook.sentinel")

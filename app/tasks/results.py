@@ -19,9 +19,7 @@ from app.estimate.costs import cost_per_solved_task
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.models import Measurement, Record, Task
-from app.records.schemas import FieldError
-from app.records.service import NO_RECORD
-from app.records.statistics import (
+from app.records.comparison.statistics import (
     ALPHA,
     CONFIDENCE,
     POWER,
@@ -29,7 +27,9 @@ from app.records.statistics import (
     prompts_per_arm,
     wilson_interval,
 )
-from app.records.validation import RecordInvalid
+from app.records.schemas import FieldError
+from app.records.storage.service import NO_RECORD
+from app.records.storage.validation import RecordInvalid
 
 BAND_METHOD = "wilson"
 TEST_METHOD = "fisher_exact_two_sided"

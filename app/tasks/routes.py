@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from app.db import SessionDep
 from app.errors import error_responses
 from app.models import Task
-from app.records.json_body import BodyDep, as_object, inline_refs
+from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep
 from app.tasks.results import as_json, parse_compare, task_results

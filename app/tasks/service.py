@@ -14,7 +14,7 @@ from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import Task, TaskPrompt
-from app.records.validation import RecordInvalid, schema_errors
+from app.records.storage.validation import RecordInvalid, schema_errors
 from app.tasks.schemas import TaskIn
 
 

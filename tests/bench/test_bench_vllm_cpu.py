@@ -41,7 +41,7 @@ from app.bench.procedure import SMOKE_MAX_TOKENS
 from app.bench.stream import stream_chat
 from app.benchmarks.to_record import record_from_result
 from app.models import Measurement
-from app.records.service import submit_record
+from app.records.storage.service import submit_record
 from tests.records.conftest import GLM, GLM_FP8, seeded_slug
 
 # One worker runs every test here under pytest-xdist, so the server starts once.

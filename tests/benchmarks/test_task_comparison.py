@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.cli import main
 from app.config import Settings, get_settings
-from app.records.statistics import fisher_exact, prompts_per_arm
+from app.records.comparison.statistics import fisher_exact, prompts_per_arm
 from tests.benchmarks.test_bench_jobs import job_body, worker_for
 from tests.fake_server_process import fake_server_process
 

@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session
 from app.estimate.ranges.accuracy_table import CHECK_RATIOS, HELD_OUT_HISTORY
 from app.estimate.version import ESTIMATOR_VERSION
 from app.i18n.catalogs import gettext, reset_locale, set_locale
-from app.records.review import review_record
-from app.records.service import submit_record
+from app.records.review.steps import review_record
+from app.records.storage.service import submit_record
 from tests.live_server import LiveServer
 from tests.records.conftest import GLM, h200, valid  # noqa: F401 (fixtures)
 

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy.orm import Session
 
 from app.config import PROJECT_ROOT
-from app.records.review import review_record
-from app.records.service import submit_record
+from app.records.review.steps import review_record
+from app.records.storage.service import submit_record
 from tests.live_server import LiveServer
 from tests.records.conftest import GLM, h200, valid  # noqa: F401 (fixtures)
 

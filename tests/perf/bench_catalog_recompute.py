@@ -33,8 +33,8 @@ from app.catalog.seed import seed_catalog  # noqa: E402
 from app.catalog.seed_schema import load_catalog  # noqa: E402
 from app.config import PROJECT_ROOT, Settings  # noqa: E402
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database  # noqa: E402
-from app.records.review import review_record  # noqa: E402
-from app.records.service import submit_record  # noqa: E402
+from app.records.review.steps import review_record  # noqa: E402
+from app.records.storage.service import submit_record  # noqa: E402
 from tests.perf.resolve_figures import catalog_recompute, custom_estimate, recompute  # noqa: E402
 from tests.records.conftest import VALID, seeded_slug  # noqa: E402
 

@@ -149,7 +149,8 @@ def ratio(part: float, whole: float) -> str:
 def cores_used(server: subprocess.Popen, run: Callable[[], Any]) -> tuple[Any, str]:
     """`run()`, and the cores the server and the load generators kept busy meanwhile (CPU
     seconds per second): on two cores, what the clients take the server cannot have."""
-    # The app process and its own (the submission process, app.records.submission_process).
+    # The app process and its own (the submission process,
+    # app.records.endpoints.submission_process).
     processes = [psutil.Process(server.pid), *psutil.Process(server.pid).children(recursive=True)]
 
     def server_cpu_s() -> float:

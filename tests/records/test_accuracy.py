@@ -13,8 +13,8 @@ from app.accuracy.evidence import counted_ratios, range_book
 from app.catalog.revision import current_revision
 from app.estimate import ESTIMATOR_VERSION
 from app.models import Record, RecordEstimate
-from app.records.review import review_record
-from app.records.service import submit_record
+from app.records.review.steps import review_record
+from app.records.storage.service import submit_record
 from tests.records.conftest import GLM, accept, post_record
 
 # Acceptance writes the kept estimate: the write path runs on both databases.

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.models import Artifact, LlmModel, Runtime
-from app.records.command_diff import (
+from app.records.comparison.command_diff import (
     KNOB_FLAGS,
     diff_commands,
     parse_command,

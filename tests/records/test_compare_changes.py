@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from app.i18n.sentences import Sentence
 from app.models import Artifact, Hardware, LlmModel, Measurement, Profile, Record, Runtime
-from app.records.effects import measurement_effects, sample_band, wilson_band
-from app.records.setting_changes import attribution, setting_changes
+from app.records.comparison.effects import measurement_effects, sample_band, wilson_band
+from app.records.comparison.setting_changes import attribution, setting_changes
 from tests.records.conftest import accept, post_record
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from app.catalog.revision import bump_revision
-from app.records.evidence import LATEST
+from app.records.evidence.summary import LATEST
 from tests.records.bulk import Inserted, insert_records, target
 from tests.records.conftest import GLM
 

@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.config import get_settings
 from app.records.importers import ImportFormatError, read_result
-from app.records.imports import AlreadyImported, import_record
-from app.records.service import get_record
-from app.records.validation import RecordInvalid
+from app.records.importers.result_file import AlreadyImported, import_record
+from app.records.storage.service import get_record
+from app.records.storage.validation import RecordInvalid
 from tests.records.conftest import GLM, GLM_FP8, GLM_GGUF, MAC_512
 
 DATA = Path(__file__).parent / "data"

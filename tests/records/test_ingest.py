@@ -21,8 +21,8 @@ from app.config import Settings
 from app.db import session_scope, utcnow
 from app.main import create_app
 from app.models import ApiToken, Measurement, Record, RecordEvent
-from app.records import service
-from app.records.store import RecordStore
+from app.records.storage import service
+from app.records.storage.store import RecordStore
 from app.security import create_token
 from tests.conftest import sqlite_settings
 from tests.live_server import LiveServer, start_server

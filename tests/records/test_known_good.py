@@ -11,7 +11,7 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from app.models import Hardware, LlmModel, Profile
-from app.records.known_good import find_known_good
+from app.records.evidence.known_good import find_known_good
 from tests.records.conftest import GLM, accept, post_record
 
 

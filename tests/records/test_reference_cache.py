@@ -28,7 +28,7 @@ from app.catalog.seed_schema import SeedCatalog, load_catalog
 from app.config import PROJECT_ROOT, Settings
 from app.db import session_scope
 from app.models import Artifact, Record
-from app.records import service
+from app.records.storage import service
 from tests.conftest import TEST_SECRET_KEY
 from tests.records.conftest import GLM, GLM_FP8, post_record
 

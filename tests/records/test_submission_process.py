@@ -1,4 +1,4 @@
-"""Record submissions answered in a process of their own (app.records.submission_process):
+"""Record submissions answered in a process of their own (app.records.endpoints.submission_process):
 the same answers as the app's own process gives, the record on the next page the app serves,
 and a process that dies answered for. On SQLite and on PostgreSQL."""
 
@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 
 from app.main import create_app
-from app.records.submission_process import SubmissionProcess
+from app.records.endpoints.submission_process import SubmissionProcess
 from tests.conftest import database_settings
 from tests.pg_server import PostgresServer
 from tests.records.conftest import post_record

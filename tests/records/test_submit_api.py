@@ -10,9 +10,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import Measurement, Record, RecordEvent
-from app.records import service
 from app.records.export import record_url
-from app.records.store import RecordStore
+from app.records.storage import service
+from app.records.storage.store import RecordStore
 from tests.conftest import sqlite_settings
 from tests.records.conftest import GLM, GLM_GGUF, GLM_MLX, MAC_512, post_record
 

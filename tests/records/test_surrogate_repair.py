@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.main import create_app
-from app.records.service import get_record
+from app.records.storage.service import get_record
 from tests.records.conftest import GLM, post_record
 from tests.test_migrations import run
 

@@ -12,7 +12,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from app.models import BenchJob, Record, Task
-from app.records.service import get_record
+from app.records.storage.service import get_record
 from tests.benchmarks.test_bench_jobs import job_body
 from tests.records.conftest import GLM, post_record
 from tests.records.test_form import form_fields, submit
@@ -158,7 +158,7 @@ def test_python_callers_are_refused_by_the_schema(valid: dict) -> None:
     from pydantic import ValidationError
 
     from app.records.schemas import RecordIn
-    from app.records.validation import schema_errors
+    from app.records.storage.validation import schema_errors
 
     valid["environment"]["vllm_version"] = "0.1\udc80"
     with pytest.raises(ValidationError) as refused:

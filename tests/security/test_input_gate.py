@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.config import get_settings
 from app.models import Record
-from app.records.imports import import_record
-from app.records.service import submit_record
-from app.records.validation import RecordInvalid
+from app.records.importers.result_file import import_record
+from app.records.storage.service import submit_record
+from app.records.storage.validation import RecordInvalid
 from tests.records.conftest import GLM, GLM_FP8
 from tests.records.test_form import form_fields, hidden, open_form
 

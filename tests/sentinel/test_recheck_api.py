@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.main import create_app
-from app.records.service import submit_record
+from app.records.storage.service import submit_record
 from tests.records.conftest import post_record
 
 

@@ -15,7 +15,7 @@ from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope
 from app.main import create_app
 from app.models import BenchJob
-from app.records.service import submit_record
+from app.records.storage.service import submit_record
 from tests.benchmarks.remote_support import run_worker_once, serve_dashboard
 from tests.records.conftest import post_record
 

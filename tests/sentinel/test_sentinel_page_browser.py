@@ -8,8 +8,8 @@ import pytest
 
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
-from app.records.review import review_record
-from app.records.service import submit_record
+from app.records.review.steps import review_record
+from app.records.storage.service import submit_record
 from tests.live_server import LiveServer
 from tests.records.conftest import GLM
 

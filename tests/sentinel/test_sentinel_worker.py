@@ -12,9 +12,9 @@ from app.db import make_engine, make_sessionmaker
 from app.i18n.labels import stage_label
 from app.i18n.messages import in_locale
 from app.models import BenchJob, Record, SentinelCheck
-from app.records.known_good import KnownGood, known_good_for
-from app.records.repository import RecordRepository
-from app.records.review import review_record
+from app.records.evidence.known_good import KnownGood, known_good_for
+from app.records.review.steps import review_record
+from app.records.storage.repository import RecordRepository
 from app.sentinel.watch import SentinelWatch
 from tests.sentinel.servers import BASELINE_TIMING, SLOW_DECODE_TIMING, timed_server
 from tests.sentinel.test_sentinel_cli import baseline_record, invoke

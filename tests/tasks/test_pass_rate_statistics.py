@@ -5,7 +5,7 @@ import math
 import pytest
 
 from app.estimate.costs import cost_per_million_tokens, cost_per_solved_task
-from app.records.statistics import fisher_exact, prompts_per_arm, wilson_interval
+from app.records.comparison.statistics import fisher_exact, prompts_per_arm, wilson_interval
 
 
 def test_fisher_exact_matches_published_values() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.records.statistics import fisher_exact, wilson_interval
+from app.records.comparison.statistics import fisher_exact, wilson_interval
 from tests.records.conftest import VALID, post_record
 
 # The records are found by a path into their measurements' JSON: both databases answer it.

@@ -3,8 +3,8 @@
 The service never commits: the caller's unit of work does. Submitting has two halves:
 `prepare_submission` reads (validation, catalog rows, flags, an earlier record under the
 same key) and `store_submission` writes, so a unit of work can keep its write transaction
-to the inserts alone (`app.records.ingest`). Either way the record, its measurements and its
-event are written together or not at all.
+to the inserts alone (`app.records.endpoints.ingest`). Either way the record, its
+measurements and its event are written together or not at all.
 """
 
 import hashlib
@@ -26,11 +26,11 @@ from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.models import Record
-from app.records.plausibility import plausibility_flags
-from app.records.repository import RecordRepository
 from app.records.schemas import FieldError, MeasurementIn, RecordIn
-from app.records.store import KEY_SEEN, Earlier, KeyTaken, RecordStore
-from app.records.validation import Resolved, validate_at_held_catalog
+from app.records.storage.plausibility import plausibility_flags
+from app.records.storage.repository import RecordRepository
+from app.records.storage.store import KEY_SEEN, Earlier, KeyTaken, RecordStore
+from app.records.storage.validation import Resolved, validate_at_held_catalog
 
 Provenance = Literal["form", "api", "import", "bench"]
 

@@ -10,9 +10,9 @@ from app.errors import Conflict
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.records.importers import ImportedRun, ImportFormatError, read_result, sha256_hex
-from app.records.repository import RecordRepository
 from app.records.schemas import FieldError
-from app.records.service import Submission, scoped_key, submit_record
+from app.records.storage.repository import RecordRepository
+from app.records.storage.service import Submission, scoped_key, submit_record
 
 ALREADY_IMPORTED = register(
     "record.file_already_imported",

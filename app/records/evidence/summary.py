@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 
 from app.catalog.revision import Revisions
 from app.models import Record
-from app.records.evidence_queries import EvidenceQueries, EvidenceScope
-from app.records.per_revision import KeptPerRevision
+from app.records.evidence.queries import EvidenceQueries, EvidenceScope
+from app.records.storage.per_revision import KeptPerRevision
 from app.resolve import ResolvedRecipe
 from app.resolve.figures import GB_DIGITS, SPEED_DIGITS
 

@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.sql import Subquery
 
 from app.models import Measurement, Record
-from app.records.medians import distinct_count, median, ranked
-from app.records.per_revision import database_of
+from app.records.storage.medians import distinct_count, median, ranked
+from app.records.storage.per_revision import database_of
 
 # A list row shows these; each is one row per record, so they join in the same query.
 LISTED = (joinedload(Record.artifact), joinedload(Record.runtime), joinedload(Record.profile))

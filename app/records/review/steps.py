@@ -16,12 +16,12 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.labels import REVIEW_ACTIONS, REVIEW_STATES
 from app.i18n.sentences import register
 from app.models import Record, RecordEvent
-from app.records.quality_gate import QualityDrop, quality_drop_for
-from app.records.repository import RecordRepository
+from app.records.evidence.quality_gate import QualityDrop, quality_drop_for
 from app.records.schemas import REASON_REQUIRED, FieldError, ReviewIn
-from app.records.service import get_record
-from app.records.store import RecordStore
-from app.records.validation import RecordInvalid, schema_errors
+from app.records.storage.repository import RecordRepository
+from app.records.storage.service import get_record
+from app.records.storage.store import RecordStore
+from app.records.storage.validation import RecordInvalid, schema_errors
 
 TRANSITIONS: dict[tuple[str, str], str] = {
     ("pending", "accept"): "accepted",

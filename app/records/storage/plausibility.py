@@ -7,9 +7,9 @@ from typing import Any
 from app.estimate.memory.weights import active_weight_bytes, weights_bytes
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Kind, english, register
-from app.records.runtime_names import REPORTING_RUNTIME_NAMES
 from app.records.schemas import Flag, MeasurementIn, RecordIn
-from app.records.validation import Resolved
+from app.records.storage.runtime_names import REPORTING_RUNTIME_NAMES
+from app.records.storage.validation import Resolved
 
 # No hardware decodes one request faster than this; a figure above it was read from
 # answers that arrived in bursts (a TPOT of 0.05 ms or less).

@@ -15,7 +15,7 @@ from typing import Any
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.models import Measurement, Record
-from app.records.statistics import wilson_interval
+from app.records.comparison.statistics import wilson_interval
 
 # metric -> (label, unit, True when higher is better)
 TRACKED: dict[str, tuple[Sentence, str, bool]] = {

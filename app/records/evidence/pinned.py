@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.models import Record
-from app.records.runtime_names import REPORTING_RUNTIME_NAMES
+from app.records.storage.runtime_names import REPORTING_RUNTIME_NAMES
 
 DIGEST_SHOWN = 12  # hex digits of an image digest shown; the full one is in the title
 

@@ -6,7 +6,7 @@ page 0.47-0.53x, submissions 0.42-0.50x), and a submission's latency was set by 
 around it (tests/perf/bench_mixed_load.py). A record's own work (its checks, its queries, its
 write) is most of a submission's CPU, so the app hands it to this process: the app's loop
 only reads the request and passes it on, a few tenths of a millisecond, and the record is
-checked and written on another core, by the same code (`app.records.api.submit_api`, which
+checked and written on another core, by the same code (`app.records.endpoints.api.submit_api`, which
 the app hands over with its factory), with the same settings.
 
 The two talk over a socket pair, in frames of a length and a pickle: the request (its

@@ -1,15 +1,16 @@
 """A quality drop against the known-good configuration: what stops a record from becoming
 known-good by a single click. The record is compared, prompt by prompt, with the
-configuration's known-good record (``app.records.paired``); a significant loss is a drop."""
+configuration's known-good record (``app.records.comparison.paired``); a significant loss
+is a drop."""
 
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from app.models import Record
-from app.records.known_good import known_good_for
-from app.records.paired import PairedVerdict, quality_drop
-from app.records.repository import RecordRepository
+from app.records.comparison.paired import PairedVerdict, quality_drop
+from app.records.evidence.known_good import known_good_for
+from app.records.storage.repository import RecordRepository
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from fastapi import Request
 from sqlalchemy.orm import Session
 
 from app.models import Hardware, LlmModel, Profile, Record
-from app.records.per_revision import KeptPerRevision, database_of
-from app.records.repository import RecordRepository
+from app.records.storage.per_revision import KeptPerRevision, database_of
+from app.records.storage.repository import RecordRepository
 
 
 @dataclass(frozen=True)

@@ -206,7 +206,7 @@ class RecordRepository:
         """The configuration's working record accepted last (its id) and when: one query
         through ix_records_configuration, but it joins every accepted working record of the
         configuration to its acceptance, so pages keep the answer per catalog revision
-        (app.records.known_good)."""
+        (app.records.evidence.known_good)."""
         profile = (
             Record.profile_id.is_(None) if profile_id is None else (Record.profile_id == profile_id)
         )

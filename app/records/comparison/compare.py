@@ -8,15 +8,15 @@ from app.i18n import gettext as _
 from app.i18n import lazy_gettext as _l
 from app.i18n.sentences import Sentence
 from app.models import Measurement, Record
-from app.records.effects import Effect, measurement_effects
-from app.records.paired import PairedVerdict, paired_verdicts
-from app.records.schemas import METRICS
-from app.records.setting_changes import (
+from app.records.comparison.effects import Effect, measurement_effects
+from app.records.comparison.paired import PairedVerdict, paired_verdicts
+from app.records.comparison.setting_changes import (
     SettingChange,
     attribution,
     attribution_said,
     setting_changes,
 )
+from app.records.schemas import METRICS
 
 METRIC_LABELS = {
     "ttft_ms": _l("TTFT (ms)"),

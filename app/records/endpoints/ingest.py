@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 
 from app.db import write_transaction
 from app.models import Record
-from app.records.review import apply_review, prepare_review
-from app.records.service import (
+from app.records.review.steps import apply_review, prepare_review
+from app.records.storage.service import (
     Prepared,
     Provenance,
     Submission,

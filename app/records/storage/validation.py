@@ -39,7 +39,8 @@ class RecordInvalid(ServebookError):
         self.errors = errors
 
     def __reduce__(self) -> tuple[type, tuple[list[FieldError]]]:
-        # Raised in the submission process, answered by the app (app.records.submission_process).
+        # Raised in the submission process, answered by the app
+        # (app.records.endpoints.submission_process).
         return (RecordInvalid, (self.errors,))
 
 

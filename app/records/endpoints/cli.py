@@ -7,10 +7,10 @@ import click
 
 from app.config import get_settings
 from app.records.importers import FORMATS
-from app.records.imports import AlreadyImported, import_record
+from app.records.importers.result_file import AlreadyImported, import_record
 from app.records.schemas import OUTCOMES
-from app.records.service import IdempotencyConflict
-from app.records.validation import RecordInvalid
+from app.records.storage.service import IdempotencyConflict
+from app.records.storage.validation import RecordInvalid
 from app.security import ROLES, create_token
 
 # The flag (or argument) of `servebook import` that gives each field an error can name.

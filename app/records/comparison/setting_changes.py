@@ -13,8 +13,8 @@ from typing import Any
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 from app.models import Record
-from app.records.command_diff import KNOB_FLAGS, FlagChange, diff_commands, parse_command
-from app.records.command_diff import show_value as show_flag
+from app.records.comparison.command_diff import KNOB_FLAGS, FlagChange, diff_commands, parse_command
+from app.records.comparison.command_diff import show_value as show_flag
 
 SETUP: tuple[tuple[str, Callable[[Record], Any]], ...] = (
     ("model", lambda r: r.model.slug),

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Measurement, Record
-from app.records.evidence_queries import newest_first
+from app.records.evidence.queries import newest_first
 
 # How many accepted records with a needle measurement are looked through for a grid.
 LOOK_BACK = 20

@@ -9,7 +9,7 @@ from app.catalog.choices import form_choices
 from app.catalog.repository import CatalogRepository
 from app.models import Record
 from app.pagination import Page
-from app.records.repository import RecordRepository
+from app.records.storage.repository import RecordRepository
 
 PREFILL = ("model", "hardware", "artifact", "runtime", "profile", "command", "applied_values")
 

@@ -11,22 +11,23 @@ from app.errors import error_responses
 from app.i18n.catalogs import current_locale
 from app.models import Record
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
-from app.records.compare import compare_records, comparison_out
-from app.records.consequences import Consequence, acceptance_consequences
-from app.records.export import CSV_DOC, EXPORT_LIMIT, export_response, record_out, record_url
-from app.records.filters import FiltersDep
-from app.records.ingest import ingest_record, review_committed
-from app.records.json_body import BodyDep, as_object, inline_refs, parse_json_body
-from app.records.pages import RecordPages
-from app.records.quality_gate import quality_drop_for
-from app.records.responses import (
+from app.records.comparison.compare import compare_records, comparison_out
+from app.records.endpoints.filters import FiltersDep
+from app.records.endpoints.ingest import ingest_record, review_committed
+from app.records.endpoints.json_body import BodyDep, as_object, inline_refs, parse_json_body
+from app.records.endpoints.pages import RecordPages
+from app.records.endpoints.responses import (
     AcceptanceOut,
     ConflictOut,
     RecordExportOut,
     RecordListOut,
     RecordOut,
 )
-from app.records.review import needs_confirmation
+from app.records.endpoints.submission_process import SubmissionProcess, submitted
+from app.records.evidence.quality_gate import quality_drop_for
+from app.records.export import CSV_DOC, EXPORT_LIMIT, export_response, record_out, record_url
+from app.records.review.consequences import Consequence, acceptance_consequences
+from app.records.review.steps import needs_confirmation
 from app.records.schemas import (
     ErrorsOut,
     FieldError,
@@ -34,9 +35,8 @@ from app.records.schemas import (
     RecordIn,
     ReviewIn,
 )
-from app.records.service import IdempotencyConflict, get_record
-from app.records.submission_process import SubmissionProcess, submitted
-from app.records.validation import RecordInvalid
+from app.records.storage.service import IdempotencyConflict, get_record
+from app.records.storage.validation import RecordInvalid
 from app.security import MaintainerDep
 from app.security.exposure import app_is_exposed
 from app.security.principal import require_submitter

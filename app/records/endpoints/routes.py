@@ -1,4 +1,4 @@
-"""Reproduction records: pages and htmx fragments (the JSON API is app.records.api).
+"""Reproduction records: pages and htmx fragments (the JSON API is app.records.endpoints.api).
 
 Invalid forms re-render the form block with the errors beside the inputs: status 200 for
 htmx (htmx 2 does not swap 4xx responses), 422 for a plain form post.
@@ -17,11 +17,10 @@ from app.db import SessionDep
 from app.models import Record
 from app.page_cache import serve_at_revision
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
-from app.records.charts import record_charts
-from app.records.compare import compare_records
-from app.records.consequences import acceptance_consequences, why_nothing_changes
-from app.records.filters import FiltersDep
-from app.records.forms import (
+from app.records.comparison.compare import compare_records
+from app.records.endpoints.charts import record_charts
+from app.records.endpoints.filters import FiltersDep
+from app.records.endpoints.forms import (
     DEFAULT_ROWS,
     ROW_FIELDS,
     ROW_LABELS,
@@ -31,18 +30,19 @@ from app.records.forms import (
     parse_form,
     show_errors,
 )
+from app.records.endpoints.pages import RecordPages
+from app.records.evidence.known_good import known_good_for, record_form_values
+from app.records.evidence.quality_gate import quality_drop_for
 from app.records.importers import FORMAT_LABELS
-from app.records.imports import AlreadyImported, import_record
-from app.records.known_good import known_good_for, record_form_values
-from app.records.pages import RecordPages
-from app.records.quality_gate import quality_drop_for
-from app.records.review import allowed_actions, needs_confirmation, review_record
+from app.records.importers.result_file import AlreadyImported, import_record
+from app.records.review.consequences import acceptance_consequences, why_nothing_changes
+from app.records.review.steps import allowed_actions, needs_confirmation, review_record
 from app.records.schemas import (
     OUTCOME_LABELS,
     OUTCOMES,
 )
-from app.records.service import IdempotencyConflict, Submission, get_record, submit_record
-from app.records.validation import RecordInvalid
+from app.records.storage.service import IdempotencyConflict, Submission, get_record, submit_record
+from app.records.storage.validation import RecordInvalid
 from app.security import (
     CsrfDep,
     FormDep,

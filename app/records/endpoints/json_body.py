@@ -8,7 +8,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.errors import ServebookError
 from app.records.schemas import FieldError
-from app.records.validation import RecordInvalid
+from app.records.storage.validation import RecordInvalid
 from app.security.json_input import PARSE_OFF_LOOP_BYTES, JsonRefused, loads_strict
 
 
