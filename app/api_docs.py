@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from app.bench.url_schema import state_bench_urls
+from app.bench.transport.url_schema import state_bench_urls
 from app.catalog.openapi import stated_catalog
 from app.catalog.references import catalog_references
 from app.db import SessionDep

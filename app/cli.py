@@ -110,7 +110,7 @@ def db_check() -> None:
 @click.option("--dir", "seed_dir", type=click.Path(path_type=Path, file_okay=False), default=None)
 def seed(seed_dir: Path | None) -> None:
     """Load the YAML catalog; a second run changes nothing."""
-    from app.bench.task_spec import TaskFileError
+    from app.bench.quality.task_spec import TaskFileError
     from app.catalog.seed_schema import SeedError
     from app.installation import seed_from
 

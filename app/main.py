@@ -15,7 +15,7 @@ from starlette.types import Scope
 from app.accuracy.routes import api_router as accuracy_api
 from app.accuracy.routes import router as accuracy_pages
 from app.api_docs import router as api_docs
-from app.bench.answer_schema import answer_schema_components, state_answer_schemas
+from app.bench.quality.answer_schema import answer_schema_components, state_answer_schemas
 from app.benchmarks.routes import api_router as benchmark_api
 from app.benchmarks.routes import router as benchmark_pages
 from app.benchmarks.worker import InProcessWorker

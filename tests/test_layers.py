@@ -248,3 +248,23 @@ def test_each_room_of_the_records_imports_only_those_below_it(room: str) -> None
 def test_every_room_of_the_records_has_a_rule() -> None:
     rooms = {path.parent.name for path in (APP / "records").glob("*/__init__.py")}
     assert rooms == set(RECORD_ROOMS)
+
+
+# The benchmark client's rooms, bottom up: the transport, then one stream; the quality
+# checks beside them, pure of the network; the stages over all three.
+BENCH_ROOMS = {
+    "transport": {"stream", "quality", "stages"},
+    "stream": {"quality", "stages"},
+    "quality": {"transport", "stream", "stages"},
+    "stages": set(),
+}
+
+
+@pytest.mark.parametrize("room", sorted(BENCH_ROOMS))
+def test_each_room_of_the_benchmark_client_imports_only_those_below_it(room: str) -> None:
+    assert room_offenders("bench", room, BENCH_ROOMS[room]) == {}
+
+
+def test_every_room_of_the_benchmark_client_has_a_rule() -> None:
+    rooms = {path.parent.name for path in (APP / "bench").glob("*/__init__.py")}
+    assert rooms == set(BENCH_ROOMS)

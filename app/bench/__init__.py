@@ -7,7 +7,6 @@ needle test and, when the plan holds one, a task (prompts with checks) against
 ``app.bench.stages``.
 """
 
-from app.bench.hosts import HostNotAllowedError, check_url_allowed
 from app.bench.probes import (
     CompositeProbe,
     MemoryProbe,
@@ -23,6 +22,7 @@ from app.bench.procedure import (
     run_benchmark_sync,
 )
 from app.bench.result import BenchPlan, BenchResult, MemoryReading, RequestSample
+from app.bench.transport.hosts import HostNotAllowedError, check_url_allowed
 
 __all__ = [
     "BenchPlan",

@@ -15,9 +15,6 @@ import asyncio
 
 import httpx
 
-from app.bench.endpoint import StreamClients, make_http_client
-from app.bench.event_loops import fastest_event_loop_factory
-from app.bench.hosts import check_url_allowed, is_loopback
 from app.bench.probes import MemoryProbe, default_probe
 from app.bench.result import BenchPlan, BenchResult
 from app.bench.stages.context import ProgressCallback, RunContext, truncation_message
@@ -32,6 +29,9 @@ from app.bench.stages.task import run_task
 from app.bench.stages.tool_calls import run_tool_calls
 from app.bench.stages.verdict import assemble, classify, quality_failure, token_count_source
 from app.bench.stages.warmup import WARMUP_TARGET_TOKENS, run_warmup
+from app.bench.transport.endpoint import StreamClients, make_http_client
+from app.bench.transport.event_loops import fastest_event_loop_factory
+from app.bench.transport.hosts import check_url_allowed, is_loopback
 
 __all__ = [
     "SMOKE_MAX_TOKENS",

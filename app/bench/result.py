@@ -14,14 +14,14 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from app.bench.metrics import Distribution
-from app.bench.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
-from app.bench.quality_result import NeedleGrid, ToolCallCheck
-from app.bench.task_spec import TaskSpec
+from app.bench.quality.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
+from app.bench.quality.results import NeedleGrid, ToolCallCheck
+from app.bench.quality.task_spec import TaskSpec
 from app.security.json_input import FreeForm
 
 TokenCountSource = Literal["usage", "chunks"]
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer", "inconclusive"]
-# How an answer whose decode cannot be timed arrived (app/bench/arrival.py):
+# How an answer whose decode cannot be timed arrived (app/bench/stream/arrival.py):
 # "short": too few tokens to time; "one_piece": the whole answer in one arrival;
 # "last_piece": most of it in the last arrival; "merged": chunks sent apart arrived
 # together, a few at a time; "packed": each chunk carried several tokens.

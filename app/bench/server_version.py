@@ -23,9 +23,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from app.bench.endpoint import make_http_client
-from app.bench.hosts import check_url_allowed
 from app.bench.result import ServerVersion
+from app.bench.transport.endpoint import make_http_client
+from app.bench.transport.hosts import check_url_allowed
 
 VERSION_TIMEOUT_S = 5.0
 

@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.bench.endpoint import ChatEndpoint, StreamClients, make_http_client
-from app.bench.event_loops import fastest_event_loop_factory
 from app.bench.result import RequestSample
-from app.bench.stream import stream_chat
+from app.bench.stream.request import stream_chat
+from app.bench.transport.endpoint import ChatEndpoint, StreamClients, make_http_client
+from app.bench.transport.event_loops import fastest_event_loop_factory
 
 STREAMS_PER_PROCESS = 32
 PROCESSES_PER_CPU = 2

@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from app.bench.hosts import HostNotAllowedError
 from app.bench.procedure import TargetUnreachable, run_benchmark_sync
+from app.bench.quality.task_spec import TaskFileError, TaskSpec
 from app.bench.result import BenchPlan, BenchResult, TaskRunResult
-from app.bench.task_spec import TaskFileError, TaskSpec
+from app.bench.transport.hosts import HostNotAllowedError
 from app.benchmarks.quality_tables import grid_table, tool_call_table
 from app.benchmarks.to_record import kept_plan, record_from_result
 from app.benchmarks.versioned import with_server_version
@@ -40,7 +40,7 @@ def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
         raise click.BadParameter("give comma-separated whole numbers, e.g. 1024,4096") from error
 
 
-# A decode figure from answers that arrived in bursts (app/bench/arrival.py).
+# A decode figure from answers that arrived in bursts (app/bench/stream/arrival.py).
 NOT_MEASURABLE = "not measurable"
 
 

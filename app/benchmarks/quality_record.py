@@ -3,7 +3,7 @@ trial with their seeds, so two records can be compared prompt by prompt."""
 
 from typing import Any
 
-from app.bench.quality_result import NeedleGrid, ToolCallCheck
+from app.bench.quality.results import NeedleGrid, ToolCallCheck
 
 REASON_CHARS = 120
 

@@ -2,7 +2,7 @@
 
 from rich.table import Table
 
-from app.bench.quality_result import NeedleGrid, ToolCallCheck
+from app.bench.quality.results import NeedleGrid, ToolCallCheck
 
 
 def grid_table(grid: NeedleGrid) -> Table:

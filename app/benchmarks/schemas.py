@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from app.bench.result import MAX_CONCURRENCY
-from app.bench.url_schema import bench_url_field
+from app.bench.transport.url_schema import bench_url_field
 from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register

@@ -5,8 +5,8 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.hosts import HostNotAllowedError, check_url_for_worker
 from app.bench.result import BenchPlan
+from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
 from app.benchmarks.repository import JobRepository
 from app.benchmarks.schemas import JobIn
 from app.config import Settings

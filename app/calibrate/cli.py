@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from app.asking.custom import INTERCONNECTS, PLATFORMS, HardwareDescription
-from app.bench.hosts import HostNotAllowedError
+from app.bench.transport.hosts import HostNotAllowedError
 from app.calibrate.account import account_lines
 from app.calibrate.probe import BATCHES, BUDGET_S, DEPTHS, ProbeError, ProbePlan, run_probe_sync
 from app.config import get_settings

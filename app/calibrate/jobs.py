@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.hosts import HostNotAllowedError, check_url_for_worker
+from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
 from app.benchmarks.leases import LeaseLost, lost
 from app.benchmarks.repository import JobRepository
 from app.benchmarks.schemas import WorkerLabel

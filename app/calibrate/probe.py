@@ -23,12 +23,17 @@ from typing import Any
 
 import httpx
 
-from app.bench.endpoint import ChatEndpoint, StreamClients, chat_completions_url, make_http_client
-from app.bench.hosts import check_url_allowed
 from app.bench.prompts import PromptSizer, compose, filler_sentences, user_messages
 from app.bench.result import RequestSample
 from app.bench.stages.long_length import models_url
-from app.bench.stream import stream_chat
+from app.bench.stream.request import stream_chat
+from app.bench.transport.endpoint import (
+    ChatEndpoint,
+    StreamClients,
+    chat_completions_url,
+    make_http_client,
+)
+from app.bench.transport.hosts import check_url_allowed
 from app.calibrate.decode import SHORT_OUTPUT_TOKENS, PointRounds
 from app.estimate.calibration import DecodePoint, PrefillPoint
 

@@ -31,7 +31,7 @@ class Task(TimestampMixin, Base):
 
 
 class TaskPrompt(Base):
-    """One prompt of a task and the check its answer must pass (see app.bench.task_spec)."""
+    """One prompt of a task and the check its answer must pass (see app.bench.quality.task_spec)."""
 
     __tablename__ = "task_prompts"
     __table_args__ = (UniqueConstraint("task_id", "position", name="uq_task_prompts_position"),)

@@ -6,8 +6,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from app.bench.hosts import HostNotAllowedError
 from app.bench.procedure import TargetUnreachable
+from app.bench.transport.hosts import HostNotAllowedError
 from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
 from app.sentinel.compare import Change

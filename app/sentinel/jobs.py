@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.hosts import HostNotAllowedError, check_url_for_worker
-from app.bench.url_schema import bench_url_field
+from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
+from app.bench.transport.url_schema import bench_url_field
 from app.benchmarks.repository import JobRepository
 from app.benchmarks.schemas import WorkerLabel
 from app.benchmarks.service import JobInvalid

@@ -2,9 +2,9 @@
 
 import httpx
 
-from app.bench.endpoint import chat_completions_url
-from app.bench.hosts import check_url_allowed
 from app.bench.procedure import TargetUnreachable
+from app.bench.transport.endpoint import chat_completions_url
+from app.bench.transport.hosts import check_url_allowed
 
 
 def served_model_name(base_url: str, allowed_hosts: list[str], api_key: str | None) -> str:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from app.bench.task_spec import TaskFileError
+from app.bench.quality.task_spec import TaskFileError
 from app.config import get_settings
 from app.errors import ServebookError
 from app.tasks.files import read_task_file

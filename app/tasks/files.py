@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from app.bench.task_spec import TaskFileError, TaskPrompt, describe
+from app.bench.quality.task_spec import TaskFileError, TaskPrompt, describe
 from app.security.json_input import JsonRefused, loads_strict
 from app.tasks.schemas import TaskIn
 

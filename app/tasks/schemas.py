@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.bench.task_spec import MAX_PROMPTS, TaskPrompt
+from app.bench.quality.task_spec import MAX_PROMPTS, TaskPrompt
 from app.i18n.validation_words import refused
 from app.security.json_input import hostile_value_at, not_a_bool
 

@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.bench.task_spec import STORED, TaskSpec
-from app.bench.task_spec import TaskPrompt as PromptSpec
+from app.bench.quality.task_spec import STORED, TaskSpec
+from app.bench.quality.task_spec import TaskPrompt as PromptSpec
 from app.errors import Conflict, NotFound
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.bench.body import (
+from app.bench.transport.body import (
     MAX_CHUNK_LINE,
     MAX_TRAILER_BYTES,
     BodyDecoder,

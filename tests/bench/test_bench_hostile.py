@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from hostile_server import SCENARIOS
 
-from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.result import RequestSample
-from app.bench.stream import stream_chat
+from app.bench.stream.request import stream_chat
+from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -184,8 +184,8 @@ ENDLESS_CLIENT = """
 import asyncio, json, re, sys
 from pathlib import Path
 sys.path.insert(0, {here!r})
-from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
-from app.bench.stream import stream_chat
+from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url, make_http_client
+from app.bench.stream.request import stream_chat
 
 async def run():
     async with make_http_client(api_key=None, connect_timeout_s=5, request_timeout_s=12) as http:

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.bench.needle import insert_at_depth, needle_found, needle_prompt, needle_sentence
 from app.bench.prompts import (
     PromptSizer,
     compose,
@@ -15,6 +14,7 @@ from app.bench.prompts import (
     sized_prompt,
     stable_seed,
 )
+from app.bench.quality.needle import insert_at_depth, needle_found, needle_prompt, needle_sentence
 
 
 def test_filler_is_deterministic_per_seed_and_exact_in_words() -> None:

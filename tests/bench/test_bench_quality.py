@@ -13,14 +13,14 @@ from bench_support import fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench import BenchResult, run_benchmark
-from app.bench.endpoint import StreamClients
-from app.bench.needle_grid import GRID_DEPTHS, grid_lengths, grid_prompt, judge_answer
 from app.bench.probes import NotMeasuredProbe
+from app.bench.quality.needle_grid import GRID_DEPTHS, grid_lengths, grid_prompt, judge_answer
+from app.bench.quality.stats import wilson_interval
 from app.bench.stages.context import RunContext
 from app.bench.stages.quality_context import AUTO_GRID_MAX, decide_quality_context
-from app.bench.stats import wilson_interval
-from app.bench.stream_state import MAX_KEPT_TEXT, MAX_TOOL_CALLS, StreamState
-from app.bench.tokenize import ServerTokenizer
+from app.bench.stream.state import MAX_KEPT_TEXT, MAX_TOOL_CALLS, StreamState
+from app.bench.stream.tokenize import ServerTokenizer
+from app.bench.transport.endpoint import StreamClients
 
 
 def quality_run(model: str, *, tokenize: bool = True, **overrides: Any) -> BenchResult:

@@ -12,9 +12,9 @@ import h11
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.bench.endpoint import ChatEndpoint, make_http_client
-from app.bench.stream import stream_chat
-from app.bench.stream_state import _json_object
+from app.bench.stream.request import stream_chat
+from app.bench.stream.state import _json_object
+from app.bench.transport.endpoint import ChatEndpoint, make_http_client
 
 SSE_ANSWER = (
     b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\n\n'

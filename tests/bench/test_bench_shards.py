@@ -9,9 +9,9 @@ from bench_support import fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench import BenchResult, run_benchmark, shards
-from app.bench.endpoint import ChatEndpoint, chat_completions_url
 from app.bench.result import ConcurrencyLevel
 from app.bench.shards import Turn, run_sharded, shard_count
+from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url
 
 TTFT_MS = 40
 MODEL = f"fake?ttft_ms={TTFT_MS}&itl_ms=2&tokens=6"

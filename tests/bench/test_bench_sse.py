@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.bench.sse import (
+from app.bench.stream.sse import (
     MAX_EVENT_BYTES,
     MAX_LINE_BYTES,
     SSEEvent,

@@ -22,11 +22,11 @@ import pytest
 from bench_support import run_with_server
 from fake_openai_server import FakeOpenAIServer
 
-from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.result import RequestSample
-from app.bench.sse import SSEParser
-from app.bench.stream import stream_chat
-from app.bench.stream_state import StreamState
+from app.bench.stream.request import stream_chat
+from app.bench.stream.sse import SSEParser
+from app.bench.stream.state import StreamState
+from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 
 MESSAGES = [{"role": "user", "content": "one two three four five"}]
 

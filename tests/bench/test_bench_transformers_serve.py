@@ -25,9 +25,9 @@ import httpx
 import pytest
 
 from app.bench import BenchPlan, BenchResult, run_benchmark
-from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
-from app.bench.stream import stream_chat
-from app.bench.task_spec import TaskSpec
+from app.bench.quality.task_spec import TaskSpec
+from app.bench.stream.request import stream_chat
+from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 
 # One worker runs both tests under pytest-xdist, so the server starts once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("transformers_serve")]

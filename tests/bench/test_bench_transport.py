@@ -17,8 +17,8 @@ from time import perf_counter_ns
 import httpx
 import pytest
 
-from app.bench import stamped_socket, stamped_stream
-from app.bench.transport import StampingTransport, arrival_ns, body_reader
+from app.bench.transport import stamped_socket, stamped_stream
+from app.bench.transport.pool import StampingTransport, arrival_ns, body_reader
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 Run = Callable[[Awaitable[None]], None]

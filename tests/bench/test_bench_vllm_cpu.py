@@ -35,10 +35,10 @@ from sqlalchemy.orm import Session
 from test_bench_transformers_serve import free_port, server_env
 
 from app.bench import BenchPlan, BenchResult, MemoryReading, RequestSample, run_benchmark
-from app.bench.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.bench.metrics_text import parse_prometheus_text
 from app.bench.procedure import SMOKE_MAX_TOKENS
-from app.bench.stream import stream_chat
+from app.bench.stream.request import stream_chat
+from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url, make_http_client
 from app.benchmarks.to_record import record_from_result
 from app.models import Measurement
 from app.records.storage.service import submit_record

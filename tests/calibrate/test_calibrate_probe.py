@@ -5,8 +5,8 @@ does not move it."""
 
 import pytest
 
-from app.bench.hosts import HostNotAllowedError
 from app.bench.result import RequestSample
+from app.bench.transport.hosts import HostNotAllowedError
 from app.calibrate.decode import PointRounds, request_steps_s, round_step_s
 from app.calibrate.probe import ProbePlan, ProbeResult, run_probe_sync
 

@@ -46,15 +46,15 @@ from bench_client_overhead import (  # noqa: E402
     requests_in_turn,
 )
 
-from app.bench.endpoint import (  # noqa: E402
+from app.bench.procedure import fastest_event_loop_factory  # noqa: E402
+from app.bench.result import RequestSample  # noqa: E402
+from app.bench.shards import quiet_gc  # noqa: E402
+from app.bench.transport.endpoint import (  # noqa: E402
     ChatEndpoint,
     StreamClients,
     chat_completions_url,
     make_http_client,
 )
-from app.bench.procedure import fastest_event_loop_factory  # noqa: E402
-from app.bench.result import RequestSample  # noqa: E402
-from app.bench.shards import quiet_gc  # noqa: E402
 
 STREAMS = 1024
 ITL_MS = 10

@@ -52,17 +52,17 @@ sys.path.insert(0, str(ROOT / "tests" / "bench"))
 
 import httpx  # noqa: E402
 
-from app.bench.endpoint import (  # noqa: E402
+from app.bench.metrics import percentile  # noqa: E402
+from app.bench.procedure import fastest_event_loop_factory  # noqa: E402
+from app.bench.result import RequestSample  # noqa: E402
+from app.bench.shards import quiet_gc  # noqa: E402
+from app.bench.stream.request import stream_chat  # noqa: E402
+from app.bench.transport.endpoint import (  # noqa: E402
     ChatEndpoint,
     StreamClients,
     chat_completions_url,
     make_http_client,
 )
-from app.bench.metrics import percentile  # noqa: E402
-from app.bench.procedure import fastest_event_loop_factory  # noqa: E402
-from app.bench.result import RequestSample  # noqa: E402
-from app.bench.shards import quiet_gc  # noqa: E402
-from app.bench.stream import stream_chat  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "one two three four"}]
 TTFT_TARGET_MS = 2.0

@@ -232,13 +232,13 @@ def failure(sample: Any) -> str | None:
 async def servebook_requests(
     server: FakeServerProcess, streams: int, per_stream: int
 ) -> tuple[list[Request], list[str]]:
-    from app.bench.endpoint import (
+    from app.bench.stream.request import stream_chat
+    from app.bench.transport.endpoint import (
         ChatEndpoint,
         StreamClients,
         chat_completions_url,
         make_http_client,
     )
-    from app.bench.stream import stream_chat
 
     clients = StreamClients(
         lambda: make_http_client(api_key=None, connect_timeout_s=10, request_timeout_s=120)
@@ -286,8 +286,8 @@ async def servebook_sharded_requests(
     The model name is the same for every request there, so each prompt is made unique and
     the server derives the request id from it, as it does for GuideLLM.
     """
-    from app.bench.endpoint import ChatEndpoint, chat_completions_url
     from app.bench.shards import Turn, run_sharded
+    from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url
 
     def messages(index: int, turn: int) -> list[dict[str, str]]:
         return [{"role": "user", "content": f"{MESSAGES[0]['content']} request {index} {turn}"}]

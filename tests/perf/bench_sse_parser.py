@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from app.bench import sse  # noqa: E402
+from app.bench.stream import sse  # noqa: E402
 
 PIECE = 64 * 1024
 

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from app.bench.hosts import HostNotAllowedError
 from app.bench.result import ServerVersion
 from app.bench.server_version import read_server_version_sync
+from app.bench.transport.hosts import HostNotAllowedError
 from tests.benchmarks.test_bench_jobs import closed_port
 from tests.sentinel.servers import BASELINE_TIMING, timed_server
 

@@ -4,8 +4,8 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.task_checks import check_answer, first_json
-from app.bench.task_spec import STORED, TaskCheck
+from app.bench.quality.task_checks import check_answer, first_json
+from app.bench.quality.task_spec import STORED, TaskCheck
 from app.models import Task, TaskPrompt
 from app.tasks.service import task_spec
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import httpx
 
-from app.bench.endpoint import ChatEndpoint, StreamClients, chat_completions_url
 from app.bench.probes import MemoryProbe
 from app.bench.prompts import PromptSizer, SizedPrompt
 from app.bench.result import BenchPlan, RequestSample, StepRecord
-from app.bench.stream import stream_chat
-from app.bench.tokenize import ServerTokenizer
+from app.bench.stream.request import stream_chat
+from app.bench.stream.tokenize import ServerTokenizer
+from app.bench.transport.endpoint import ChatEndpoint, StreamClients, chat_completions_url
 
 ProgressCallback = Callable[[str, int, int], Awaitable[None] | None]
 

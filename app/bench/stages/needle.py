@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from app.bench.needle import accuracy, needle_found, needle_prompt
 from app.bench.prompts import is_truncated
+from app.bench.quality.needle import accuracy, needle_found, needle_prompt
 from app.bench.result import LengthResult, NeedleCell, NeedleLength, StepRecord
 from app.bench.stages.context import RunContext, truncation_message
 

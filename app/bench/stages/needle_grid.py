@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import time
 
-from app.bench.needle_grid import (
+from app.bench.quality.needle_grid import (
     ANSWER_KEPT,
     grid_lengths,
     grid_prompt,
     judge_answer,
     trial_seed,
 )
-from app.bench.quality_result import CeilingConfidence, GridCell, GridTrial, NeedleGrid
+from app.bench.quality.results import CeilingConfidence, GridCell, GridTrial, NeedleGrid
+from app.bench.quality.stats import one_sided_lower_bound
 from app.bench.stages.context import RunContext
 from app.bench.stages.sizing import sized_to
-from app.bench.stats import one_sided_lower_bound
 
 STEP = "needle_grid"
 

@@ -11,6 +11,8 @@ import time
 
 from app.bench import metrics
 from app.bench.prompts import user_messages
+from app.bench.quality.task_checks import check_answer
+from app.bench.quality.task_spec import TaskSpec
 from app.bench.result import (
     MemoryReading,
     RequestSample,
@@ -19,8 +21,6 @@ from app.bench.result import (
     TaskRunResult,
 )
 from app.bench.stages.context import RunContext, first_error
-from app.bench.task_checks import check_answer
-from app.bench.task_spec import TaskSpec
 
 MAX_FAILURES_KEPT = 50
 MAX_ANSWER_CHARS = 500

@@ -13,11 +13,11 @@ import time
 from typing import Literal
 
 from app.bench.prompts import filler_sentences, stable_seed, user_messages
-from app.bench.quality_result import Band, ToolCallCheck, ToolCallTrial
+from app.bench.quality.results import Band, ToolCallCheck, ToolCallTrial
+from app.bench.quality.stats import wilson_interval
+from app.bench.quality.tool_schemas import SCHEMA_NAMES, check_call, tool_case
 from app.bench.stages.context import RunContext
 from app.bench.stages.sizing import sized_to
-from app.bench.stats import wilson_interval
-from app.bench.tool_schemas import SCHEMA_NAMES, check_call, tool_case
 
 STEP = "tool_calls"
 TOOL_MAX_TOKENS = 256

@@ -6,8 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from app.bench.arrival import burst_verdict
-from app.bench.quality_result import NeedleGrid, ToolCallCheck
+from app.bench.quality.results import NeedleGrid, ToolCallCheck
 from app.bench.result import (
     MAX_ERROR_SHARE,
     BenchPlan,
@@ -22,6 +21,7 @@ from app.bench.result import (
 )
 from app.bench.stages.context import RunContext
 from app.bench.stages.needle import needle_error
+from app.bench.stream.arrival import burst_verdict
 
 
 def classify(
@@ -34,7 +34,7 @@ def classify(
 ) -> tuple[Outcome, str | None]:
     """load_failure > long_context_failure > wrong_answer > inconclusive > ok, with the
     first error text. ``inconclusive``: most answers arrived in bursts, so the run's decode
-    figures cannot be measured (app/bench/arrival.py).
+    figures cannot be measured (app/bench/stream/arrival.py).
 
     Only for a server that answered: an unreachable one raised ``TargetUnreachable`` first.
     A task's score decides the outcome only when the plan sets a minimum pass rate.

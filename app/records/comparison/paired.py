@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from app.bench.stats import ALPHA, bootstrap_change, mcnemar_exact, pairs_needed
+from app.bench.quality.stats import ALPHA, bootstrap_change, mcnemar_exact, pairs_needed
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Record

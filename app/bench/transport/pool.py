@@ -1,7 +1,7 @@
 """The benchmark client's httpx transport: a small HTTP/1.1 pool on the stamping backend.
 
 httpx builds the request and holds the response; this transport opens connections with
-``StampingBackend`` (arrival stamps), runs each exchange with ``app.bench.http1`` (h11
+``StampingBackend`` (arrival stamps), runs each exchange with ``app.bench.transport.http1`` (h11
 for the head, the body read segment by segment), and keeps idle connections for reuse.
 ``body_reader(response)`` hands a caller the exchange itself, so that a streamed answer is
 read in whole received segments rather than through httpx's per-piece iterators.
@@ -21,9 +21,9 @@ from typing import Any
 
 import httpx
 
-from app.bench.http1 import Exchange, PreparedPost, as_httpx_errors
-from app.bench.stamped_socket import StampingBackend
-from app.bench.stamped_stream import StampedStream
+from app.bench.transport.http1 import Exchange, PreparedPost, as_httpx_errors
+from app.bench.transport.stamped_socket import StampingBackend
+from app.bench.transport.stamped_stream import StampedStream
 
 _Origin = tuple[bytes, bytes, int]
 

@@ -8,7 +8,7 @@ first arrival)" then gives figures like 14,000 tok/s at a TPOT of 0.1 ms. Such a
 decode is *not measurable*: it has no decode speed and no TPOT, never an invented one.
 
 Arrivals are token chunks that came apart: chunks that came in one received segment share
-their stamp (``app.bench.stamped_socket``), and chunks written back to back arrive within
+their stamp (``app.bench.transport.stamped_socket``), and chunks written back to back arrive within
 microseconds, so a chunk that follows the previous one by at most ``SAME_ARRIVAL_NS`` is
 part of its arrival. A proxy that merges the server's chunks, or a server that flushes
 several at once, shows as fewer arrivals than chunks.

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from app.bench.http1 import PreparedPost
-from app.bench.transport import StampingTransport
+from app.bench.transport.http1 import PreparedPost
+from app.bench.transport.pool import StampingTransport
 
 
 def chat_completions_url(base_url: str) -> str:

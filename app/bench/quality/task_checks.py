@@ -8,7 +8,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from app.bench.task_spec import TaskCheck
+from app.bench.quality.task_spec import TaskCheck
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

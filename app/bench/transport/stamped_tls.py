@@ -14,7 +14,7 @@ from typing import Any
 
 import httpcore
 
-from app.bench.stamped_stream import StampedStream, _Inbox, _wait
+from app.bench.transport.stamped_stream import StampedStream, _Inbox, _wait
 
 
 class _InboxProtocol(asyncio.Protocol):

@@ -2,7 +2,7 @@
 
 Every piece of the body carries the ``perf_counter_ns`` time its bytes arrived: the
 kernel's receive stamp on Linux, else the moment the event loop read them from the socket
-(``app.bench.stamped_socket``), not when httpx handed them over, since with many streams a
+(``app.bench.transport.stamped_socket``), not when httpx handed them over, since with many streams a
 piece may wait behind other streams' chunks in between. The events completed by a piece
 carry its stamp. The body is serialised before the clock starts, so JSON encoding of a
 long prompt is not counted as server time.
@@ -25,14 +25,14 @@ from typing import Any
 
 import httpx
 
-from app.bench.arrival import arrival_of
-from app.bench.endpoint import ChatEndpoint, StampingClient
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample, ToolCallSeen
-from app.bench.sse import SSEOverflow, SSEParser
-from app.bench.stamped_stream import StampedStream
-from app.bench.stream_state import OutputOverrun, StreamState, error_message
-from app.bench.transport import arrival_ns, body_reader
+from app.bench.stream.arrival import arrival_of
+from app.bench.stream.sse import SSEOverflow, SSEParser
+from app.bench.stream.state import OutputOverrun, StreamState, error_message
+from app.bench.transport.endpoint import ChatEndpoint, StampingClient
+from app.bench.transport.pool import arrival_ns, body_reader
+from app.bench.transport.stamped_stream import StampedStream
 
 MAX_ERROR_BODY = 64 * 1024
 # A sample stores the offsets and gaps of its first chunks only (every figure is computed
@@ -203,7 +203,7 @@ def _whole_us_in_ms(ns: int) -> float:
 
 
 async def _read_events(response: httpx.Response, parser: SSEParser, state: StreamState) -> None:
-    # Stamped when the bytes arrived (see app.bench.stamped_socket), not when they are
+    # Stamped when the bytes arrived (see app.bench.transport.stamped_socket), not when they are
     # parsed after the other streams' ready chunks.
     stream = response.extensions.get("network_stream")
     stamped = stream if isinstance(stream, StampedStream) else None

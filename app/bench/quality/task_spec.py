@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.bench.answer_schema import ANSWER_SCHEMA_MARK, MAX_KEYS, answer_schema_problem
+from app.bench.quality.answer_schema import ANSWER_SCHEMA_MARK, MAX_KEYS, answer_schema_problem
 from app.i18n.validation_words import refused
 from app.security.json_input import not_a_bool
 
@@ -61,7 +61,8 @@ class TaskCheck(BaseModel):
     json_schema: dict[str, Any] | None = Field(
         default=None,
         max_length=MAX_KEYS,
-        description="a JSON Schema in the keywords a check supports (app/bench/answer_schema.py)",
+        description="a JSON Schema in the keywords a check supports "
+        "(app/bench/quality/answer_schema.py)",
         json_schema_extra={ANSWER_SCHEMA_MARK: True},
     )
     # strict: JSON `false` is not the number 0 (it was stored as 0.0); ints still pass.

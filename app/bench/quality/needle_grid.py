@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from app.bench.needle import insert_at_depth, make_passkey, needle_found
 from app.bench.prompts import compose, filler_sentences, stable_seed, user_messages
+from app.bench.quality.needle import insert_at_depth, make_passkey, needle_found
 
 GRID_DEPTHS = (0.05, 0.275, 0.5, 0.725, 0.95)
 GRID_FIRST_LENGTH = 4096

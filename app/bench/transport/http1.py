@@ -4,11 +4,11 @@ h11 writes the request and parses the response's status line and headers, once p
 request; a benchmark's streaming POST has its head written by h11 once per URL
 (``PreparedPost``), each request adding its Content-Length and body. The response body is
 then read segment by segment straight from the connection's inbox
-and its framing undone by ``app.bench.body``: a streamed answer of a thousand chunks costs
+and its framing undone by ``app.bench.transport.body``: a streamed answer of a thousand chunks costs
 a thousand slices, not a thousand passes through h11's and httpcore's event machinery,
 which took about half of a loaded client's CPU.
 
-Errors are raised as httpx's, which is what ``app.bench.stream`` classifies: a broken head
+Errors are raised as httpx's, which is what ``app.bench.stream.request`` classifies: a broken head
 or body is a ``RemoteProtocolError``, a connection closed before the body's end too.
 """
 
@@ -23,8 +23,8 @@ import h11
 import httpcore
 import httpx
 
-from app.bench.body import BodyDecoder, BodyFramingError, Chunked, Length, UntilClose
-from app.bench.stamped_stream import StampedStream
+from app.bench.transport.body import BodyDecoder, BodyFramingError, Chunked, Length, UntilClose
+from app.bench.transport.stamped_stream import StampedStream
 
 # Read at most this much per segment (the socket reads 64 KiB at a time).
 READ_SIZE = 1 << 20

@@ -39,9 +39,9 @@ from typing import Any
 
 import httpcore
 
-from app.bench.hosts import loopback_addresses
-from app.bench.stamped_stream import StampedStream, _Inbox
-from app.bench.stamped_tls import _InboxProtocol, _TransportStream
+from app.bench.transport.hosts import loopback_addresses
+from app.bench.transport.stamped_stream import StampedStream, _Inbox
+from app.bench.transport.stamped_tls import _InboxProtocol, _TransportStream
 
 # Past this many unread bytes the socket stops being read until the reader catches up.
 HIGH_WATER = 1 << 20
@@ -245,7 +245,7 @@ async def _connect_first(host: str, port: int, local_address: str | None) -> soc
     loop = asyncio.get_running_loop()
     local = loopback_addresses(host)
     literal = _numeric_infos((host.strip("[]"),), port)
-    if local:  # this machine's names are never resolved (app.bench.hosts says why)
+    if local:  # this machine's names are never resolved (app.bench.transport.hosts says why)
         infos = _numeric_infos(local, port)
     elif literal:  # an address, connected to as written
         infos = literal

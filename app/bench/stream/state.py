@@ -15,9 +15,9 @@ from json.scanner import make_scanner
 
 import msgspec
 
-from app.bench.arrival import SAME_ARRIVAL_NS
 from app.bench.result import RequestError
-from app.bench.sse import SSEEvent
+from app.bench.stream.arrival import SAME_ARRIVAL_NS
+from app.bench.stream.sse import SSEEvent
 
 MAX_KEPT_TEXT = 4000
 # A token-bearing chunk carries at least one token, so a server that sends more chunks
@@ -126,7 +126,7 @@ class StreamState:
     error: RequestError | None = None
     done: bool = False
     done_ns: int | None = None
-    # The answer's text received before its last arrival (app.bench.arrival).
+    # The answer's text received before its last arrival (app.bench.stream.arrival).
     chars_before_last: int = 0
     # chunk_limit(max_tokens), read for every token chunk.
     most_chunks: int = field(init=False, repr=False)
