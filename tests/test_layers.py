@@ -268,3 +268,10 @@ def test_each_room_of_the_benchmark_client_imports_only_those_below_it(room: str
 def test_every_room_of_the_benchmark_client_has_a_rule() -> None:
     rooms = {path.parent.name for path in (APP / "bench").glob("*/__init__.py")}
     assert rooms == set(BENCH_ROOMS)
+
+
+def test_the_readme_names_every_package() -> None:
+    readme = (APP.parent / "README.md").read_text()
+    layout = readme[readme.index("## Layout") :]
+    packages = {path.parent.name for path in APP.glob("*/__init__.py")}
+    assert {name for name in packages if f"`app/{name}/`" not in layout} == set()
