@@ -638,8 +638,11 @@ ROUNDS = 4
 # is at times not scheduled for 100-220 ms inside a non-blocking send (0.05 ms of its own
 # CPU in that wall time, measured), and its other streams cannot send meanwhile: a run
 # with such stalls holds less than it asked, and says so (`held_short`). A client that
-# holds the load on a quiet moment of the machine is what this compares.
-HELD_TRIES = 3
+# holds the load on a quiet moment of the machine is what this compares. vLLM's CPU worker
+# keeps one core for its OpenMP threads, so the client shares the other with vLLM's own
+# front end: one local CI run missed in three tries in a row (2.7, 1.0 and 1.8 at 4
+# streams), and the same test run just after held 3.3 on its first.
+HELD_TRIES = 5
 
 
 @pytest.mark.alone  # in-flight counts on a 2-core machine need its cores idle
