@@ -18,6 +18,7 @@ from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register
 from app.models import Record
 from app.records.schemas import FieldError
+from app.records.storage.configuration import Configuration
 from app.records.storage.validation import schema_errors
 from app.sentinel.points import Point, stored_points
 from app.tasks.service import get_task, task_spec
@@ -89,18 +90,7 @@ def derived_plan(points: list[Point]) -> dict[str, Any]:
 
 def target_of(record: Record) -> dict[str, Any]:
     """What the sentinel's record is about: the baseline's configuration as it ran."""
-    return {
-        "model": record.model.slug,
-        "artifact": record.artifact.slug,
-        "runtime": record.runtime.slug,
-        "runtime_version": record.runtime_version,
-        "hardware": record.hardware.slug,
-        "gpu_count": record.gpu_count,
-        "profile": record.profile.slug if record.profile else None,
-        "command": record.command,
-        "applied_values": record.applied_values,
-        "environment": record.environment,
-    }
+    return Configuration.of(record).as_json()
 
 
 def sentinel_plan(

@@ -11,6 +11,7 @@ from fastapi import Request
 from sqlalchemy.orm import Session
 
 from app.models import Hardware, LlmModel, Profile, Record
+from app.records.storage.configuration import Configuration
 from app.records.storage.per_revision import KeptPerRevision, database_of
 from app.records.storage.repository import RecordRepository
 
@@ -30,17 +31,16 @@ class KnownGood:
     @property
     def benchmark_query(self) -> dict[str, str]:
         """Query parameters of the benchmark form: what the job's record will be about."""
-        record = self.record
+        ran = Configuration.of(self.record)
         query = {
-            "model": record.model.slug,
-            "artifact": record.artifact.slug,
-            "runtime": record.runtime.slug,
-            "runtime_version": record.runtime_version,
-            "hardware": record.hardware.slug,
-            "command": record.command,
+            "model": ran.model,
+            "artifact": ran.artifact,
+            "runtime": ran.runtime,
+            "runtime_version": ran.runtime_version,
+            "hardware": ran.hardware,
+            "command": ran.command,
+            "profile": ran.profile,
         }
-        if record.profile is not None:
-            query["profile"] = record.profile.slug
         return {key: value for key, value in query.items() if value}
 
     def benchmark_query_over(self, page_query: dict[str, str]) -> dict[str, str]:
@@ -99,19 +99,20 @@ def known_good_for(session: Session, record: Record) -> KnownGood | None:
 def record_form_values(record: Record) -> dict[str, str]:
     """The record form's fields as this record filled them (not its measurements: a new
     run measures its own)."""
+    ran = Configuration.of(record)
     values = {
-        "model": record.model.slug,
-        "artifact": record.artifact.slug,
-        "runtime": record.runtime.slug,
-        "runtime_version": record.runtime_version,
-        "hardware": record.hardware.slug,
-        "gpu_count": str(record.gpu_count),
-        "profile": record.profile.slug if record.profile else "",
-        "command": record.command,
+        "model": ran.model,
+        "artifact": ran.artifact,
+        "runtime": ran.runtime,
+        "runtime_version": ran.runtime_version,
+        "hardware": ran.hardware,
+        "gpu_count": str(ran.gpu_count),
+        "profile": ran.profile or "",
+        "command": ran.command,
         "outcome": "ok",
-        "applied_values": json.dumps(record.applied_values) if record.applied_values else "",
+        "applied_values": json.dumps(ran.applied_values) if ran.applied_values else "",
     }
-    for key, value in record.environment.items():
+    for key, value in ran.environment.items():
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             values[f"environment.{key}"] = str(value)
     return {key: value for key, value in values.items() if value}
@@ -126,16 +127,7 @@ def known_good_out(request: Request, good: KnownGood | None) -> dict[str, Any] |
         "id": record.id,
         "url": str(request.url_for("records:detail", record_id=record.id)),
         "accepted_at": good.accepted_at.isoformat(),
-        "model": record.model.slug,
-        "artifact": record.artifact.slug,
-        "runtime": record.runtime.slug,
-        "runtime_version": record.runtime_version,
-        "hardware": record.hardware.slug,
-        "gpu_count": record.gpu_count,
-        "profile": record.profile.slug if record.profile else None,
-        "command": record.command,
-        "applied_values": record.applied_values,
-        "environment": record.environment,
+        **Configuration.of(record).as_json(),
         "pinned": record.pinned,
         "regressed_by": [
             {
