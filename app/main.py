@@ -69,7 +69,7 @@ from app.security.body_limit import PayloadTooLarge, too_large_response
 from app.security.exposure import AnsweredHostsMiddleware
 from app.security.headers import server_error
 from app.security.http import prefers_json
-from app.security.json_input import free_form_components, state_free_forms
+from app.security.json_input_schema import free_form_components, state_free_forms
 from app.security.no_nul import NulRefusedMiddleware
 from app.security.rate_limit import WriteRateLimitMiddleware
 from app.sentinel.routes import api_router as sentinel_api

@@ -32,7 +32,8 @@ from app.estimate.speed.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
-from app.security.json_input import FREE_FORM_MARK, check_free_form
+from app.security.json_input import check_free_form
+from app.security.json_input_schema import FREE_FORM_MARK
 
 _STRICT = ConfigDict(extra="forbid")
 

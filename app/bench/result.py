@@ -17,7 +17,7 @@ from app.bench.metrics import Distribution
 from app.bench.quality.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
 from app.bench.quality.results import NeedleGrid, ToolCallCheck
 from app.bench.quality.task_spec import TaskSpec
-from app.security.json_input import FreeForm
+from app.security.json_input_schema import FreeForm
 
 TokenCountSource = Literal["usage", "chunks"]
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer", "inconclusive"]

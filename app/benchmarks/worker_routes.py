@@ -25,7 +25,7 @@ from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.records.storage.validation import RecordInvalid, schema_errors
 from app.security import WorkerDep
-from app.security.json_input import state_integer_range
+from app.security.json_input_schema import state_integer_range
 from app.web import RowIdPath
 
 api_router = APIRouter(prefix="/api/worker", tags=["workers"])

@@ -87,7 +87,7 @@ def load_lines(result: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"  one request      {first} (estimated)")
     shape = result.get("request_shape") or {}
-    if shape.get("output_tokens") or shape.get("prompt_tokens") != result["context"]:
+    if shape:  # every answer that runs is for a request shape, asked or the default
         output = shape.get("output_tokens")
         lines.append(
             f"  requests         {shape['prompt_tokens']:,} tokens of prompt"

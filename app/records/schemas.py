@@ -13,13 +13,8 @@ from app.i18n.catalogs import DEFAULT_LOCALE, current_locale
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, is_registered, json_params, register, render
 from app.i18n.validation_words import refusal, refused
-from app.security.json_input import (
-    FREE_FORM_SCHEMA,
-    FreeForm,
-    free_form,
-    hostile_value_at,
-    not_a_bool,
-)
+from app.security.json_input import free_form, hostile_value_at, not_a_bool
+from app.security.json_input_schema import FREE_FORM_SCHEMA, FreeForm
 
 Outcome = Literal["ok", "load_failure", "long_context_failure", "wrong_answer"]
 ReviewState = Literal["pending", "accepted", "rejected", "retracted"]

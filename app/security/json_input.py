@@ -11,7 +11,8 @@ Unicode (a lone surrogate from a `\\udc80` escape) is refused naming the field t
 
 Free-form objects inside a valid document (applied values, environment extras,
 measurement details, samples) get their own, tighter bounds: `check_free_form` walks them
-without recursion.
+without recursion. What the OpenAPI document says of these values is
+`app.security.json_input_schema`.
 """
 
 import gc
@@ -21,11 +22,10 @@ import re
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Annotated, Any
+from typing import Any
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
-from pydantic import BeforeValidator, Field
 from starlette.concurrency import run_in_threadpool
 
 from app.i18n.catalogs import lazy_gettext as _l
@@ -235,70 +235,6 @@ async def loads_strict_off_loop(body: bytes) -> Any:
     return loads_strict(body)
 
 
-FREE_FORM_VALUE = "FreeFormValue"
-
-
-def free_form_value_ref(depth: int) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{FREE_FORM_VALUE}{depth}"}
-
-
-def free_form_components(max_depth: int = MAX_FREE_FORM_DEPTH) -> dict[str, dict[str, Any]]:
-    """What check_free_form keeps, as OpenAPI schemas: a value at each depth below a
-    free-form object (depth 0). Text up to its length; numbers within the range an integer
-    may take; arrays and objects only above `max_depth`."""
-    components = {}
-    for depth in range(1, max_depth + 1):
-        # One schema with a list of types (each keyword binds only its own type), not a
-        # branch per type: a value is of one type, whichever branch a reader tries.
-        value: dict[str, Any] = {
-            "type": ["string", "number", "boolean", "null"],
-            "maxLength": MAX_FREE_FORM_TEXT,
-            "minimum": INT_MIN,
-            "maximum": INT_MAX,
-        }
-        if depth < max_depth:
-            inner = free_form_value_ref(depth + 1)
-            value["type"] += ["array", "object"]
-            value.update(items=inner, additionalProperties=inner)
-        components[f"{FREE_FORM_VALUE}{depth}"] = value
-    return components
-
-
-# A free-form object's mark in a model's JSON schema: the OpenAPI document gives it the
-# values above (pydantic resolves every `$ref` it meets, so the reference goes in after).
-FREE_FORM_MARK = "x-free-form"
-FREE_FORM_SCHEMA = {FREE_FORM_MARK: True}
-
-
-def state_free_forms(node: Any) -> None:
-    """Every free-form object under `node` says which values it may hold."""
-    if isinstance(node, dict):
-        mark = node.pop(FREE_FORM_MARK, False)
-        if mark:  # True: a free-form object in the body; a number: one that deep in one
-            node["additionalProperties"] = free_form_value_ref(1 if mark is True else mark)
-        for value in node.values():
-            state_free_forms(value)
-    elif isinstance(node, list):
-        for value in node:
-            state_free_forms(value)
-
-
-def state_integer_range(node: Any) -> None:
-    """Every integer under `node` (a body's schema) says the range `loads_strict` reads, where
-    it states no narrower bound of its own."""
-    if isinstance(node, dict):
-        if node.get("type") == "integer":
-            if "minimum" not in node and "exclusiveMinimum" not in node:
-                node["minimum"] = INT_MIN
-            if "maximum" not in node and "exclusiveMaximum" not in node:
-                node["maximum"] = INT_MAX
-        for value in node.values():
-            state_integer_range(value)
-    elif isinstance(node, list):
-        for value in node:
-            state_integer_range(value)
-
-
 def check_free_form(
     value: Any,
     *,
@@ -408,12 +344,6 @@ def free_form(value: Any) -> Any:
     if problem is not None:
         raise ValueError(problem)
     return value
-
-
-# A free-form object in a body: checked as above, and stated so in the OpenAPI document.
-FreeForm = Annotated[
-    dict[str, Any], BeforeValidator(free_form), Field(json_schema_extra=FREE_FORM_SCHEMA)
-]
 
 
 class StrictJsonRequest(Request):

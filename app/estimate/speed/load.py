@@ -9,14 +9,15 @@ Request shape: decode runs at `depth` tokens of KV per request: prompt + half th
 A question that leaves a length blank is answered for the stated default request
 (`RequestShape.filled`: a 1,024-token prompt and 256 output tokens, as the plan asks), never
 for the server's largest context; only a shape with no lengths at all, which the
-measurement checks use, runs at the plan's context. The first token waits for the
-prompt's prefill and the runtime's own time per request (admission, tokenising, the way
-back). Arrivals: the users' requests arrive
-independently, each user's next turn when the last is answered, and a prompt waits for the
-prefills queued before it (`ttft_ms`); a burst, every request at the same instant, is the
-named worst case (`ttft_burst_ms`). When the output length is given, each request's decode also
-waits for the prefills of the requests that join during it (continuous batching), as a
-serving benchmark measures; without it the figure is the steady-state step.
+measurement checks use, runs at the plan's context. The first token waits for the prompt's
+prefill and the runtime's own time per request (admission, tokenising, the way back).
+
+Arrivals: the users' requests arrive independently, each user's next turn when the last is
+answered, and a prompt waits for the prefills queued before it (`ttft_ms`); a burst, every
+request at the same instant, is the named worst case (`ttft_burst_ms`). When the output
+length is given, each request's decode also waits for the prefills of the requests that join
+during it (continuous batching), as a serving benchmark measures; without it the figure is
+the steady-state step.
 """
 
 from __future__ import annotations
