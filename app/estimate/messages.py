@@ -22,6 +22,7 @@ class Code(StrEnum):
     FITS_WITH_SPARE = "fits_with_spare"
     FITS = "fits"
     FITS_WITH_REQUESTS = "fits_with_requests"
+    FITS_WITH_PAGED_REQUESTS = "fits_with_paged_requests"
     FITS_UP_TO = "fits_up_to"
     FITS_UP_TO_NOT_ASKED = "fits_up_to_not_asked"
     PAIRING_UNVERIFIED = "pairing_unverified"

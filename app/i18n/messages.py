@@ -22,6 +22,10 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.FITS_WITH_SPARE: _l("fits %(tokens)s tokens with %(spare)s GB per GPU to spare"),
     Code.FITS: _l("fits %(tokens)s tokens"),
     Code.FITS_WITH_REQUESTS: _l("fits %(tokens)s tokens x %(requests)s requests"),
+    Code.FITS_WITH_PAGED_REQUESTS: _l(
+        "fits one request of %(tokens)s tokens, and %(requests)s requests of %(held)s tokens "
+        "each at once"
+    ),
     Code.FITS_UP_TO: _l("fits up to %(tokens)s tokens"),
     Code.FITS_UP_TO_NOT_ASKED: _l("fits up to %(largest)s tokens, not the %(asked)s asked"),
     Code.PAIRING_UNVERIFIED: _l("runtime pairing needs verification"),

@@ -117,7 +117,7 @@ def resolve_recipe(inputs: ModelInputs, question: Question) -> ResolvedRecipe:
         hardware=hardware,
         profile=profile,
         verdict=verdict,
-        reason=_reason(verdict, choice, applied, requested, one_request.max_context),
+        reason=_reason(verdict, choice, applied, requested, one_request.max_context, held),
         route=choice,
         pair=inputs.verified.evidence(choice.artifact.id, choice.runtime.id),
         alternatives=alternatives,
@@ -222,11 +222,18 @@ def _reason(
     applied: AppliedValues,
     requested: int,
     largest: int | None,
+    held: int,
 ) -> tuple[Message, ...]:
-    """Why the verdict; the memory figure beside it carries the numbers."""
+    """Why the verdict; the memory figure beside it carries the numbers. Where the runtime
+    pages its cache, the requests at once each hold `held` tokens, not the whole context."""
     if applied.context < requested:
         largest = largest or applied.context
         fits = message(Code.FITS_UP_TO_NOT_ASKED, largest=largest, asked=requested)
+    elif applied.max_concurrency > 1 and held < applied.context:
+        requests = applied.max_concurrency
+        fits = message(
+            Code.FITS_WITH_PAGED_REQUESTS, tokens=applied.context, requests=requests, held=held
+        )
     elif applied.max_concurrency > 1:
         requests = applied.max_concurrency
         fits = message(Code.FITS_WITH_REQUESTS, tokens=applied.context, requests=requests)

@@ -19,6 +19,7 @@ SAMPLES: dict[Code, dict] = {
     Code.FITS_WITH_SPARE: {"tokens": 8192, "spare": 3.4},
     Code.FITS: {"tokens": 16384},
     Code.FITS_WITH_REQUESTS: {"tokens": 16384, "requests": 4},
+    Code.FITS_WITH_PAGED_REQUESTS: {"tokens": 16384, "requests": 16, "held": 1280},
     Code.FITS_UP_TO: {"tokens": 32768},
     Code.FITS_UP_TO_NOT_ASKED: {"largest": 32768, "asked": 131072},
     Code.PAIRING_UNVERIFIED: {},

@@ -84,6 +84,11 @@ def test_blank_lengths_are_the_stated_default_request_everywhere(client: TestCli
     # The default request, never the server's whole context.
     assert (shape["prompt_tokens"], shape["output_tokens"]) == (1024, 256)
     assert shape["prompt_tokens"] < blank["context"]
+    # The verdict's sentence says what each of the paged pool's requests holds: the default
+    # request, block-rounded, not the whole context.
+    [fits] = [m for m in blank["reason_messages"] if m["code"] == "fits_with_paged_requests"]
+    assert fits["params"] == {"tokens": blank["context"], "requests": 16, "held": 1024 + 256}
+    assert fits["text"] in blank["reason"]
     [said] = [m for m in blank["assumed_messages"] if m["code"] == "lengths_defaulted"]
     assert said["params"] == {"prompt": 1024, "output": 256}
     assert said["text"] in blank["assumed"]
