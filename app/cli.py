@@ -332,8 +332,8 @@ def problems(errors: dict[str, str]) -> str:
 
 
 def register_benchmark_commands() -> None:
-    from app.benchmarks.cli import bench
-    from app.benchmarks.worker_cli import worker
+    from app.jobs.cli import bench
+    from app.jobs.worker_cli import worker
 
     main.add_command(bench)
     main.add_command(worker)

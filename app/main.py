@@ -16,10 +16,6 @@ from app.accuracy.routes import api_router as accuracy_api
 from app.accuracy.routes import router as accuracy_pages
 from app.api_docs import router as api_docs
 from app.bench.quality.answer_schema import answer_schema_components, state_answer_schemas
-from app.benchmarks.routes import api_router as benchmark_api
-from app.benchmarks.routes import router as benchmark_pages
-from app.benchmarks.worker import InProcessWorker
-from app.benchmarks.worker_routes import api_router as worker_api
 from app.calibrate.routes import router as calibrate_pages
 from app.calibrate.routes import worker_api as calibrate_worker_api
 from app.catalog.revision import Revisions, SqliteRevisionGlance, current_revisions_on
@@ -31,6 +27,10 @@ from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
 from app.i18n import LocaleMiddleware
 from app.i18n.sentences import english, render
 from app.i18n.validation_words import MAX_ERRORS, MAX_MESSAGE, MORE_ERRORS, clipped
+from app.jobs.routes import api_router as benchmark_api
+from app.jobs.routes import router as benchmark_pages
+from app.jobs.worker import InProcessWorker
+from app.jobs.worker_routes import api_router as worker_api
 from app.observability import (
     RequestMetrics,
     RequestMetricsMiddleware,

@@ -71,13 +71,13 @@ ON_POSTGRESQL = {
     "tests/records/test_review.py",
     "tests/records/test_consequences.py",
     "tests/records/test_hostile_input.py",
-    "tests/benchmarks/test_bench_jobs.py",
+    "tests/jobs/test_bench_jobs.py",
     "tests/tasks/test_tasks_api.py",
     "tests/tasks/test_task_cli.py",
     "tests/records/test_ingest.py",
     "tests/records/test_export_stream.py",
     "tests/records/test_known_good.py",
-    "tests/benchmarks/test_remote_worker_api.py",
+    "tests/jobs/test_remote_worker_api.py",
 }
 
 

@@ -16,7 +16,7 @@ APP = Path(__file__).resolve().parents[1] / "app"
 # package -> app packages it must never import. Every package of app/ has a rule (see
 # `test_every_package_has_a_rule`); the layers run estimate and i18n at the bottom, then the
 # catalog and the resolution, then the pages and the jobs, with the CLI and the app on top.
-PAGES_AND_JOBS = {"recipes", "plan", "records", "benchmarks", "calibrate", "sentinel", "tasks"}
+PAGES_AND_JOBS = {"recipes", "plan", "records", "jobs", "calibrate", "sentinel", "tasks"}
 # Asking the one question sits on the resolution, under the pages that ask it.
 ASKING = {"asking"}
 TOP = {"cli", "main", "observability"}
@@ -28,7 +28,7 @@ FORBIDDEN = {
         "recipes",
         "records",
         "bench",
-        "benchmarks",
+        "jobs",
         "models",
         "db",
         "cli",
@@ -58,18 +58,18 @@ FORBIDDEN = {
     "asking": {"bench"} | PAGES_AND_JOBS | TOP,
     # A plan asks the estimate's own question (app.asking) and answers alone; the pages of
     # recipes may show a plan's figures (the fit table's load column), never the reverse.
-    "plan": {"recipes", "records", "bench", "benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
-    "recipes": {"benchmarks", "calibrate", "sentinel", "tasks"} | TOP,
+    "plan": {"recipes", "records", "bench", "jobs", "calibrate", "sentinel", "tasks"} | TOP,
+    "recipes": {"jobs", "calibrate", "sentinel", "tasks"} | TOP,
     # The submission process builds its app with the factory the app hands it.
-    "records": {"recipes", "plan", "benchmarks", "calibrate", "sentinel"} | TOP,
-    "tasks": {"catalog", "resolve", "asking", "recipes", "plan", "benchmarks", "calibrate"}
+    "records": {"recipes", "plan", "jobs", "calibrate", "sentinel"} | TOP,
+    "tasks": {"catalog", "resolve", "asking", "recipes", "plan", "jobs", "calibrate"}
     | {"sentinel"}
     | {"accuracy"}
     | TOP,
-    "benchmarks": {"resolve", "asking", "recipes", "plan", "accuracy"} | TOP,
+    "jobs": {"resolve", "asking", "recipes", "plan", "accuracy"} | TOP,
     "calibrate": {"recipes", "plan", "sentinel", "tasks", "accuracy"} | TOP,
     "sentinel": {"catalog", "resolve", "asking", "recipes", "plan", "calibrate", "accuracy"} | TOP,
-    "observability": {"catalog", "resolve", "asking", "recipes", "plan", "bench", "benchmarks"}
+    "observability": {"catalog", "resolve", "asking", "recipes", "plan", "bench", "jobs"}
     | {"calibrate", "sentinel", "tasks", "accuracy", "cli", "main"},
     "bench": {"catalog", "resolve", "asking", "accuracy", "models", "db"} | PAGES_AND_JOBS | TOP,
 }

@@ -11,15 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from sqlalchemy.orm import Session
 
 from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
-from app.benchmarks.leases import LeaseLost, lost
-from app.benchmarks.repository import JobRepository
-from app.benchmarks.schemas import WorkerLabel
-from app.benchmarks.service import JobInvalid
 from app.calibrate.probe import BATCHES, BUDGET_S, OUTPUT_TOKENS, ProbePlan, ProbeResult
 from app.calibrate.service import CalibrationRefused, find_target, store_calibration
 from app.config import Settings
 from app.db import utcnow
 from app.errors import NotFound, ServebookError
+from app.jobs.leases import LeaseLost, lost
+from app.jobs.repository import JobRepository
+from app.jobs.schemas import WorkerLabel
+from app.jobs.service import JobInvalid
 from app.models import BenchJob, CalibrationProfile
 from app.records.schemas import FieldError
 from app.records.storage.validation import schema_errors

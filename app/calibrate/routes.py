@@ -7,8 +7,6 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.benchmarks.service import JobInvalid, get_job
-from app.benchmarks.worker_routes import HELD_REFUSALS, body_doc, parse
 from app.calibrate.account import account
 from app.calibrate.jobs import enqueue_calibration, finish_calibration_job, parse_calibration_job
 from app.calibrate.probe import ProbeResult
@@ -17,6 +15,8 @@ from app.calibrate.service import latest_profiles
 from app.catalog.choices import form_choices
 from app.catalog.repository import CatalogRepository
 from app.db import SessionDep
+from app.jobs.service import JobInvalid, get_job
+from app.jobs.worker_routes import HELD_REFUSALS, body_doc, parse
 from app.records.endpoints.json_body import BodyDep
 from app.records.schemas import FieldError
 from app.records.storage.validation import RecordInvalid

@@ -8,8 +8,8 @@ from rich.console import Console
 
 from app.bench.procedure import TargetUnreachable
 from app.bench.transport.hosts import HostNotAllowedError
-from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
+from app.jobs.worker import API_KEY_ENV
 from app.sentinel.compare import Change
 
 EXIT_REGRESSED = 1
@@ -80,9 +80,9 @@ def sentinel(
       3  nothing answered at --base-url: nothing measured, written or stored
       4  measured, but the record was refused
     """
-    from app.benchmarks.versioned import run_and_read_version
     from app.db import session_scope
     from app.errors import NotFound, ServebookError
+    from app.jobs.versioned import run_and_read_version
     from app.sentinel.compare import confirmed
     from app.sentinel.model_name import served_model_name
     from app.sentinel.plan import NoPlan, sentinel_plan

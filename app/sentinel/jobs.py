@@ -1,6 +1,6 @@
 """The "re-check on a new version" job: the known-good record's plan queued as a benchmark
 job against a server (often the same one, upgraded), judged against the record when a
-worker finishes it (app/benchmarks/leases.py), like `servebook sentinel` does in a terminal."""
+worker finishes it (app/jobs/leases.py), like `servebook sentinel` does in a terminal."""
 
 from typing import Any
 
@@ -9,12 +9,12 @@ from sqlalchemy.orm import Session
 
 from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
 from app.bench.transport.url_schema import bench_url_field
-from app.benchmarks.repository import JobRepository
-from app.benchmarks.schemas import WorkerLabel
-from app.benchmarks.service import JobInvalid
 from app.config import Settings
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
+from app.jobs.repository import JobRepository
+from app.jobs.schemas import WorkerLabel
+from app.jobs.service import JobInvalid
 from app.models import BenchJob
 from app.records.schemas import FieldError
 from app.records.storage.validation import schema_errors

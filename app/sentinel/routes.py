@@ -6,10 +6,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from app.benchmarks.routes import api_job
-from app.benchmarks.service import JobInvalid
 from app.db import SessionDep
 from app.errors import error_responses
+from app.jobs.routes import api_job
+from app.jobs.service import JobInvalid
 from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.security import SubmitterDep, verify_csrf

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.bench.result import BenchResult
-from app.benchmarks.to_record import kept_plan, record_from_result
 from app.errors import NotFound
+from app.jobs.to_record import kept_plan, record_from_result
 from app.records.storage.repository import RecordRepository
 from app.records.storage.service import NO_RECORD, submit_record
 from app.sentinel.compare import SentinelReport, compare_runs

@@ -6,8 +6,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from app.benchmarks.worker import Worker
 from app.config import get_settings
+from app.jobs.worker import Worker
 from app.sentinel.watch import SentinelWatch
 
 

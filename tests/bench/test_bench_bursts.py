@@ -18,7 +18,7 @@ from app.bench.result import MIN_LEVEL_ROUNDS, BenchPlan, ConcurrencyRamp
 from app.bench.stages.ramp import held_concurrency, level_summary, stream_throughputs
 from app.bench.stages.verdict import held_notes
 from app.bench.stream.arrival import arrival_of
-from app.benchmarks.to_record import level_point
+from app.jobs.to_record import level_point
 
 
 def bench(model: str, **overrides: Any) -> BenchResult:

@@ -39,7 +39,7 @@ from app.bench.metrics_text import parse_prometheus_text
 from app.bench.procedure import SMOKE_MAX_TOKENS
 from app.bench.stream.request import stream_chat
 from app.bench.transport.endpoint import ChatEndpoint, chat_completions_url, make_http_client
-from app.benchmarks.to_record import record_from_result
+from app.jobs.to_record import record_from_result
 from app.models import Measurement
 from app.records.storage.service import submit_record
 from tests.records.conftest import GLM, GLM_FP8, seeded_slug

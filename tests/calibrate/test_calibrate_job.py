@@ -8,9 +8,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from app.jobs.worker import Worker
 from app.models import BenchJob, CalibrationProfile
 
 STEADY = "fake?itl_ms=40&ttft_ms=30&tokens=12"

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from app.calibrate.jobs import CalibrationJobIn, enqueue_calibration
 from app.db import make_engine, make_sessionmaker, session_scope
 from app.models import CalibrationProfile
-from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
+from tests.jobs.remote_support import (  # noqa: F401 (fixture)
     Dashboard,
     dashboard,
     run_worker_once,

@@ -22,7 +22,7 @@ from app.i18n.catalogs import po_path, reset_locale, set_locale
 from app.i18n.maintenance import TRANSLATED, read_catalog
 from app.i18n.sentences import Sentence, english, register, registered, render
 from app.models import BenchJob, Record, RecordEvent
-from tests.benchmarks.test_bench_task_form import form_for
+from tests.jobs.test_bench_task_form import form_for
 from tests.records.conftest import GLM, GLM_FP8, h200, post_record, valid  # noqa: F401
 
 PLACEHOLDER = re.compile(r"%\((\w+)\)s")

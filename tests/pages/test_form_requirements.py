@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.benchmarks.schemas import JobIn
+from app.jobs.schemas import JobIn
 from app.models import Runtime
 from app.records.schemas import RecordIn
 

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.bench import BenchResult, run_benchmark
 from app.bench.result import BenchPlan
-from app.benchmarks.to_record import record_from_result
+from app.jobs.to_record import record_from_result
 from tests.bench.fake_openai_server import FakeOpenAIServer
 from tests.live_server import LiveServer, outside_browser_loop
 from tests.records.conftest import GLM, GLM_FP8, accept, post_record

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from app.models import BenchJob, Record, Task
 from app.records.storage.service import get_record
-from tests.benchmarks.test_bench_jobs import job_body
+from tests.jobs.test_bench_jobs import job_body
 from tests.records.conftest import GLM, post_record
 from tests.records.test_form import form_fields, submit
 from tests.tasks.test_tasks_api import TASK

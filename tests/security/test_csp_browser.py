@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.benchmarks.test_bench_jobs import job_body
+from tests.jobs.test_bench_jobs import job_body
 from tests.live_server import LiveServer
 from tests.records.conftest import GLM, h200, valid  # noqa: F401 (fixtures)
 

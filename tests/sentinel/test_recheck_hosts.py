@@ -10,13 +10,13 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope
+from app.jobs.worker import Worker
 from app.main import create_app
 from app.models import BenchJob
 from app.records.storage.service import submit_record
-from tests.benchmarks.remote_support import run_worker_once, serve_dashboard
+from tests.jobs.remote_support import run_worker_once, serve_dashboard
 from tests.records.conftest import post_record
 
 FAR = "http://10.9.8.7:8080/v1"

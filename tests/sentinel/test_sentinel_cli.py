@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.models import Record
 from app.sentinel.cli import EXIT_REGRESSED, EXIT_UNREACHABLE
-from tests.benchmarks.test_bench_jobs import closed_port
+from tests.jobs.test_bench_jobs import closed_port
 from tests.sentinel.servers import BASELINE_TIMING, SLOW_DECODE_TIMING, timed_server
 
 VLLM_TARGET = [
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.usefixtures("cli_database")
 
 
 def invoke(args: list[str]) -> Result:
-    # On a thread of its own, as in a terminal (see tests/benchmarks/test_bench_cli.py).
+    # On a thread of its own, as in a terminal (see tests/jobs/test_bench_cli.py).
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(CliRunner().invoke, main, args).result()
 

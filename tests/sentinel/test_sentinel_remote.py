@@ -6,9 +6,9 @@ import httpx
 import pytest
 
 from app.bench.result import BenchPlan
-from app.benchmarks.worker import run_on_own_thread
 from app.config import Settings
-from tests.benchmarks.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
+from app.jobs.worker import run_on_own_thread
+from tests.jobs.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
 from tests.sentinel.servers import BASELINE_TIMING, SLOW_DECODE_TIMING, timed_server
 from tests.sentinel.test_sentinel_cli import baseline_record
 

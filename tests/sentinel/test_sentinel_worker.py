@@ -6,11 +6,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
 from app.i18n.labels import stage_label
 from app.i18n.messages import in_locale
+from app.jobs.worker import Worker
 from app.models import BenchJob, Record, SentinelCheck
 from app.records.evidence.known_good import KnownGood, known_good_for
 from app.records.review.steps import review_record

@@ -7,7 +7,7 @@ import pytest
 from app.bench.result import ServerVersion
 from app.bench.server_version import read_server_version_sync
 from app.bench.transport.hosts import HostNotAllowedError
-from tests.benchmarks.test_bench_jobs import closed_port
+from tests.jobs.test_bench_jobs import closed_port
 from tests.sentinel.servers import BASELINE_TIMING, timed_server
 
 

@@ -16,13 +16,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.bench.result import BenchResult
-from app.benchmarks.repository import JobRepository, claimable
-from app.benchmarks.service import NO_JOB
-from app.benchmarks.to_record import kept_plan, record_from_result
 from app.db import utcnow
 from app.errors import Conflict, NotFound, ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
+from app.jobs.repository import JobRepository, claimable
+from app.jobs.service import NO_JOB
+from app.jobs.to_record import kept_plan, record_from_result
 from app.models import BenchJob
 from app.records.storage.service import submit_record
 

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.models import BenchJob
-from tests.benchmarks.test_bench_jobs import TARGET
+from tests.jobs.test_bench_jobs import TARGET
 
 TASK = {
     "name": "capitals",

@@ -8,8 +8,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
-from app.benchmarks.leases import claim_job, fail_job, finish_job, lost, renew_lease
-from app.benchmarks.worker_schemas import (
+from app.db import SessionDep
+from app.errors import error_responses
+from app.jobs.leases import claim_job, fail_job, finish_job, lost, renew_lease
+from app.jobs.worker_schemas import (
     ClaimIn,
     ClaimOut,
     FailIn,
@@ -19,8 +21,6 @@ from app.benchmarks.worker_schemas import (
     ResultIn,
     ResultOut,
 )
-from app.db import SessionDep
-from app.errors import error_responses
 from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut
 from app.records.storage.validation import RecordInvalid, schema_errors

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.bench.result import BenchResult
-from app.benchmarks.schemas import WorkerLabel
+from app.jobs.schemas import WorkerLabel
 
 LeaseToken = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 # Long enough to survive a slow network, short enough that a dead worker's job moves on.

@@ -9,11 +9,11 @@ from click.testing import CliRunner, Result
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.benchmarks.cli import EXIT_OUTCOME_NOT_OK, EXIT_UNREACHABLE
 from app.cli import main
 from app.config import get_settings
+from app.jobs.cli import EXIT_OUTCOME_NOT_OK, EXIT_UNREACHABLE
 from app.models import Record
-from tests.benchmarks.test_bench_jobs import FAST, TARGET, closed_port
+from tests.jobs.test_bench_jobs import FAST, TARGET, closed_port
 
 RECORD_FLAGS = [
     "--record",

@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from app.cli import main
 from app.config import Settings, get_settings
 from app.records.comparison.statistics import fisher_exact, prompts_per_arm
-from tests.benchmarks.test_bench_jobs import job_body, worker_for
 from tests.fake_server_process import fake_server_process
+from tests.jobs.test_bench_jobs import job_body, worker_for
 
 STRONG = "fake?answer=scripted&ttft_ms=5&itl_ms=1"  # answers [[reply: ...]]
 WEAK = STRONG + "&alternate=1"  # answers [[alt: ...]]

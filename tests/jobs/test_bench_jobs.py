@@ -13,9 +13,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from app.jobs.worker import Worker
 from app.models import BenchJob, Measurement, Record
 
 FAST = "fake?ttft_ms=15&itl_ms=2&tokens=24&per_chunk=2"

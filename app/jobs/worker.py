@@ -2,7 +2,7 @@
 
 One loop (`JobRunner`) for every worker; where jobs come from is its `JobSource`: the
 dashboard's database (`Worker`, and the worker `servebook serve` runs beside the app) or a
-dashboard's HTTP API (`servebook worker --server URL`, app/benchmarks/remote.py).
+dashboard's HTTP API (`servebook worker --server URL`, app/jobs/remote.py).
 
 A job's record and its "succeeded" state are written in one transaction, guarded by the
 lease, so a worker that dies mid-run leaves no half record: the lease expires, another
@@ -28,13 +28,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.bench.procedure import TargetUnreachable
 from app.bench.result import BenchPlan, BenchResult
-from app.benchmarks.job_source import DatabaseJobSource, JobSource, SourceRefused
-from app.benchmarks.leases import Claim, LeaseLost
-from app.benchmarks.versioned import run_and_read_version
 from app.calibrate.jobs import is_calibration, probe_plan
 from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
 from app.config import get_settings
 from app.errors import ServebookError
+from app.jobs.job_source import DatabaseJobSource, JobSource, SourceRefused
+from app.jobs.leases import Claim, LeaseLost
+from app.jobs.versioned import run_and_read_version
 from app.records.storage.validation import schema_errors
 
 log = logging.getLogger("servebook.worker")

@@ -5,8 +5,8 @@ reached a resolver (and, on a real network, DNS) before, and answer now."""
 import pytest
 
 from app.bench.transport.hosts import HostNotAllowedError, check_url_allowed, loopback_addresses
-from tests.benchmarks.test_bench_cli import bench, database  # noqa: F401 (fixture)
-from tests.benchmarks.test_bench_jobs import FAST
+from tests.jobs.test_bench_cli import bench, database  # noqa: F401 (fixture)
+from tests.jobs.test_bench_jobs import FAST
 
 
 @pytest.mark.parametrize("name", ["localhost.", "LOCALHOST.localdomain", "localhost.localdomain."])

@@ -15,10 +15,10 @@ import httpx
 from pydantic import ValidationError
 
 from app.bench.result import BenchResult
-from app.benchmarks.job_source import SourceRefused
-from app.benchmarks.leases import Claim, LeaseLost
-from app.benchmarks.worker_schemas import ClaimOut
 from app.errors import ServebookError
+from app.jobs.job_source import SourceRefused
+from app.jobs.leases import Claim, LeaseLost
+from app.jobs.worker_schemas import ClaimOut
 
 log = logging.getLogger("servebook.worker")
 REQUEST_TIMEOUT_S = 30.0

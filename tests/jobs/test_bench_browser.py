@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from app.benchmarks.worker import Worker
 from app.db import make_engine, make_sessionmaker
+from app.jobs.worker import Worker
 from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.browser

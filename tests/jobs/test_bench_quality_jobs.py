@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session
 
 from app.config import Settings
 from app.models import BenchJob, Measurement, Record
-from tests.benchmarks.test_bench_jobs import job_body, worker_for
-from tests.benchmarks.test_bench_task_form import form_for
+from tests.jobs.test_bench_jobs import job_body, worker_for
+from tests.jobs.test_bench_task_form import form_for
 
 NEEDLE = "fake?answer=needle&itl_ms=0&ttft_ms=0"
 

@@ -5,12 +5,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from app.benchmarks.schemas import JobIn, JobListOut, JobOut
-from app.benchmarks.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
 from app.calibrate.jobs import is_calibration
 from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
+from app.jobs.schemas import JobIn, JobListOut, JobOut
+from app.jobs.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
 from app.pagination import CursorQuery, LimitQuery, next_url
 from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
 from app.records.schemas import ErrorsOut

@@ -1,9 +1,9 @@
 """Where a worker gets its jobs and sends its results: one small interface, two sources.
 
 `DatabaseJobSource` reaches the dashboard's own database (the worker beside the web app,
-or `servebook worker` given DATABASE_URL); `HttpJobSource` (app/benchmarks/remote.py)
+or `servebook worker` given DATABASE_URL); `HttpJobSource` (app/jobs/remote.py)
 reaches a dashboard over its worker API, for a GPU host that keeps its model server on
-loopback. Both apply the same lease rules, from app/benchmarks/leases.py.
+loopback. Both apply the same lease rules, from app/jobs/leases.py.
 """
 
 from datetime import timedelta
@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.bench.result import BenchResult
-from app.benchmarks.leases import Claim, claim_job, fail_job, finish_job, renew_lease
+from app.jobs.leases import Claim, claim_job, fail_job, finish_job, renew_lease
 
 
 class SourceRefused(Exception):

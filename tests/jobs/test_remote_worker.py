@@ -14,7 +14,7 @@ import httpx
 from app.config import Settings
 from app.i18n.labels import stage_label
 from app.i18n.messages import in_locale
-from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
+from tests.jobs.remote_support import (  # noqa: F401 (fixture)
     WAIT_S,
     Dashboard,
     dashboard,
@@ -22,7 +22,7 @@ from tests.benchmarks.remote_support import (  # noqa: F401 (fixture)
     serve_dashboard,
     start_worker,
 )
-from tests.benchmarks.test_bench_jobs import FAST, job_body
+from tests.jobs.test_bench_jobs import FAST, job_body
 
 SLOW = "fake?ttft_ms=200&itl_ms=40&tokens=30"
 

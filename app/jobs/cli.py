@@ -1,5 +1,5 @@
 """`servebook bench`: run a benchmark now, in this terminal (`servebook worker` runs queued
-jobs: app/benchmarks/worker_cli.py)."""
+jobs: app/jobs/worker_cli.py)."""
 
 from pathlib import Path
 from typing import Any
@@ -14,11 +14,11 @@ from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.quality.task_spec import TaskFileError, TaskSpec
 from app.bench.result import BenchPlan, BenchResult, TaskRunResult
 from app.bench.transport.hosts import HostNotAllowedError
-from app.benchmarks.quality_tables import grid_table, tool_call_table
-from app.benchmarks.to_record import kept_plan, record_from_result
-from app.benchmarks.versioned import with_server_version
-from app.benchmarks.worker import API_KEY_ENV
 from app.config import get_settings
+from app.jobs.quality_tables import grid_table, tool_call_table
+from app.jobs.to_record import kept_plan, record_from_result
+from app.jobs.versioned import with_server_version
+from app.jobs.worker import API_KEY_ENV
 from app.records.storage.validation import schema_errors
 from app.tasks.files import read_task_file
 

@@ -7,10 +7,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import select, text
 
-from app.benchmarks.job_source import DatabaseJobSource
-from app.benchmarks.repository import JobRepository
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, utcnow
+from app.jobs.job_source import DatabaseJobSource
+from app.jobs.repository import JobRepository
 from app.models import BenchJob
 
 CLAIMERS = 4

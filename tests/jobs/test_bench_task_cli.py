@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.config import Settings, get_settings
 from app.models import BenchJob, Measurement
-from tests.benchmarks.test_bench_jobs import job_body, worker_for
+from tests.jobs.test_bench_jobs import job_body, worker_for
 
 SCRIPTED = "fake?answer=scripted&ttft_ms=5&itl_ms=1"
 TASK_LINES = [

@@ -7,12 +7,12 @@ from sqlalchemy.orm import Session
 
 from app.bench.result import BenchPlan
 from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
-from app.benchmarks.repository import JobRepository
-from app.benchmarks.schemas import JobIn
 from app.config import Settings
 from app.errors import NotFound, ServebookError
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
+from app.jobs.repository import JobRepository
+from app.jobs.schemas import JobIn
 from app.models import BenchJob, Task
 from app.pagination import Page
 from app.records.schemas import FieldError

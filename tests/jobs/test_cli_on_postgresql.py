@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 
 from app.db import make_engine
 from app.models import LlmModel
-from tests.benchmarks.test_bench_jobs import job_body
 from tests.conftest import TEST_SECRET_KEY, database_settings
+from tests.jobs.test_bench_jobs import job_body
 from tests.pg_server import PostgresServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

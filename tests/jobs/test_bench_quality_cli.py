@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.config import get_settings
 from app.models import Measurement, Record
-from tests.benchmarks.test_bench_cli import RECORD_FLAGS
+from tests.jobs.test_bench_cli import RECORD_FLAGS
 
 
 @pytest.fixture(autouse=True)

@@ -11,10 +11,10 @@ import threading
 
 import click
 
-from app.benchmarks.job_source import SourceRefused
-from app.benchmarks.schemas import LABEL_PATTERN, LABEL_RULE
-from app.benchmarks.worker import JobRunner, Worker, worker_name
 from app.config import get_settings
+from app.jobs.job_source import SourceRefused
+from app.jobs.schemas import LABEL_PATTERN, LABEL_RULE
+from app.jobs.worker import JobRunner, Worker, worker_name
 
 
 def check_label(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -115,7 +115,7 @@ def worker(
     if server is None:
         run_from_database(label, lease_s, poll_s, once)
         return
-    from app.benchmarks.remote import HttpJobSource
+    from app.jobs.remote import HttpJobSource
 
     hosts = list(allow_hosts) or get_settings().worker_hosts(label)
     try:

@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from app.bench.result import BenchPlan
-from app.benchmarks.worker import run_on_own_thread
-from tests.benchmarks.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
-from tests.benchmarks.test_bench_jobs import FAST, job_body
+from app.jobs.worker import run_on_own_thread
+from tests.jobs.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
+from tests.jobs.test_bench_jobs import FAST, job_body
 
 CLAIM = "/api/worker/claim"
 

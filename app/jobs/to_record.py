@@ -11,7 +11,7 @@ from app.bench.result import (
     NeedleLength,
     TaskRunResult,
 )
-from app.benchmarks.quality_record import grid_point, tool_call_details
+from app.jobs.quality_record import grid_point, tool_call_details
 
 # Failures kept on the record (the full list stays with the job's result), and their size.
 RECORD_TASK_FAILURES = 10

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from app.benchmarks.worker import Worker
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker
+from app.jobs.worker import Worker
 from tests.live_server import LiveServer
 
 pytestmark = pytest.mark.browser

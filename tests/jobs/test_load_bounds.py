@@ -8,10 +8,10 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from app.bench.result import MAX_CONCURRENCY, BenchPlan
-from app.benchmarks.worker import describe
+from app.jobs.worker import describe
 from app.models import BenchJob
-from tests.benchmarks.test_bench_cli import bench, database  # noqa: F401 (fixture)
-from tests.benchmarks.test_bench_jobs import FAST, job_body
+from tests.jobs.test_bench_cli import bench, database  # noqa: F401 (fixture)
+from tests.jobs.test_bench_jobs import FAST, job_body
 from tests.records.test_surrogates import count
 
 
