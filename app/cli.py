@@ -332,8 +332,9 @@ def problems(errors: dict[str, str]) -> str:
 
 
 def register_benchmark_commands() -> None:
+    from app import job_kinds  # noqa: F401 - the workers and queues below run every kind
     from app.jobs.cli import bench
-    from app.jobs.worker_cli import worker
+    from app.worker_cli import worker
 
     main.add_command(bench)
     main.add_command(worker)

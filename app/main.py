@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.routing import Match
 from starlette.types import Scope
 
+from app import job_kinds  # noqa: F401 - the in-process worker runs every kind
 from app.accuracy.routes import api_router as accuracy_api
 from app.accuracy.routes import router as accuracy_pages
 from app.api_docs import router as api_docs

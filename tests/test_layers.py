@@ -19,7 +19,7 @@ APP = Path(__file__).resolve().parents[1] / "app"
 PAGES_AND_JOBS = {"recipes", "plan", "records", "jobs", "calibrate", "sentinel", "tasks"}
 # Asking the one question sits on the resolution, under the pages that ask it.
 ASKING = {"asking"}
-TOP = {"cli", "main", "observability"}
+TOP = {"cli", "main", "observability", "job_kinds", "worker_cli"}
 FORBIDDEN = {
     "estimate": {
         "asking",
@@ -66,7 +66,8 @@ FORBIDDEN = {
     | {"sentinel"}
     | {"accuracy"}
     | TOP,
-    "jobs": {"resolve", "asking", "recipes", "plan", "accuracy"} | TOP,
+    # The queue looks kinds up; calibrations and sentinels register theirs on top of it.
+    "jobs": {"resolve", "asking", "recipes", "plan", "accuracy", "calibrate", "sentinel"} | TOP,
     "calibrate": {"recipes", "plan", "sentinel", "tasks", "accuracy"} | TOP,
     "sentinel": {"catalog", "resolve", "asking", "recipes", "plan", "calibrate", "accuracy"} | TOP,
     "observability": {"catalog", "resolve", "asking", "recipes", "plan", "bench", "jobs"}

@@ -1,6 +1,7 @@
 """Schema only through Alembic: upgrade from empty, no drift, and every step reversible,
 on SQLite and on PostgreSQL alike."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +140,31 @@ def test_record_estimates_step_down_and_up(empty: Settings) -> None:
     )
     run(empty, "downgrade", "8c4d2f6a9e13")
     assert table_names(empty) == before
+
+
+def test_jobs_queued_before_kinds_keep_their_kind(empty: Settings) -> None:
+    """A calibration and a sentinel re-check queued before jobs named their kind are read
+    from their plan and target; every other job is a benchmark."""
+    run(empty, "upgrade", "3f7a1c9e5b20")
+    engine = make_engine(empty)
+    queued = (
+        ({"calibrate": {"base_url": "http://127.0.0.1:1/v1"}}, {"kind": "calibrate"}),
+        ({"base_url": "http://127.0.0.1:1/v1"}, {"sentinel_baseline": 7}),
+        ({"base_url": "http://127.0.0.1:1/v1"}, {"model": "m"}),
+    )
+    with engine.begin() as connection:
+        for plan, target in queued:
+            connection.execute(
+                text(
+                    "INSERT INTO bench_jobs (status, plan, target, needs_api_key, progress, "
+                    "attempts, max_attempts, error, submitted_by, created_at) "
+                    "VALUES ('queued', :plan, :target, false, '{}', 0, 2, '', 'local', "
+                    "CURRENT_TIMESTAMP)"
+                ),
+                {"plan": json.dumps(plan), "target": json.dumps(target)},
+            )
+    run(empty, "upgrade", "head")
+    with engine.connect() as connection:
+        kinds = connection.execute(text("SELECT kind FROM bench_jobs ORDER BY id")).scalars()
+        assert list(kinds) == ["calibration", "sentinel", "benchmark"]
+    engine.dispose()

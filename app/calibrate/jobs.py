@@ -5,18 +5,29 @@ dashboard fits and stores the profile with the job's success in one transaction.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from sqlalchemy.orm import Session
 
 from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
-from app.calibrate.probe import BATCHES, BUDGET_S, OUTPUT_TOKENS, ProbePlan, ProbeResult
+from app.calibrate.probe import (
+    BATCHES,
+    BUDGET_S,
+    OUTPUT_TOKENS,
+    ProbeError,
+    ProbePlan,
+    ProbeResult,
+    run_probe_sync,
+)
 from app.calibrate.service import CalibrationRefused, find_target, store_calibration
 from app.config import Settings
 from app.db import utcnow
 from app.errors import NotFound, ServebookError
-from app.jobs.leases import LeaseLost, lost
+from app.jobs.kinds import Progress, Runner
+from app.jobs.kinds import register as register_kind
+from app.jobs.leases import Claim, LeaseLost
 from app.jobs.repository import JobRepository
 from app.jobs.schemas import WorkerLabel
 from app.jobs.service import JobInvalid
@@ -24,7 +35,8 @@ from app.models import BenchJob, CalibrationProfile
 from app.records.schemas import FieldError
 from app.records.storage.validation import schema_errors
 
-CALIBRATE = "calibrate"
+CALIBRATE = "calibrate"  # the plan's key holding what the probe asks
+CALIBRATION = "calibration"
 
 
 class CalibrationJobIn(BaseModel):
@@ -39,10 +51,6 @@ class CalibrationJobIn(BaseModel):
     budget_s: float = Field(default=BUDGET_S, ge=30, le=3600)
     worker_label: WorkerLabel | None = None
     api_key: SecretStr | None = Field(default=None, max_length=500)
-
-
-def is_calibration(plan: dict[str, Any]) -> bool:
-    return CALIBRATE in plan
 
 
 def probe_plan(plan: dict[str, Any], api_key: str | None, hosts: list[str] | None) -> ProbePlan:
@@ -93,6 +101,7 @@ def enqueue_calibration(
         "allowed_hosts": hosts,  # as checked; a worker measures what its own list allows
     }
     job = BenchJob(
+        kind=CALIBRATION,
         plan={CALIBRATE: asked, "base_url": data.base_url, "model": data.served_model or ""},
         target={
             "kind": CALIBRATE,
@@ -108,34 +117,57 @@ def enqueue_calibration(
     return JobRepository(session).add(job)
 
 
-def finish_calibration_job(
-    session: Session, job_id: int, lease_token: str, probe: ProbeResult
-) -> CalibrationProfile:
-    """Fit and store the probe's profile and mark the job succeeded together, or neither."""
-    repo = JobRepository(session)
-    job = repo.get(job_id)
-    if job is None or not (job.status == "running" and job.lease_token == lease_token):
-        raise lost(session, job_id)
-    if not is_calibration(job.plan):
-        raise ServebookError(f"job {job_id} is not a calibration")
-    target = find_target(
-        session, job.target["model"], job.target["hardware"], job.target["runtime"]
-    )
-    assert target is not None
-    profile, _fit = store_calibration(session, target, probe, job.submitted_by)
-    done = repo.compare_and_set(
-        job.id,
-        repo.held_under(lease_token),
-        status="succeeded",
-        finished_at=utcnow(),
-        lease_expires_at=None,
-        result={
-            "calibration_id": profile.id,
-            "calibration_status": profile.status,
-            "reason": profile.reason or None,
-        },
-        progress={"step": "done", "done": 1, "total": 1},
-    )
-    if not done:  # the caller's transaction rolls the profile back with this error
-        raise LeaseLost(job_id)
-    return profile
+def calibrate_on_own_thread(plan: ProbePlan, progress: Progress) -> ProbeResult:
+    """Run the probe's event loop on a fresh thread, as a benchmark's, whatever loop the
+    worker runs."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-calibrate") as pool:
+        return pool.submit(run_probe_sync, plan, progress).result()
+
+
+class CalibrationKind:
+    name = CALIBRATION
+    outcome_path = "calibration"
+    page = "calibrate:job"  # the job's page gives the calibration's account
+
+    def run(self, runner: Runner, claim: Claim, progress: Progress) -> ProbeResult:
+        plan = probe_plan(claim.plan, runner.api_key_for(claim), runner.allowed_hosts)
+        try:
+            return calibrate_on_own_thread(plan, progress)
+        except ProbeError as error:  # the job fails with the probe's reason, as people read it
+            raise ServebookError(str(error)) from error
+
+    def outcome_body(self, outcome: ProbeResult) -> dict[str, Any]:
+        return {"probe": outcome.to_json()}
+
+    def finish(
+        self, session: Session, job: BenchJob, lease_token: str, outcome: ProbeResult
+    ) -> CalibrationProfile:
+        """Fit and store the probe's profile and mark the job succeeded together, or
+        neither."""
+        if not (job.status == "running" and job.lease_token == lease_token):
+            raise LeaseLost(job.id)
+        target = find_target(
+            session, job.target["model"], job.target["hardware"], job.target["runtime"]
+        )
+        assert target is not None
+        profile, _fit = store_calibration(session, target, outcome, job.submitted_by)
+        repo = JobRepository(session)
+        done = repo.compare_and_set(
+            job.id,
+            repo.held_under(lease_token),
+            status="succeeded",
+            finished_at=utcnow(),
+            lease_expires_at=None,
+            result={
+                "calibration_id": profile.id,
+                "calibration_status": profile.status,
+                "reason": profile.reason or None,
+            },
+            progress={"step": "done", "done": 1, "total": 1},
+        )
+        if not done:  # the caller's transaction rolls the profile back with this error
+            raise LeaseLost(job.id)
+        return profile
+
+
+register_kind(CalibrationKind())

@@ -8,13 +8,14 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.calibrate.account import account
-from app.calibrate.jobs import enqueue_calibration, finish_calibration_job, parse_calibration_job
+from app.calibrate.jobs import enqueue_calibration, parse_calibration_job
 from app.calibrate.probe import ProbeResult
 from app.calibrate.probe_schema import ProbePointsIn
 from app.calibrate.service import latest_profiles
 from app.catalog.choices import form_choices
 from app.catalog.repository import CatalogRepository
 from app.db import SessionDep
+from app.jobs.leases import finish_job
 from app.jobs.service import JobInvalid, get_job
 from app.jobs.worker_routes import HELD_REFUSALS, body_doc, parse
 from app.records.endpoints.json_body import BodyDep
@@ -119,6 +120,6 @@ def probe_result(
     except (ValueError, KeyError, TypeError) as error:
         problem = FieldError(field="probe", message=f"not a probe's points: {error}"[:500])
         raise RecordInvalid([problem]) from error
-    profile = finish_calibration_job(session, job_id, data.lease_token, probe)
+    profile = finish_job(session, job_id, data.lease_token, probe, outcome_path="calibration")
     out = CalibrationOut(job_id=job_id, calibration_id=profile.id, status=profile.status)
     return JSONResponse(out.model_dump(), status_code=201)

@@ -1,5 +1,5 @@
 """`servebook bench`: run a benchmark now, in this terminal (`servebook worker` runs queued
-jobs: app/jobs/worker_cli.py)."""
+jobs: app/worker_cli.py)."""
 
 from pathlib import Path
 from typing import Any

@@ -11,7 +11,6 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.bench.result import BenchResult
 from app.jobs.leases import Claim, claim_job, fail_job, finish_job, renew_lease
 
 
@@ -32,16 +31,13 @@ class JobSource(Protocol):
         """Extend the lease (noting progress); False once the job is no longer held."""
         ...
 
-    def finish(self, claim: Claim, result: BenchResult) -> None:
-        """Store the result as a pending record; raises LeaseLost if the job was taken over."""
+    def finish(self, claim: Claim, outcome: Any) -> None:
+        """Store the outcome as the job's kind stores one; raises LeaseLost if the job was
+        taken over."""
         ...
 
     def fail(self, claim: Claim, message: str) -> None:
         """Mark the job failed with the reason (nothing happens if it was taken over)."""
-        ...
-
-    def finish_calibration(self, claim: Claim, probe: Any) -> None:
-        """Store a calibration probe's profile; raises LeaseLost if the job was taken over."""
         ...
 
 
@@ -73,16 +69,10 @@ class DatabaseJobSource:
             expires = renew_lease(session, claim.job_id, claim.lease_token, self.lease, progress)
         return expires is not None
 
-    def finish(self, claim: Claim, result: BenchResult) -> None:
+    def finish(self, claim: Claim, outcome: Any) -> None:
         with self.sessions.begin() as session:
-            finish_job(session, claim.job_id, claim.lease_token, result)
+            finish_job(session, claim.job_id, claim.lease_token, outcome)
 
     def fail(self, claim: Claim, message: str) -> None:
         with self.sessions.begin() as session:
             fail_job(session, claim.job_id, claim.lease_token, message)
-
-    def finish_calibration(self, claim: Claim, probe: Any) -> None:
-        from app.calibrate.jobs import finish_calibration_job
-
-        with self.sessions.begin() as session:
-            finish_calibration_job(session, claim.job_id, claim.lease_token, probe)

@@ -15,16 +15,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.bench.result import BenchResult
 from app.db import utcnow
 from app.errors import Conflict, NotFound, ServebookError
-from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.sentences import register
+from app.jobs.kinds import kind_of
 from app.jobs.repository import JobRepository, claimable
 from app.jobs.service import NO_JOB
-from app.jobs.to_record import kept_plan, record_from_result
 from app.models import BenchJob
-from app.records.storage.service import submit_record
 
 
 class LeaseLost(Conflict):
@@ -39,28 +35,12 @@ class LeaseLost(Conflict):
         self.job_id = job_id
 
 
-RESULT_MISMATCH = register(
-    "job.result_mismatch",
-    _l("the result measured %(measured)s as %(field)s, but job %(job)s asked for %(asked)s"),
-)
-
-
-class ResultMismatch(Conflict):
-    """A well-formed result of another server or model than the job asked for: the job's
-    stored state is what it contradicts, so a conflict (409) naming the field."""
-
-    def __init__(self, field: str, measured: object, asked: object, job_id: int) -> None:
-        super().__init__(
-            RESULT_MISMATCH(field=field, measured=repr(measured), asked=repr(asked), job=job_id)
-        )
-        self.field = field
-
-
 @dataclass(frozen=True)
 class Claim:
     """What a worker needs to run one job, and the token that proves it holds the job."""
 
     job_id: int
+    kind: str  # the job's kind's name (app/jobs/kinds.py)
     lease_token: str
     attempt: int
     lease_expires_at: datetime
@@ -103,6 +83,7 @@ def claim_job(
         if won:
             return Claim(
                 job_id=job.id,
+                kind=job.kind,
                 lease_token=token,
                 attempt=job.attempts + 1,
                 lease_expires_at=now + lease,
@@ -149,89 +130,30 @@ def lost(session: Session, job_id: int) -> ServebookError:
     return LeaseLost(job_id)
 
 
-def finish_job(session: Session, job_id: int, lease_token: str, result: BenchResult) -> Finished:
-    """Store the record and mark the job succeeded together, or neither."""
-    repo = JobRepository(session)
-    job = repo.get(job_id)
+def finish_job(
+    session: Session,
+    job_id: int,
+    lease_token: str,
+    outcome: Any,
+    outcome_path: str | None = None,
+) -> Any:
+    """Store a claimed job's outcome as its kind stores one, with the job's success, or
+    neither; `outcome_path`: where a remote worker posted it, refused unless that is where
+    the job's kind sends its outcomes."""
+    job = JobRepository(session).get(job_id)
     if job is None:
         raise NotFound(NO_JOB(job=str(job_id)))
+    return kind_of(job, outcome_path).finish(session, job, lease_token, outcome)
+
+
+def held_or_lost(job: BenchJob, lease_token: str) -> Finished | None:
+    """None while the claim still holds the running job. A second finish of a claim that
+    already stored its record answers with that record; any other claim lost the job."""
     if job.status == "succeeded" and job.lease_token == lease_token and job.record_id:
         return Finished(job.record_id, created=False)
     if not (job.status == "running" and job.lease_token == lease_token):
-        raise LeaseLost(job_id)
-    check_result_matches(job, result)
-    raw, detail = record_from_result(result, job.target), {"tool": "servebook bench"}
-    baseline = job.target.get("sentinel_baseline")
-    if baseline is not None:  # a re-check of a known-good record: judged against it
-        from app.sentinel.compare import confirmed_by, findings
-        from app.sentinel.run import TOOL, SentinelOutcome, judge, load_baseline
-
-        outcome = judge(load_baseline(session, int(baseline)), result)
-        first = job.target.get("sentinel_first")
-        if first is not None:  # the second run: a change counts only if the first saw it
-            outcome = SentinelOutcome(outcome.raw, confirmed_by(first, outcome.report))
-        elif outcome.report.verdict == "regressed":
-            # One run's outlier is not a regression: the job runs again before anything
-            # is stored, as `servebook sentinel` runs a second time.
-            return queue_to_confirm(repo, job, lease_token, findings(outcome.report))
-        raw, detail = outcome.raw, {"tool": TOOL, "sentinel": outcome.detail}
-    submission = submit_record(
-        session,
-        raw,
-        provenance="bench",
-        submitted_by=job.submitted_by,
-        idempotency_key=f"bench-job-{job.id}",
-        provenance_detail={
-            **detail,
-            "job_id": job.id,
-            "base_url": result.plan.base_url,
-            "plan": kept_plan(result),
-        },
-    )
-    done = repo.compare_and_set(
-        job.id,
-        repo.held_under(lease_token),
-        status="succeeded",
-        record_id=submission.record.id,
-        finished_at=utcnow(),
-        lease_expires_at=None,
-        result=result.model_dump(mode="json"),
-        progress={"step": "done", "done": 1, "total": 1},
-    )
-    if not done:  # the caller's transaction rolls the record back with this error
-        raise LeaseLost(job_id)
-    return Finished(submission.record.id, created=True)
-
-
-def queue_to_confirm(
-    repo: JobRepository, job: BenchJob, lease_token: str, first: dict[str, Any]
-) -> Finished:
-    """Queue a re-check that found a regression for a second run, for a worker of the same
-    label, keeping what the first run found; nothing is stored until the second run ends."""
-    done = repo.compare_and_set(
-        job.id,
-        repo.held_under(lease_token),
-        status="queued",
-        target={**job.target, "sentinel_first": first},
-        attempts=0,  # a new run, with its own tries
-        worker_id=None,
-        lease_token=None,
-        lease_expires_at=None,
-        progress={"step": "confirming", "done": 0, "total": 1},
-    )
-    if not done:
         raise LeaseLost(job.id)
-    return Finished(None, created=False)
-
-
-def check_result_matches(job: BenchJob, result: BenchResult) -> None:
-    """A result must measure what the job asked for: same server, same served model."""
-    for field, asked, measured in (
-        ("result.plan.base_url", job.plan.get("base_url"), result.plan.base_url),
-        ("result.plan.model", job.plan.get("model"), result.plan.model),
-    ):
-        if asked != measured:
-            raise ResultMismatch(field, measured, asked, job.id)
+    return None
 
 
 def fail_job(session: Session, job_id: int, lease_token: str, message: str) -> bool:

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from app.bench.result import BenchResult
 from app.errors import ServebookError
 from app.jobs.job_source import SourceRefused
+from app.jobs.kinds import kind_named
 from app.jobs.leases import Claim, LeaseLost
 from app.jobs.worker_schemas import ClaimOut
 
@@ -104,27 +104,16 @@ class HttpJobSource:
             log.warning("job %s: lease renewal refused: %s", claim.job_id, reason(response))
         return True
 
-    def finish(self, claim: Claim, result: BenchResult) -> None:
-        body = {"lease_token": claim.lease_token, "result": result.model_dump(mode="json")}
-        response = self.post_until_answered(f"/api/worker/jobs/{claim.job_id}/result", body)
-        if response.status_code in (404, 409):
-            raise LeaseLost(claim.job_id)
-        if response.status_code not in (200, 201, 202):  # 202: queued for a second run
-            raise ServebookError(f"the dashboard refused the result: {reason(response)}")
-        if response.json().get("confirming"):
-            log.info("job %s: a regression to confirm; queued for a second run", claim.job_id)
-            return
-        log.info("job %s: stored as record %s", claim.job_id, response.json().get("record_id"))
-
-    def finish_calibration(self, claim: Claim, probe: Any) -> None:
-        body = {"lease_token": claim.lease_token, "probe": probe.to_json()}
-        path = f"/api/worker/jobs/{claim.job_id}/calibration"
+    def finish(self, claim: Claim, outcome: Any) -> None:
+        kind = kind_named(claim.kind)
+        body = {"lease_token": claim.lease_token, **kind.outcome_body(outcome)}
+        path = f"/api/worker/jobs/{claim.job_id}/{kind.outcome_path}"
         response = self.post_until_answered(path, body)
         if response.status_code in (404, 409):
             raise LeaseLost(claim.job_id)
-        if response.status_code not in (200, 201):
-            raise ServebookError(f"the dashboard refused the probe: {reason(response)}")
-        log.info("job %s: calibration %s", claim.job_id, response.json().get("status"))
+        if response.status_code not in (200, 201, 202):  # 202: queued for a second run
+            raise ServebookError(f"the dashboard refused the {kind.name}: {reason(response)}")
+        log.info("job %s (%s) finished: %s", claim.job_id, kind.name, response.text[:500])
 
     def fail(self, claim: Claim, message: str) -> None:
         body = {"lease_token": claim.lease_token, "error": message[:5000]}

@@ -5,10 +5,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from app.calibrate.jobs import is_calibration
 from app.catalog.choices import form_choices
 from app.db import SessionDep
 from app.errors import error_responses
+from app.jobs.kinds import kind_of
 from app.jobs.schemas import JobIn, JobListOut, JobOut
 from app.jobs.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
 from app.pagination import CursorQuery, LimitQuery, next_url
@@ -121,8 +121,9 @@ async def create(request: Request, session: SessionDep, principal: SubmitterDep)
 def detail(request: Request, job_id: RowIdPath, session: SessionDep) -> Response:
     """A job's live progress; htmx polls the status block until the job is done."""
     job = get_job(session, job_id)
-    if is_calibration(job.plan):  # a calibration's page gives its account
-        return redirect(request, str(request.url_for("calibrate:job", job_id=job.id)))
+    page = kind_of(job).page  # a kind whose own page gives the job's account
+    if page is not None:
+        return redirect(request, str(request.url_for(page, job_id=job.id)))
     return render(request, "benchmarks/detail.html", {"job": job}, block="job_status")
 
 

@@ -214,6 +214,7 @@ class JobOut(BaseModel):
     """A benchmark job as the API shows it."""
 
     id: int
+    kind: str = Field(description="benchmark, calibration or sentinel")
     status: str = Field(description="queued, running, done or failed")
     url: str
     progress: dict[str, Any]

@@ -133,6 +133,7 @@ def jobs_page(session: Session, cursor: str | None, limit: int) -> Page[BenchJob
 def job_out(job: BenchJob, url: str, record_url: str | None) -> dict[str, Any]:
     return {
         "id": job.id,
+        "kind": job.kind,
         "status": job.status,
         "url": url,
         "progress": job.progress,

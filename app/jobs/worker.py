@@ -28,11 +28,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.bench.procedure import TargetUnreachable
 from app.bench.result import BenchPlan, BenchResult
-from app.calibrate.jobs import is_calibration, probe_plan
-from app.calibrate.probe import ProbeError, ProbePlan, run_probe_sync
 from app.config import get_settings
 from app.errors import ServebookError
 from app.jobs.job_source import DatabaseJobSource, JobSource, SourceRefused
+from app.jobs.kinds import kind_named
 from app.jobs.leases import Claim, LeaseLost
 from app.jobs.versioned import run_and_read_version
 from app.records.storage.validation import schema_errors
@@ -45,12 +44,6 @@ def run_on_own_thread(plan: BenchPlan, **options: Any) -> BenchResult:
     """Run the benchmark's event loop on a fresh thread, whatever loop the caller runs."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-bench") as pool:
         return pool.submit(run_and_read_version, plan, **options).result()
-
-
-def calibrate_on_own_thread(plan: ProbePlan, progress: Callable[[str, int, int], None]) -> Any:
-    """Run the calibration probe's event loop on a fresh thread, as a benchmark's."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="servebook-calibrate") as pool:
-        return pool.submit(run_probe_sync, plan, progress).result()
 
 
 def worker_name() -> str:
@@ -112,16 +105,10 @@ class JobRunner:
         heartbeat = Heartbeat(self, claim)
         heartbeat.start()
         try:
-            if is_calibration(claim.plan):  # a calibration probe, not a benchmark
-                probe = calibrate_on_own_thread(self.probe_plan_for(claim), heartbeat.progress)
-                heartbeat.stop()
-                heartbeat.thread.join()
-                self.source.finish_calibration(claim, probe)
-                return
-            result = self.run(self.plan_for(claim), on_progress=heartbeat.progress)
+            outcome = kind_named(claim.kind).run(self, claim, heartbeat.progress)
             heartbeat.stop()
             heartbeat.thread.join()
-            self.source.finish(claim, result)
+            self.source.finish(claim, outcome)
         except LeaseLost:
             log.warning("job %s: lease lost to another worker; stopping", claim.job_id)
         except Exception as error:  # the job fails with the reason; the worker goes on
@@ -140,14 +127,6 @@ class JobRunner:
                 "for workers in other processes"
             )
         return key
-
-    def probe_plan_for(self, claim: Claim) -> ProbePlan:
-        return probe_plan(claim.plan, self.api_key_for(claim), self.allowed_hosts)
-
-    def plan_for(self, claim: Claim) -> BenchPlan:
-        key = self.api_key_for(claim)
-        plan = {**claim.plan, "api_key": key, "allowed_hosts": self.allowed_hosts}
-        return BenchPlan.model_validate(plan)
 
 
 class Worker(JobRunner):
@@ -177,7 +156,7 @@ class Worker(JobRunner):
 def describe(error: Exception) -> str:
     if isinstance(error, ServebookError):
         return error.message
-    if isinstance(error, TargetUnreachable | ProbeError):
+    if isinstance(error, TargetUnreachable):
         return str(error)  # "could not connect to URL: reason", as users should read it
     if isinstance(error, ValidationError):  # each field in words, not the library's report
         problems = "; ".join(f"{e.field}: {e.message}" for e in schema_errors(error))

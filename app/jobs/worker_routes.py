@@ -123,7 +123,7 @@ def result(
     run found a regression answers 202: the job is queued for a second run, which stores
     the record, as `servebook sentinel` confirms one."""
     data = parse(ResultIn, body)
-    finished = finish_job(session, job_id, data.lease_token, data.result)
+    finished = finish_job(session, job_id, data.lease_token, data.result, outcome_path="result")
     if finished.record_id is None:
         queued = ResultOut(
             job_id=job_id, record_id=None, record_url=None, created=False, confirming=True

@@ -32,6 +32,7 @@ class ClaimOut(Strict):
     """One claimed job: what to run, and the lease token every later call must name."""
 
     job_id: int
+    kind: str = Field(description="benchmark, calibration or sentinel: how the worker runs it")
     lease_token: LeaseToken
     attempt: int
     lease_s: float

@@ -26,6 +26,8 @@ class BenchJob(TimestampMixin, Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    # What the job is: benchmark, calibration or sentinel (app/jobs/kinds.py runs each).
+    kind: Mapped[str] = mapped_column(String(20), default="benchmark", server_default="benchmark")
     plan: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # What the resulting record is about (catalog slugs, runtime version, command).
     target: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -1,27 +1,35 @@
-"""The "re-check on a new version" job: the known-good record's plan queued as a benchmark
-job against a server (often the same one, upgraded), judged against the record when a
-worker finishes it (app/jobs/leases.py), like `servebook sentinel` does in a terminal."""
+"""The "re-check on a new version" job: the known-good record's plan queued against a server
+(often the same one, upgraded). A worker runs it as a benchmark; the sentinel kind judges
+the result against the record when it is posted, like `servebook sentinel` does in a
+terminal, and a regression runs a second time before anything is stored."""
 
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy.orm import Session
 
+from app.bench.result import BenchResult
 from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
 from app.bench.transport.url_schema import bench_url_field
 from app.config import Settings
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
+from app.jobs.benchmark import BenchmarkKind, check_result_matches, store_result
+from app.jobs.kinds import register as register_kind
+from app.jobs.leases import Finished, LeaseLost, held_or_lost
 from app.jobs.repository import JobRepository
 from app.jobs.schemas import WorkerLabel
 from app.jobs.service import JobInvalid
 from app.models import BenchJob
 from app.records.schemas import FieldError
 from app.records.storage.validation import schema_errors
+from app.sentinel.compare import confirmed_by, findings
 from app.sentinel.plan import NoPlan, PlanNotRepeatable, sentinel_plan
-from app.sentinel.run import load_baseline
+from app.sentinel.run import TOOL, SentinelOutcome, judge, load_baseline
 
+SENTINEL = "sentinel"
 SENTINEL_BASELINE = "sentinel_baseline"  # the job target's key naming the baseline record
+SENTINEL_FIRST = "sentinel_first"  # what the first run found, kept while the second runs
 NO_PLAN = register(
     "sentinel.no_plan", _l("record %(record)s measured nothing that a run can repeat")
 )
@@ -93,6 +101,7 @@ def enqueue_recheck(
     except PlanNotRepeatable as error:  # the record's state, not the body: a conflict
         raise RecordCannotRecheck(error.errors) from error
     job = BenchJob(
+        kind=SENTINEL,
         plan=plan.model_dump(mode="json"),
         target={**baseline.target, SENTINEL_BASELINE: baseline.id},
         needs_api_key=False,
@@ -101,3 +110,53 @@ def enqueue_recheck(
         progress={"step": "queued", "done": 0, "total": 1},
     )
     return JobRepository(session).add(job)
+
+
+class SentinelKind(BenchmarkKind):
+    """Runs as a benchmark; finishes judged against its baseline record."""
+
+    name = SENTINEL
+
+    def finish(
+        self, session: Session, job: BenchJob, lease_token: str, outcome: BenchResult
+    ) -> Finished:
+        again = held_or_lost(job, lease_token)
+        if again is not None:
+            return again
+        check_result_matches(job, outcome)
+        judged = judge(load_baseline(session, int(job.target[SENTINEL_BASELINE])), outcome)
+        first = job.target.get(SENTINEL_FIRST)
+        if first is not None:  # the second run: a change counts only if the first saw it
+            judged = SentinelOutcome(judged.raw, confirmed_by(first, judged.report))
+        elif judged.report.verdict == "regressed":
+            # One run's outlier is not a regression: the job runs again before anything
+            # is stored, as `servebook sentinel` runs a second time.
+            return queue_to_confirm(
+                JobRepository(session), job, lease_token, findings(judged.report)
+            )
+        detail = {"tool": TOOL, "sentinel": judged.detail}
+        return store_result(session, job, lease_token, outcome, judged.raw, detail)
+
+
+def queue_to_confirm(
+    repo: JobRepository, job: BenchJob, lease_token: str, first: dict[str, Any]
+) -> Finished:
+    """Queue a re-check that found a regression for a second run, for a worker of the same
+    label, keeping what the first run found; nothing is stored until the second run ends."""
+    done = repo.compare_and_set(
+        job.id,
+        repo.held_under(lease_token),
+        status="queued",
+        target={**job.target, SENTINEL_FIRST: first},
+        attempts=0,  # a new run, with its own tries
+        worker_id=None,
+        lease_token=None,
+        lease_expires_at=None,
+        progress={"step": "confirming", "done": 0, "total": 1},
+    )
+    if not done:
+        raise LeaseLost(job.id)
+    return Finished(None, created=False)
+
+
+register_kind(SentinelKind())

@@ -22,6 +22,7 @@ def test_recheck_queues_the_records_plan(client: TestClient, valid: dict) -> Non
     assert response.status_code == 202, response.text
     job = response.json()
     assert job["status"] == "queued"
+    assert job["kind"] == "sentinel"
     assert job["target"]["sentinel_baseline"] == record_id
     assert job["target"]["runtime_version"] == valid["runtime_version"]
     # Read back from the record's points: its lengths, one request at a time.

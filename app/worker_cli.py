@@ -1,4 +1,6 @@
-"""`servebook worker`: run queued benchmark jobs, from the database or from a dashboard.
+"""`servebook worker`: run queued jobs of every kind, from the database or from a dashboard.
+It sits with the CLI on top of the queue: with `--sentinel` it also starts the sentinel's
+version watch (app/sentinel/worker.py).
 
 Given `--server` (or SERVEBOOK_SERVER), the worker reaches that dashboard over HTTP with a
 worker token and needs no database: the way a GPU host that keeps its model server on
