@@ -17,7 +17,14 @@ from app.estimate.estimator import (
     route_parts,
 )
 from app.estimate.inputs.checked_plan import check_hardware, check_model, resolve_checked_setup
-from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.inputs.specs import (
+    ArtifactSpec,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    Serving,
+)
 from app.estimate.memory.breakdown import Job, fits_at, job_at, largest_at
 from app.estimate.memory.kv import kv_basis
 from app.estimate.speed.offload import OffloadPlan
@@ -65,7 +72,7 @@ class SharedEstimates:
         hardware: HardwareSpec,
         plan: Plan,
     ) -> Estimate:
-        job, largest = self._job(model, artifact, runtime, hardware, plan)
+        job, largest = self._job(Serving(model, artifact, runtime, hardware, plan))
         at_load = largest_at(job, largest, plan.concurrency)
         return _estimate(job_at(job, plan.context, plan.concurrency), at_load)
 
@@ -77,7 +84,7 @@ class SharedEstimates:
         hardware: HardwareSpec,
         plan: Plan,
     ) -> Sizing:
-        job, largest = self._job(model, artifact, runtime, hardware, plan)
+        job, largest = self._job(Serving(model, artifact, runtime, hardware, plan))
         return Sizing(job, plan.context, plan.concurrency, largest)
 
     def fits(
@@ -89,7 +96,7 @@ class SharedEstimates:
         plan: Plan,
     ) -> bool:
         """`size(...).memory.fits`, without the largest context or the breakdown."""
-        job, _ = self._job(model, artifact, runtime, hardware, plan)
+        job, _ = self._job(Serving(model, artifact, runtime, hardware, plan))
         return fits_at(job, plan.context, plan.concurrency)
 
     def offload(
@@ -101,24 +108,18 @@ class SharedEstimates:
         plan: Plan,
     ) -> OffloadPlan | None:
         """The estimator's `offload`, from the shared job."""
-        job, _ = self._job(model, artifact, runtime, hardware, plan)
+        job, _ = self._job(Serving(model, artifact, runtime, hardware, plan))
         return _offload(job_at(job, plan.context, plan.concurrency))
 
-    def _job(
-        self,
-        model: ModelSpec,
-        artifact: ArtifactSpec,
-        runtime: RuntimeSpec,
-        hardware: HardwareSpec,
-        plan: Plan,
-    ) -> tuple[Job, dict[int, int | None]]:
+    def _job(self, serving: Serving) -> tuple[Job, dict[int, int | None]]:
         """The job of the plan at its first context and concurrency (the callers work out
         the plan's own from it), and its largest fitting contexts by concurrency, as far as
         they have been worked out (see `largest_at`)."""
+        model, artifact, runtime, hardware, plan = serving
         if plan.context < 1 or plan.concurrency < 1:
             # Refused by the checks, in their order (a bad model is named before the
             # context), so never shared.
-            return _prepare(model, artifact, runtime, hardware, plan), {}
+            return _prepare(serving), {}
         key = (
             id(model),
             id(artifact),
@@ -137,9 +138,7 @@ class SharedEstimates:
             # Every check but the context's and the concurrency's reads only what the key
             # holds: a plan that fails them fails at every context and concurrency.
             try:
-                prepared: Job | EstimateError = self._prepare(
-                    model, artifact, runtime, hardware, plan
-                )
+                prepared: Job | EstimateError = self._prepare(serving)
             except EstimateError as error:
                 prepared = error.with_traceback(None)
             found = self._jobs[key] = (prepared, {})
@@ -152,22 +151,16 @@ class SharedEstimates:
         for spec in specs:
             self._specs[id(spec)] = spec
 
-    def _prepare(
-        self,
-        model: ModelSpec,
-        artifact: ArtifactSpec,
-        runtime: RuntimeSpec,
-        hardware: HardwareSpec,
-        plan: Plan,
-    ) -> Job:
+    def _prepare(self, serving: Serving) -> Job:
         """The estimator's `_prepare`, in the same order, with the parts of one model, one
         hardware configuration or one model file worked out once."""
+        model, artifact, runtime, hardware, _plan = serving
         shared = self._model  # what depends on no hardware: shared by every card
         kv = shared._part(("model", id(model)), lambda: _checked(check_model, model, kv_basis))
         usable = self._part(
             ("hardware", id(hardware)), lambda: _checked(check_hardware, hardware, _usable)
         )
-        setup = resolve_checked_setup(model, artifact, runtime, hardware, plan)
+        setup = resolve_checked_setup(serving)
         key = (
             id(model),
             id(artifact),

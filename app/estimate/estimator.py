@@ -7,7 +7,14 @@ import msgspec
 from app.estimate.basis import Basis, Quantity, weakest
 from app.estimate.cautions import setup_warnings
 from app.estimate.inputs.checked_plan import Setup, resolve_setup
-from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.inputs.specs import (
+    ArtifactSpec,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    Serving,
+)
 from app.estimate.memory.breakdown import (
     Job,
     MemoryBreakdown,
@@ -123,7 +130,7 @@ def estimate(
     plan: Plan,
 ) -> Estimate:
     """Estimate memory per GPU, the largest fitting context and speed for a serving plan."""
-    job = _prepare(model, artifact, runtime, hardware, plan)
+    job = _prepare(Serving(model, artifact, runtime, hardware, plan))
     return _estimate(job, largest_fitting_context(job))
 
 
@@ -168,7 +175,7 @@ def size(
     plan: Plan,
 ) -> Sizing:
     """The memory and the largest fitting context of `estimate`, and nothing else."""
-    job = _prepare(model, artifact, runtime, hardware, plan)
+    job = _prepare(Serving(model, artifact, runtime, hardware, plan))
     return Sizing(job, job.setup.context, job.setup.concurrency, {})
 
 
@@ -180,7 +187,7 @@ def max_context(
     plan: Plan,
 ) -> int | None:
     """Largest context (a multiple of 256, up to native) that fits at the plan's concurrency."""
-    return largest_fitting_context(_prepare(model, artifact, runtime, hardware, plan))
+    return largest_fitting_context(_prepare(Serving(model, artifact, runtime, hardware, plan)))
 
 
 def offload(
@@ -192,7 +199,7 @@ def offload(
 ) -> OffloadPlan | None:
     """The split of the weights between GPU and system memory that lets the plan run when it
     does not fit on the GPU; None when it fits, or when offloading cannot help."""
-    return _offload(_prepare(model, artifact, runtime, hardware, plan))
+    return _offload(_prepare(Serving(model, artifact, runtime, hardware, plan)))
 
 
 def _offload(job: Job) -> OffloadPlan | None:
@@ -222,15 +229,10 @@ def _offload(job: Job) -> OffloadPlan | None:
     return plan_offload(inputs)
 
 
-def _prepare(
-    model: ModelSpec,
-    artifact: ArtifactSpec,
-    runtime: RuntimeSpec,
-    hardware: HardwareSpec,
-    plan: Plan,
-) -> Job:
+def _prepare(serving: Serving) -> Job:
     """Check the inputs, resolve the plan and size the weights."""
-    setup = resolve_setup(model, artifact, runtime, hardware, plan)
+    setup = resolve_setup(serving)
+    model, artifact, runtime, hardware, _plan = serving
     parts = route_parts(model, artifact, runtime, setup)
     return _job_for(hardware, setup, parts, kv_basis(model), _usable(hardware))
 

@@ -6,7 +6,14 @@ import msgspec
 
 from app.estimate.errors import EstimateError
 from app.estimate.inputs.attention import check_attention_data, kv_dtype_bytes
-from app.estimate.inputs.specs import ArtifactSpec, HardwareSpec, ModelSpec, Plan, RuntimeSpec
+from app.estimate.inputs.specs import (
+    ArtifactSpec,
+    HardwareSpec,
+    ModelSpec,
+    Plan,
+    RuntimeSpec,
+    Serving,
+)
 from app.estimate.messages import Code, message
 
 
@@ -31,27 +38,16 @@ class Setup(msgspec.Struct, frozen=True):
         return max(self.tensor_parallel, self.layer_split)
 
 
-def resolve_setup(
-    model: ModelSpec,
-    artifact: ArtifactSpec,
-    runtime: RuntimeSpec,
-    hardware: HardwareSpec,
-    plan: Plan,
-) -> Setup:
+def resolve_setup(serving: Serving) -> Setup:
     """Check every input and fill in the plan's defaults."""
-    check_model(model)
-    check_hardware(hardware)
-    return resolve_checked_setup(model, artifact, runtime, hardware, plan)
+    check_model(serving.model)
+    check_hardware(serving.hardware)
+    return resolve_checked_setup(serving)
 
 
-def resolve_checked_setup(
-    model: ModelSpec,
-    artifact: ArtifactSpec,
-    runtime: RuntimeSpec,
-    hardware: HardwareSpec,
-    plan: Plan,
-) -> Setup:
+def resolve_checked_setup(serving: Serving) -> Setup:
     """`resolve_setup` for a model and hardware already checked."""
+    model, artifact, runtime, hardware, plan = serving
     check_plan(plan)
     check_runtime_runs(runtime, hardware, artifact)
     check_kv_dtype(runtime, plan.kv_dtype)

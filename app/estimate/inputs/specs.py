@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -142,6 +142,18 @@ class Plan(msgspec.Struct, frozen=True):
     # The share of each GPU the runtime may take (vLLM gpu_memory_utilization, SGLang
     # mem_fraction_static); None keeps the runtime's own budget rule.
     memory_fraction: float | None = None
+
+
+class Serving(NamedTuple):
+    """What every estimate is asked about, as one value: a model file of a model, on a
+    runtime and a hardware configuration, under a plan. The estimator's public functions
+    take the five by name; inside, they travel together as this."""
+
+    model: ModelSpec
+    artifact: ArtifactSpec
+    runtime: RuntimeSpec
+    hardware: HardwareSpec
+    plan: Plan
 
 
 @lru_cache(maxsize=4096, typed=True)
