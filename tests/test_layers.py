@@ -276,3 +276,46 @@ def test_the_readme_names_every_package() -> None:
     layout = readme[readme.index("## Layout") :]
     packages = {path.parent.name for path in APP.glob("*/__init__.py")}
     assert {name for name in packages if f"`app/{name}/`" not in layout} == set()
+
+
+# The layout's own rules: rooms small enough to read, names that say what a module holds,
+# files a reader takes in whole, each opening with what it holds.
+MAX_MODULES_PER_FOLDER = 20
+MAX_LINES = 400
+VAGUE_NAMES = {"shared", "setup", "misc", "utils", "util", "common", "helpers", "stuff"}
+
+
+def app_folders() -> list[Path]:
+    return [APP, *(p for p in APP.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+
+
+def test_no_folder_holds_more_than_twenty_modules() -> None:
+    crowded = {
+        str(folder.relative_to(APP.parent)): count
+        for folder in app_folders()
+        if (count := len([p for p in folder.glob("*.py") if p.name != "__init__.py"]))
+        > MAX_MODULES_PER_FOLDER
+    }
+    assert crowded == {}
+
+
+def test_no_module_or_folder_has_a_vague_name() -> None:
+    vague = [
+        str(path.relative_to(APP.parent))
+        for path in [*APP.rglob("*.py"), *app_folders()]
+        if path.stem in VAGUE_NAMES
+    ]
+    assert vague == []
+
+
+def test_every_module_is_under_four_hundred_lines_and_opens_with_a_docstring() -> None:
+    long = {}
+    undocumented = []
+    for path in APP.rglob("*.py"):
+        text = path.read_text()
+        if len(text.splitlines()) >= MAX_LINES:
+            long[str(path.relative_to(APP.parent))] = len(text.splitlines())
+        if ast.get_docstring(ast.parse(text)) is None:
+            undocumented.append(str(path.relative_to(APP.parent)))
+    assert long == {}
+    assert undocumented == []

@@ -7,6 +7,7 @@ needle test and, when the plan holds one, a task (prompts with checks) against
 ``app.bench.stages``.
 """
 
+from app.bench.memory_reading import MemoryReading
 from app.bench.probes import (
     CompositeProbe,
     MemoryProbe,
@@ -21,7 +22,7 @@ from app.bench.procedure import (
     run_benchmark,
     run_benchmark_sync,
 )
-from app.bench.result import BenchPlan, BenchResult, MemoryReading, RequestSample
+from app.bench.result import BenchPlan, BenchResult, RequestSample
 from app.bench.transport.hosts import HostNotAllowedError, check_url_allowed
 
 __all__ = [

@@ -24,11 +24,11 @@ from typing import Protocol
 
 import httpx
 
+from app.bench.memory_reading import GpuMemoryPeak, MemoryReading, SeriesPeak
 from app.bench.metrics_text import (
     Snapshot,
     snapshot_from_metrics,
 )
-from app.bench.result import GpuMemoryPeak, MemoryReading, SeriesPeak
 
 MAX_KEPT_ERRORS = 5
 

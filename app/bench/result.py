@@ -13,9 +13,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
+from app.bench.memory_reading import MemoryReading
 from app.bench.metrics import Distribution
 from app.bench.quality.needle_grid import GRID_DEPTHS, GRID_FIRST_LENGTH
-from app.bench.quality.results import NeedleGrid, ToolCallCheck
+from app.bench.quality.results import NeedleGrid, TaskRunResult, ToolCallCheck
 from app.bench.quality.task_spec import TaskSpec
 from app.security.json_input_schema import FreeForm
 
@@ -255,37 +256,6 @@ class RequestSample(BaseModel):
         return self.token_chunks > 1
 
 
-class GpuMemoryPeak(BaseModel):
-    gpu: str = Field(description="index or UUID as the source names it")
-    name: str | None = None
-    peak_used_bytes: int
-    total_bytes: int | None = None
-    source: str
-
-
-class SeriesPeak(BaseModel):
-    metric: str
-    labels: dict[str, str] = Field(default_factory=dict)
-    peak: float
-
-
-class MemoryReading(BaseModel):
-    """Peaks seen while one step ran; ``measured`` false means no number, with the reason."""
-
-    measured: bool
-    sources: list[str] = Field(default_factory=list)
-    not_measured_reason: str | None = None
-    gpus: list[GpuMemoryPeak] = Field(default_factory=list)
-    kv_cache_usage_peak: float | None = Field(
-        default=None, description="fraction 0..1, max over series"
-    )
-    kv_cache_usage_series: list[SeriesPeak] = Field(default_factory=list)
-    kv_cache_tokens_peak: float | None = None
-    metric_names_seen: list[str] = Field(default_factory=list)
-    samples: int = 0
-    errors: list[str] = Field(default_factory=list)
-
-
 class StepRecord(BaseModel):
     name: str
     status: StepStatus
@@ -384,49 +354,6 @@ class NeedleLength(BaseModel):
     accuracy: float | None
     cells: list[NeedleCell] = Field(default_factory=list)
     memory: MemoryReading | None = None
-
-
-class TaskFailure(BaseModel):
-    prompt_index: int
-    repeat: int
-    reason: str
-    answer: str = Field(description="as received, cut to its first 500 characters")
-    error: str | None = Field(default=None, description="the request's error, if it failed")
-
-
-class TaskPromptResult(BaseModel):
-    """One prompt's repeats: how many passed, and the speed measured on it."""
-
-    index: int
-    check: str
-    passed: int
-    total: int
-    prompt_tokens: int | None = Field(default=None, description="as reported by the server")
-    ttft_ms: float | None = Field(default=None, description="median of the repeats")
-    decode_tps: float | None = None
-    e2e_ms: float | None = None
-
-
-class TaskRunResult(BaseModel):
-    """A task's score (``total`` counts every prompt x repeat) and its measured speed."""
-
-    id: int | None = None
-    name: str
-    version: int
-    pass_rate: float | None
-    passed: int
-    total: int
-    errors: int = Field(description="requests that failed outright (counted as not passed)")
-    ttft_ms: float | None = Field(default=None, description="median over every answered request")
-    decode_tps: float | None = None
-    e2e_ms: float | None = None
-    prompts: list[TaskPromptResult] = Field(default_factory=list)
-    failures: list[TaskFailure] = Field(default_factory=list, description="the first 50")
-    failures_dropped: int = 0
-    memory: MemoryReading | None = None
-    duration_s: float | None = Field(
-        default=None, description="wall time of the task's requests, one after another"
-    )
 
 
 class ServerVersion(BaseModel):

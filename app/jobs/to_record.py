@@ -2,15 +2,10 @@
 
 from typing import Any
 
+from app.bench.memory_reading import MemoryReading
 from app.bench.metrics import median
-from app.bench.result import (
-    BenchResult,
-    ConcurrencyLevel,
-    LengthResult,
-    MemoryReading,
-    NeedleLength,
-    TaskRunResult,
-)
+from app.bench.quality.results import TaskRunResult
+from app.bench.result import BenchResult, ConcurrencyLevel, LengthResult, NeedleLength
 from app.jobs.quality_record import grid_point, tool_call_details
 
 # Failures kept on the record (the full list stays with the job's result), and their size.

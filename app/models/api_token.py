@@ -1,3 +1,6 @@
+"""Tables `api_tokens` (access tokens, kept as the sha256 of their secret) and
+`sign_in_sessions` (browsers signed in with a token)."""
+
 from datetime import datetime
 
 from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String

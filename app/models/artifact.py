@@ -1,3 +1,5 @@
+"""Table `artifacts`: one set of weights of a model."""
+
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import BigInteger, ForeignKey, String

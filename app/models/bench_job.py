@@ -1,3 +1,5 @@
+"""Table `bench_jobs`: a queued run of the benchmark client."""
+
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 

@@ -1,3 +1,7 @@
+"""Table `calibration_profiles`: the step model's coefficients fitted on one hardware
+configuration and runtime by a probe of a running server (`servebook calibrate`), or why the
+probe could not fit them."""
+
 from typing import Any
 
 from sqlalchemy import CheckConstraint, Float, ForeignKey, Index, String, Text

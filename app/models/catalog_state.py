@@ -1,3 +1,6 @@
+"""Tables `catalog_state` (one row: the catalog's and the records' revisions) and
+`catalog_changes` (what each revision touched, for caches a few revisions behind)."""
+
 from sqlalchemy import BigInteger
 from sqlalchemy.orm import Mapped, mapped_column
 

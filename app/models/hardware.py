@@ -1,3 +1,5 @@
+"""Table `hardware`: a hardware configuration."""
+
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import String, Text

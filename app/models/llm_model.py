@@ -1,3 +1,5 @@
+"""Table `models`: a model as published."""
+
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import String, Text

@@ -1,3 +1,5 @@
+"""Table `measurements`: one point of a record."""
+
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import CheckConstraint, ForeignKey, String

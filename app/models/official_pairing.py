@@ -1,3 +1,6 @@
+"""Table `official_pairings`: an (artifact, runtime, version range) an official source says loads
+and answers."""
+
 from typing import TYPE_CHECKING
 
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint

@@ -1,3 +1,5 @@
+"""Table `profiles`: a serving profile (balanced, speed, long-context)."""
+
 from typing import Any
 
 from sqlalchemy import String, Text

@@ -1,3 +1,6 @@
+"""Tables `records` (reproduction attempts) and `record_events` (each record's
+append-only history: submitted, accepted, rejected, retracted)."""
+
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 

@@ -1,3 +1,6 @@
+"""Table `record_estimates`: the estimate an accepted record was compared with, one row per
+measured point with a decode speed."""
+
 from datetime import datetime
 
 from sqlalchemy import BigInteger, DateTime, ForeignKey, Index, String

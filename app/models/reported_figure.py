@@ -1,3 +1,6 @@
+"""Table `reported_figures`: a figure someone else published (unverified here), kept with its
+source."""
+
 from typing import TYPE_CHECKING
 
 from sqlalchemy import ForeignKey, String, Text

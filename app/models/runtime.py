@@ -1,3 +1,5 @@
+"""Table `runtimes`: a serving runtime."""
+
 from typing import Any
 
 from sqlalchemy import String, Text

@@ -1,3 +1,5 @@
+"""Table `sentinel_checks`: a known-good record re-checked on one runtime version."""
+
 from sqlalchemy import ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 

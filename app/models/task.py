@@ -1,3 +1,6 @@
+"""Tables `tasks` (named, versioned sets of prompts with checks) and `task_prompts`
+(one prompt of a task and the check its answer must pass)."""
+
 from typing import Any
 
 from sqlalchemy import ForeignKey, String, Text, UniqueConstraint

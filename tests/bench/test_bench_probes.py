@@ -9,6 +9,7 @@ import pytest
 from bench_support import run_with_server
 from fake_openai_server import FakeOpenAIServer
 
+from app.bench.memory_reading import MemoryReading
 from app.bench.metrics_text import Snapshot, parse_prometheus_text, snapshot_from_metrics
 from app.bench.probes import (
     CompositeProbe,
@@ -18,7 +19,6 @@ from app.bench.probes import (
     SamplingProbe,
     default_probe,
 )
-from app.bench.result import MemoryReading
 
 VLLM = """\
 # HELP vllm:num_requests_running Number of requests in model execution batches.

@@ -294,7 +294,7 @@ def test_the_helper_prints_a_catalog_entry_the_seed_schema_accepts() -> None:
     from app.catalog.seed_schema.hardware import SeedHardware
 
     printed = subprocess.run(
-        [sys.executable, "-m", "app.asking.gpu_table", "RTX 3090", "--count", "2"],
+        [sys.executable, "-m", "app.asking.gpu_catalog_entry", "RTX 3090", "--count", "2"],
         capture_output=True,
         text=True,
         check=True,
@@ -308,7 +308,7 @@ def test_the_helper_prints_a_catalog_entry_the_seed_schema_accepts() -> None:
 
 def test_the_helper_names_close_matches_for_an_unknown_card() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "app.asking.gpu_table", "RTX 4099"],
+        [sys.executable, "-m", "app.asking.gpu_catalog_entry", "RTX 4099"],
         capture_output=True,
         text=True,
         cwd=PROJECT_ROOT,

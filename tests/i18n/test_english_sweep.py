@@ -24,7 +24,7 @@ from app.asking.gpu_table import all_gpus
 from app.estimate.inputs.quants import QUANTS
 from app.i18n.catalogs import po_path, reset_locale, set_locale
 from app.i18n.maintenance import read_catalog
-from app.i18n.messages import TEMPLATES
+from app.i18n.message_templates import TEMPLATES
 from app.i18n.negotiation import COOKIE
 from app.i18n.sentences import registered
 from app.main import create_app

@@ -8,7 +8,8 @@ import pytest
 
 from app.estimate.messages import Code, Message, message
 from app.i18n.catalogs import reset_locale, set_locale, translations
-from app.i18n.messages import TEMPLATES, as_message, english, message_text, messages_text
+from app.i18n.message_templates import TEMPLATES
+from app.i18n.messages import as_message, english, message_text, messages_text
 
 PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 # Two Latin words in a row: an English phrase left in a Korean or Japanese sentence.

@@ -1,4 +1,5 @@
-"""Result models of the quality checks: the needle depth x length grid and the tool calls.
+"""Result models of the quality checks: the needle depth x length grid, the tool calls and
+the reader's own task.
 
 Every trial keeps its seed, so two runs with the same plan seed ask the same prompts and
 can be compared prompt by prompt (``app.records.comparison.paired``).
@@ -9,6 +10,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from app.bench.memory_reading import MemoryReading
 
 TokenCounting = Literal["server_tokenizer", "estimated"]
 
@@ -85,4 +88,47 @@ class ToolCallCheck(BaseModel):
     trials: list[ToolCallTrial] = Field(default_factory=list)
     failing_reason: str | None = Field(
         default=None, description="why the server fails the check outright (calls as text)"
+    )
+
+
+class TaskFailure(BaseModel):
+    prompt_index: int
+    repeat: int
+    reason: str
+    answer: str = Field(description="as received, cut to its first 500 characters")
+    error: str | None = Field(default=None, description="the request's error, if it failed")
+
+
+class TaskPromptResult(BaseModel):
+    """One prompt's repeats: how many passed, and the speed measured on it."""
+
+    index: int
+    check: str
+    passed: int
+    total: int
+    prompt_tokens: int | None = Field(default=None, description="as reported by the server")
+    ttft_ms: float | None = Field(default=None, description="median of the repeats")
+    decode_tps: float | None = None
+    e2e_ms: float | None = None
+
+
+class TaskRunResult(BaseModel):
+    """A task's score (``total`` counts every prompt x repeat) and its measured speed."""
+
+    id: int | None = None
+    name: str
+    version: int
+    pass_rate: float | None
+    passed: int
+    total: int
+    errors: int = Field(description="requests that failed outright (counted as not passed)")
+    ttft_ms: float | None = Field(default=None, description="median over every answered request")
+    decode_tps: float | None = None
+    e2e_ms: float | None = None
+    prompts: list[TaskPromptResult] = Field(default_factory=list)
+    failures: list[TaskFailure] = Field(default_factory=list, description="the first 50")
+    failures_dropped: int = 0
+    memory: MemoryReading | None = None
+    duration_s: float | None = Field(
+        default=None, description="wall time of the task's requests, one after another"
     )

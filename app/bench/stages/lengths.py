@@ -9,8 +9,9 @@ from __future__ import annotations
 import time
 
 from app.bench import metrics
+from app.bench.memory_reading import MemoryReading
 from app.bench.prompts import SizedPrompt, is_truncated, sized_prompt, stable_seed
-from app.bench.result import LengthResult, MemoryReading, RequestSample, StepRecord
+from app.bench.result import LengthResult, RequestSample, StepRecord
 from app.bench.stages.context import RunContext, first_error, truncation_message
 
 

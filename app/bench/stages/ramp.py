@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from app.bench import metrics
+from app.bench.memory_reading import MemoryReading
 from app.bench.prompts import SizedPrompt, sized_prompt, stable_seed
 from app.bench.result import (
     HELD_SHARE,
@@ -12,7 +13,6 @@ from app.bench.result import (
     ConcurrencyRamp,
     HeldConcurrency,
     LengthResult,
-    MemoryReading,
     RequestSample,
 )
 from app.bench.shards import Turn, quiet_gc, run_sharded, run_streams, shard_count

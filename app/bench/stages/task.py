@@ -10,16 +10,12 @@ from __future__ import annotations
 import time
 
 from app.bench import metrics
+from app.bench.memory_reading import MemoryReading
 from app.bench.prompts import user_messages
+from app.bench.quality.results import TaskFailure, TaskPromptResult, TaskRunResult
 from app.bench.quality.task_checks import check_answer
 from app.bench.quality.task_spec import TaskSpec
-from app.bench.result import (
-    MemoryReading,
-    RequestSample,
-    TaskFailure,
-    TaskPromptResult,
-    TaskRunResult,
-)
+from app.bench.result import RequestSample
 from app.bench.stages.context import RunContext, first_error
 
 MAX_FAILURES_KEPT = 50

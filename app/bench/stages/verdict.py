@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from app.bench.quality.results import NeedleGrid, ToolCallCheck
+from app.bench.quality.results import NeedleGrid, TaskRunResult, ToolCallCheck
 from app.bench.result import (
     MAX_ERROR_SHARE,
     BenchPlan,
@@ -17,7 +17,6 @@ from app.bench.result import (
     Outcome,
     RequestSample,
     SmokeResult,
-    TaskRunResult,
 )
 from app.bench.stages.context import RunContext
 from app.bench.stages.needle import needle_error

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from time import perf_counter_ns
 from typing import Any
@@ -28,6 +27,7 @@ import httpx
 from app.bench.metrics import decode_tokens_per_second, time_per_output_token_ms
 from app.bench.result import ErrorKind, RequestError, RequestSample, ToolCallSeen
 from app.bench.stream.arrival import arrival_of
+from app.bench.stream.failures import transport_failure
 from app.bench.stream.sse import SSEOverflow, SSEParser
 from app.bench.stream.state import OutputOverrun, StreamState, error_message
 from app.bench.transport.endpoint import ChatEndpoint, StampingClient
@@ -114,9 +114,7 @@ async def stream_chat(
         encoding = response.headers.get("content-encoding", "") if response else ""
         state.error = _failure("protocol", f"could not decode the {encoding} body: {exc}")
     except httpx.HTTPError as exc:
-        kind = _transport_error_kind(exc)
-        message = connect_failure_reason(exc) if kind == "connect" else _describe(exc)
-        state.error = _failure(kind, message)
+        state.error = transport_failure(exc)
     end_ns = state.done_ns or perf_counter_ns()
     sent_ns = sent_at[0] if sent_at else called_ns
     sample = _to_sample(state, parser, sent_ns, headers_ns, end_ns, endpoint, prompt_tokens_target)
@@ -280,52 +278,6 @@ async def _whole(content: bytes) -> AsyncIterator[bytes]:
 
 def _failure(kind: ErrorKind, message: str) -> RequestError:
     return RequestError(kind=kind, message=message)
-
-
-def _transport_error_kind(exc: httpx.HTTPError) -> ErrorKind:
-    # A connect timeout is a connection that never opened, like a refusal: nothing answered.
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        return "connect"
-    if isinstance(exc, httpx.PoolTimeout | httpx.ReadTimeout | httpx.WriteTimeout):
-        return "timeout"
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
-        return "connection_cut"
-    return "protocol"
-
-
-def connect_failure_reason(exc: httpx.HTTPError) -> str:
-    """Why no connection opened, in a few words: "connection refused", "connect timed out".
-
-    httpx reports a refusal as "All connection attempts failed"; the OS error that says what
-    happened sits at the bottom of the exception chain.
-    """
-    if isinstance(exc, httpx.ConnectTimeout):
-        return "connect timed out"
-    cause = _innermost_os_error(exc)
-    if isinstance(cause, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(cause, socket.gaierror):
-        return f"host name not resolved ({cause.strerror})"
-    if cause is not None and cause.strerror:
-        return cause.strerror
-    return _describe(exc)
-
-
-def _innermost_os_error(exc: BaseException) -> OSError | None:
-    found = None
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno is not None:
-            found = current
-        current = current.__cause__ or current.__context__
-    return found
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"
 
 
 def _to_sample(
