@@ -12,7 +12,10 @@ by more than a gigabyte per GPU (and 5 %) is a regression, as a runtime upgrade'
 jumps are. A ramp level's throughput counts too, as its gain over the same run's
 one-stream level (``scaling_of``: a machine slowed by other work for a while slows both, a
 server that stops batching loses the gain), banded by the spread of that gain as each of
-its streams saw it (``ConcurrencyLevel.stream_output_tps``). A record made before that kept
+its streams saw it (``ConcurrencyLevel.stream_output_tps``). A ramp level that held under
+90 % of the requests it asked at once, in either run, is judged on its memory alone: its
+first token, decode and throughput describe a lighter load than the other run's, and the
+report says so. A record made before that kept
 one number, with no band, whose change is reported and never called significant. A decode
 that was not measurable (answers that arrived in bursts) at either end is not judged: the
 report says so, and a baseline of that kind is re-made with ``--rebaseline``. A regression
@@ -194,11 +197,33 @@ def decode_unjudged(point: Point) -> bool:
     )
 
 
-def point_changes(before: Point, after: Point, scaled: bool = False) -> list[Change]:
+# What a ramp level's load moves: not judged at a level that did not hold its load.
+LOAD_METRICS = {"ttft_ms", "decode_tokens_per_s", "throughput_tokens_per_s"}
+
+
+def held_short_note(before: Point, after: Point) -> str | None:
+    """Why a ramp level's load figures are not judged: one of the runs held under 90 % of
+    the requests asked at once, so its figures describe a lighter load than the other's."""
+    for point, whose in ((before, "the baseline"), (after, "this run")):
+        if point.kind == "ramp" and point.held_short:
+            held = f"{point.held_mean:.1f}" if point.held_mean is not None else "fewer"
+            return (
+                f"first token, decode and throughput at {where_of(before)}: {whose} held "
+                f"{held} of {point.concurrency} requests at once"
+            )
+    return None
+
+
+def point_changes(
+    before: Point, after: Point, scaled: bool = False, load: bool = True
+) -> list[Change]:
     """``scaled``: the point's throughput is judged as its gain over one stream
-    (``scaling_change``), and its own change is listed, never counted."""
+    (``scaling_change``), and its own change is listed, never counted. ``load`` False: a
+    level that did not hold its load is judged on its memory alone."""
     changes = []
     for metric, (unit, higher) in POINT_METRICS.items():
+        if not load and metric in LOAD_METRICS:
+            continue
         a, b = before.values.get(metric), after.values.get(metric)
         if metric == "decode_tokens_per_s" and (decode_unjudged(before) or decode_unjudged(after)):
             continue
@@ -322,14 +347,16 @@ def compare_runs(
                     f"decode at {where_of(before)}: this run's answers arrived in bursts"
                 )
         if after is not None and before.kind != "needle":
+            short = held_short_note(before, after)
+            not_judged += [short] if short else []
             one = (before.context_length, 1, "ramp")
-            scaled = before.kind == "ramp" and before.concurrency > 1
+            scaled = before.kind == "ramp" and before.concurrency > 1 and short is None
             scaling = (
                 scaling_change(before, after, base_by_key.get(one), now_by_key.get(one))
                 if scaled
                 else None
             )
-            changes += point_changes(before, after, scaled=scaling is not None)
+            changes += point_changes(before, after, scaled=scaling is not None, load=short is None)
             changes += [scaling] if scaling else []
         if after is not None and before.kind == "needle":
             needle = needle_change(before, after)

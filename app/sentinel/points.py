@@ -18,6 +18,10 @@ class Point:
     task: dict[str, Any] | None = None
     # False when its answers arrived in bursts: the point has no decode to judge.
     decode_measurable: bool | None = None
+    # A ramp level that held under 90 % of the requests asked at once, and what it held:
+    # its figures describe a lighter load than its name says.
+    held_short: bool = False
+    held_mean: float | None = None
 
     @property
     def key(self) -> tuple[int, int, str]:
@@ -49,6 +53,7 @@ def point_of(values: dict[str, Any], details: dict[str, Any], samples: Any) -> P
         if isinstance(found, list)
     }
     needle = details.get("needle") if isinstance(details.get("needle"), list) else []
+    held = details.get("held_concurrency")
     return Point(
         int(values["context_length"]),
         int(values.get("concurrency") or 1),
@@ -60,7 +65,13 @@ def point_of(values: dict[str, Any], details: dict[str, Any], samples: Any) -> P
         details.get("decode_measurable")
         if isinstance(details.get("decode_measurable"), bool)
         else None,
+        details.get("held_short") is True,
+        _number(held.get("mean")) if isinstance(held, dict) else None,
     )
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def stored_points(record: Record) -> list[Point]:

@@ -1,6 +1,8 @@
 """The sentinel's verdict from two runs' points: bands, the smallest change that counts, a
 needle lost, an outcome that got worse."""
 
+from dataclasses import replace
+
 from app.sentinel.compare import compare_runs, confirmed
 from app.sentinel.points import Point
 
@@ -116,3 +118,25 @@ def test_a_regression_counts_only_when_a_second_run_finds_it() -> None:
     both = confirmed(outlier, again)
     assert both.verdict == "regressed" and both.runs == 2
     assert both.summary == "regressed: decode -21 % at 4,096 tokens x 1"
+
+
+def test_a_level_that_did_not_hold_its_load_is_judged_on_its_memory_alone() -> None:
+    # Four streams asked, 1.8 held (a client starved of its core): the level's throughput
+    # says nothing of what the server does at four, so neither run's is judged.
+    baseline = [ramp([600], concurrency=1), ramp([1400, 1466, 1500, 1520])]
+    starved = replace(ramp([560, 600, 609, 640]), held_short=True, held_mean=1.8)
+    report = compare_runs(1, "ok", baseline, "ok", [ramp([590], concurrency=1), starved])
+    assert report.verdict == "no_regression", report.summary
+    assert not any(c.metric.startswith("throughput") and c.point.endswith("x 4 (ramp)")
+                   for c in report.changes)  # fmt: skip
+    (said,) = report.not_judged
+    assert "this run held 1.8 of 4 requests at once" in said
+    # The same level held in both runs is judged, and the loss of the gain is a regression.
+    held = compare_runs(
+        1, "ok", baseline, "ok", [ramp([590], 1), replace(starved, held_short=False)]
+    )
+    assert held.verdict == "regressed" and held.not_judged == ()
+    # A baseline that did not hold cannot judge a run that did.
+    short_baseline = [baseline[0], replace(baseline[1], held_short=True, held_mean=2.0)]
+    report = compare_runs(1, "ok", short_baseline, "ok", [ramp([590], 1), baseline[1]])
+    assert "the baseline held 2.0 of 4" in report.not_judged[0]
