@@ -10,7 +10,7 @@ from app.bench.procedure import TargetUnreachable
 from app.bench.transport.hosts import HostNotAllowedError
 from app.config import get_settings
 from app.jobs.worker import API_KEY_ENV
-from app.sentinel.compare import Change
+from app.sentinel.report import Change
 
 EXIT_REGRESSED = 1
 EXIT_UNREACHABLE = 3  # nothing answered: nothing measured, written or stored

@@ -24,15 +24,14 @@ needle found at the baseline and missed now is significant: the needle is asked 
 temperature 0, so a found needle is found again on the same build.
 """
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.records.comparison.effects import Band, sample_band, wilson_band
 from app.sentinel.points import Point
+from app.sentinel.report import Change, SentinelReport, verdict_of
 
-Verdict = Literal["no_regression", "improved", "regressed"]
 MIN_RELATIVE_CHANGE = 0.05
 MEMORY_RESOLUTION_GB = 0.5
 MEMORY_BAND = register(
@@ -47,107 +46,6 @@ POINT_METRICS: dict[str, tuple[str, bool]] = {
     "throughput_tokens_per_s": ("tok/s", True),
     "peak_memory_gb_per_gpu": ("GB/GPU", False),
 }
-
-
-@dataclass(frozen=True)
-class Change:
-    metric: str
-    point: str
-    unit: str
-    baseline: float | str
-    now: float | str
-    band_baseline: Band | None
-    band_now: Band | None
-    significant: bool
-    direction: str | None  # better | worse, only when significant
-
-    @property
-    def change(self) -> float | None:
-        if isinstance(self.baseline, str) or isinstance(self.now, str):
-            return None
-        return self.now - self.baseline
-
-    @property
-    def change_pct(self) -> float | None:
-        change = self.change
-        if change is None or not self.baseline:
-            return None
-        return 100 * change / float(self.baseline)
-
-    def as_json(self) -> dict[str, Any]:
-        bands = (self.band_baseline, self.band_now)
-        return {
-            "metric": self.metric,
-            "point": self.point,
-            "unit": self.unit,
-            "baseline": self.baseline,
-            "now": self.now,
-            "change": self.change,
-            "change_pct": self.change_pct,
-            "band": None
-            if bands == (None, None)
-            else {
-                "baseline": self.band_baseline.as_json() if self.band_baseline else None,
-                "now": self.band_now.as_json() if self.band_now else None,
-            },
-            "significant": self.significant,
-            "direction": self.direction,
-        }
-
-
-@dataclass(frozen=True)
-class SentinelReport:
-    baseline_record: int
-    verdict: Verdict
-    changes: list[Change]
-    not_judged: tuple[str, ...] = ()  # figures left out, and why
-    runs: int = 1  # 2 when a second run was asked to confirm a regression
-
-    @property
-    def summary(self) -> str:
-        """One line, e.g. "regressed: decode -40 % at 4,096 tokens x 1, needle lost at
-        65,536 tokens x 1"; only the changes that made the verdict."""
-        direction = {"regressed": "worse", "improved": "better"}.get(self.verdict)
-        said = [
-            said_change(change)
-            for change in self.changes
-            if change.significant and change.direction == direction
-        ]
-        words = self.verdict.replace("_", " ")
-        return f"{words}: {', '.join(said)}" if said else words
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "baseline_record": self.baseline_record,
-            "verdict": self.verdict,
-            "summary": self.summary,
-            "changes": [change.as_json() for change in self.changes],
-            "not_judged": list(self.not_judged),
-            "runs": self.runs,
-        }
-
-
-SHORT_NAMES = {
-    "ttft_ms": "TTFT",
-    "decode_tokens_per_s": "decode",
-    "throughput_tokens_per_s": "throughput",
-    "peak_memory_gb_per_gpu": "peak memory",
-    "task_pass_rate": "task pass rate",
-    "throughput_scaling": "throughput at load",
-}
-
-
-def said_change(change: Change) -> str:
-    if change.metric == "outcome":
-        return f"outcome {change.baseline} -> {change.now}"
-    if change.metric == "needle_accuracy" and change.direction == "worse":
-        return f"needle lost at {change.point}"
-    name = SHORT_NAMES.get(change.metric, change.metric)
-    if change.metric == "peak_memory_gb_per_gpu" and change.change is not None:
-        return f"{name} {change.change:+.1f} GB per GPU at {change.point}"
-    pct = change.change_pct
-    amount = f"{pct:+.0f} %" if pct is not None else f"{change.change:+.3g}"
-    return f"{name} {amount} at {change.point}"
 
 
 def overlap(a: Band, b: Band) -> bool:
@@ -395,15 +293,6 @@ def confirmed_by(first: dict[str, Any], second: SentinelReport) -> SentinelRepor
     ]  # fmt: skip
     not_judged = tuple(dict.fromkeys((*first["not_judged"], *second.not_judged)))
     return SentinelReport(second.baseline_record, verdict_of(changes), changes, not_judged, 2)
-
-
-def verdict_of(changes: list[Change]) -> Verdict:
-    directions = {change.direction for change in changes if change.significant}
-    if "worse" in directions:
-        return "regressed"
-    if "better" in directions:
-        return "improved"
-    return "no_regression"
 
 
 def _memory_band(peak: float) -> Band:

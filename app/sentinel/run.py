@@ -12,9 +12,10 @@ from app.errors import NotFound
 from app.jobs.to_record import kept_plan, record_from_result
 from app.records.storage.repository import RecordRepository
 from app.records.storage.service import NO_RECORD, submit_record
-from app.sentinel.compare import SentinelReport, compare_runs
+from app.sentinel.compare import compare_runs
 from app.sentinel.plan import Baseline, baseline_of
 from app.sentinel.points import raw_points
+from app.sentinel.report import SentinelReport
 
 TOOL = "servebook sentinel"
 
