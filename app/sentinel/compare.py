@@ -12,10 +12,11 @@ by more than a gigabyte per GPU (and 5 %) is a regression, as a runtime upgrade'
 jumps are. A ramp level's throughput counts too, as its gain over the same run's
 one-stream level (``scaling_of``: a machine slowed by other work for a while slows both, a
 server that stops batching loses the gain), banded by the spread of that gain as each of
-its streams saw it (``ConcurrencyLevel.stream_output_tps``). A ramp level that held under
-90 % of the requests it asked at once, in either run, is judged on its memory alone: its
-first token, decode and throughput describe a lighter load than the other run's, and the
-report says so. A record made before that kept
+its streams saw it (``ConcurrencyLevel.stream_output_tps``). Where a ramp level held under
+90 % of the requests it asked at once in either run, a change counts only where the
+difference in load cannot explain it (``unexplained``, ``scaling_change``): a lighter load
+makes a request's first token and decode better and the gain smaller, never the gain per
+request held; the report says what each run held. A record made before that kept
 one number, with no band, whose change is reported and never called significant. A decode
 that was not measurable (answers that arrived in bursts) at either end is not judged: the
 report says so, and a baseline of that kind is re-made with ``--rebaseline``. A regression
@@ -24,6 +25,7 @@ needle found at the baseline and missed now is significant: the needle is asked 
 temperature 0, so a found needle is found again on the same build.
 """
 
+from dataclasses import replace
 from typing import Any
 
 from app.i18n.catalogs import lazy_gettext as _l
@@ -95,33 +97,52 @@ def decode_unjudged(point: Point) -> bool:
     )
 
 
-# What a ramp level's load moves: not judged at a level that did not hold its load.
-LOAD_METRICS = {"ttft_ms", "decode_tokens_per_s", "throughput_tokens_per_s"}
+# What a request's figures do under a lighter load: the first token comes sooner and each
+# request decodes faster (a server shares its steps among fewer requests).
+LIGHTER_LOAD_GIVES = {"ttft_ms": "better", "decode_tokens_per_s": "better"}
+
+
+def held(point: Point) -> float:
+    """Requests the point held at once: what it asked, unless it held short of that."""
+    if point.kind == "ramp" and point.held_short and point.held_mean:
+        return point.held_mean
+    return float(point.concurrency)
 
 
 def held_short_note(before: Point, after: Point) -> str | None:
-    """Why a ramp level's load figures are not judged: one of the runs held under 90 % of
-    the requests asked at once, so its figures describe a lighter load than the other's."""
+    """What a ramp level held, where either run held under 90 % of the requests it asked
+    at once: its figures then count only where the difference in load cannot explain them."""
     for point, whose in ((before, "the baseline"), (after, "this run")):
         if point.kind == "ramp" and point.held_short:
-            held = f"{point.held_mean:.1f}" if point.held_mean is not None else "fewer"
             return (
                 f"first token, decode and throughput at {where_of(before)}: {whose} held "
-                f"{held} of {point.concurrency} requests at once"
+                f"{held(point):.1f} of {point.concurrency} requests at once, so a change "
+                "counts only where that difference in load cannot explain it"
             )
     return None
 
 
+def unexplained(change: Change, load_ratio: float) -> Change:
+    """The change, no longer significant where the runs' difference in load explains its
+    direction: this run's lighter load (``load_ratio`` below 1) makes a request's figures
+    better, a heavier one worse."""
+    lighter = LIGHTER_LOAD_GIVES.get(change.metric)
+    if not change.significant or lighter is None or load_ratio == 1:
+        return change
+    explained = lighter if load_ratio < 1 else {"better": "worse", "worse": "better"}[lighter]
+    if change.direction != explained:
+        return change
+    return replace(change, significant=False, direction=None)
+
+
 def point_changes(
-    before: Point, after: Point, scaled: bool = False, load: bool = True
+    before: Point, after: Point, scaled: bool = False, load_ratio: float = 1.0
 ) -> list[Change]:
     """``scaled``: the point's throughput is judged as its gain over one stream
-    (``scaling_change``), and its own change is listed, never counted. ``load`` False: a
-    level that did not hold its load is judged on its memory alone."""
+    (``scaling_change``), and its own change is listed, never counted. ``load_ratio``: the
+    requests this run held at once over the baseline's (``unexplained``)."""
     changes = []
     for metric, (unit, higher) in POINT_METRICS.items():
-        if not load and metric in LOAD_METRICS:
-            continue
         a, b = before.values.get(metric), after.values.get(metric)
         if metric == "decode_tokens_per_s" and (decode_unjudged(before) or decode_unjudged(after)):
             continue
@@ -135,7 +156,8 @@ def point_changes(
             bands = (_memory_band(a), _memory_band(b))
         if metric == "throughput_tokens_per_s" and scaled:
             bands = (None, None)
-        changes.append(banded_change(metric, where_of(before), unit, higher, a, b, bands))
+        change = banded_change(metric, where_of(before), unit, higher, a, b, bands)
+        changes.append(unexplained(change, load_ratio))
     return changes
 
 
@@ -156,11 +178,36 @@ def scaling_of(point: Point, single: Point | None) -> tuple[float, list[float]] 
 def scaling_change(
     before: Point, after: Point, single_before: Point | None, single_after: Point | None
 ) -> Change | None:
+    """The gain's change. Where the runs held different loads, it counts only when the
+    gain and the gain per request held change the same way: a server's throughput grows
+    with its load, but never faster than the load, so a run that held fewer requests may
+    gain less, though not less per request, and one that held more may gain more, though
+    not more per request."""
     a, b = scaling_of(before, single_before), scaling_of(after, single_after)
     if a is None or b is None:
         return None
     bands = (sample_band(a[1]), sample_band(b[1]))
-    return banded_change("throughput_scaling", where_of(before), "x", True, a[0], b[0], bands)
+    change = banded_change("throughput_scaling", where_of(before), "x", True, a[0], b[0], bands)
+    if held(before) == held(after):
+        return change
+    per_held = banded_change(
+        "throughput_scaling",
+        where_of(before),
+        "x",
+        True,
+        a[0] / held(before),
+        b[0] / held(after),
+        (per_request(bands[0], held(before)), per_request(bands[1], held(after))),
+    )
+    if per_held.significant and per_held.direction == change.direction:
+        return change
+    return replace(change, significant=False, direction=None)
+
+
+def per_request(band: Band | None, requests: float) -> Band | None:
+    if band is None:
+        return None
+    return replace(band, low=band.low / requests, high=band.high / requests)
 
 
 def needle_change(before: Point, after: Point) -> Change | None:
@@ -248,13 +295,14 @@ def compare_runs(
             short = held_short_note(before, after)
             not_judged += [short] if short else []
             one = (before.context_length, 1, "ramp")
-            scaled = before.kind == "ramp" and before.concurrency > 1 and short is None
+            scaled = before.kind == "ramp" and before.concurrency > 1
             scaling = (
                 scaling_change(before, after, base_by_key.get(one), now_by_key.get(one))
                 if scaled
                 else None
             )
-            changes += point_changes(before, after, scaled=scaling is not None, load=short is None)
+            ratio = held(after) / held(before)
+            changes += point_changes(before, after, scaled=scaling is not None, load_ratio=ratio)
             changes += [scaling] if scaling else []
         if after is not None and before.kind == "needle":
             needle = needle_change(before, after)
