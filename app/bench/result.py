@@ -51,6 +51,9 @@ MAX_ERROR_SHARE = 0.10
 # Requests per stream a ramp level sends unless told: eight samples put the median
 # between the lowest and the highest with 99% confidence (six would give 97%).
 MIN_LEVEL_ROUNDS = 8
+# A level run for a time (`level_seconds`): at most an hour and this many requests.
+MAX_LEVEL_SECONDS = 3600
+MAX_LEVEL_REQUESTS = 20_000
 
 
 DepthFraction = Annotated[float, Field(ge=0, le=1)]
@@ -89,6 +92,14 @@ class BenchPlan(BaseModel):
         description="requests each stream sends per level; default repeat, and at least "
         f"{MIN_LEVEL_ROUNDS}: enough for a median and a 95% band of decode and first token "
         "even at one stream",
+    )
+    level_seconds: float | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_LEVEL_SECONDS,
+        allow_inf_nan=False,
+        description="run each concurrency level this long instead: each stream sends requests "
+        f"until the time is up (one at least; at most {MAX_LEVEL_REQUESTS} at a level)",
     )
     ttft_limit_ms: float | None = Field(default=None, gt=0)
     needle: bool | Literal["auto"] = "auto"

@@ -49,16 +49,23 @@ async def run_streams(
     streams: Sequence[Sequence[Turn]],
     max_tokens: int,
     on_sample: Callable[[RequestSample], Any] | None = None,
+    seconds: float | None = None,
 ) -> list[list[RequestSample]]:
     """Every stream at once, each sending its next request when the previous one ends.
+    With ``seconds``, a stream sends no request once that long has passed since the streams
+    started (it has sent one at least; the one in flight finishes).
 
     Returns each stream's samples in turn order, streams in the order given.
     """
     samples: list[list[RequestSample]] = [[] for _ in streams]
+    deadline = None if seconds is None else asyncio.get_running_loop().time() + seconds
 
     async def one_stream(index: int, turns: Sequence[Turn]) -> None:
         stream_endpoint = endpoint.using(clients.get(index))
+        loop = asyncio.get_running_loop()
         for turn in turns:
+            if deadline is not None and samples[index] and loop.time() >= deadline:
+                return
             sample = await stream_chat(
                 stream_endpoint,
                 turn.messages,
@@ -130,6 +137,7 @@ class _ShardJob:
     connect_timeout_s: float
     max_tokens: int
     streams: list[list[Turn]]
+    seconds: float | None = None
 
 
 async def run_sharded(
@@ -140,6 +148,7 @@ async def run_sharded(
     shards: int,
     api_key: str | None,
     connect_timeout_s: float,
+    seconds: float | None = None,
 ) -> list[list[RequestSample]]:
     """``streams`` dealt round-robin over ``shards`` worker processes; as ``run_streams``.
 
@@ -149,7 +158,9 @@ async def run_sharded(
     """
     bare = replace(endpoint, http=None)  # type: ignore[arg-type]
     jobs = [
-        _ShardJob(bare, api_key, connect_timeout_s, max_tokens, [list(turns) for turns in share])
+        _ShardJob(
+            bare, api_key, connect_timeout_s, max_tokens, [list(turns) for turns in share], seconds
+        )
         for share in (streams[k::shards] for k in range(shards))
     ]
     context = multiprocessing.get_context("spawn")
@@ -212,7 +223,9 @@ def _worker(k: int, job: _ShardJob, barrier: Any, results: Any) -> None:
 
     async def main() -> list[list[RequestSample]]:
         try:
-            return await run_streams(job.endpoint, clients, job.streams, job.max_tokens)
+            return await run_streams(
+                job.endpoint, clients, job.streams, job.max_tokens, seconds=job.seconds
+            )
         finally:
             await clients.aclose()
 

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.quality.task_spec import TaskFileError, TaskSpec
-from app.bench.result import BenchPlan, BenchResult
+from app.bench.result import MAX_LEVEL_SECONDS, BenchPlan, BenchResult
 from app.bench.transport.hosts import HostNotAllowedError
 from app.config import get_settings
 from app.jobs.result_tables import summary
@@ -62,6 +62,12 @@ def int_list(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
     type=click.IntRange(1, 200),
     default=None,
     help="requests each stream sends at each concurrency level; default --repeat, at least 8",
+)
+@click.option(
+    "--level-seconds",
+    type=click.FloatRange(1, MAX_LEVEL_SECONDS),
+    default=None,
+    help="run each concurrency level this long instead of a number of requests",
 )
 @click.option("--max-tokens", default=128, show_default=True, type=click.IntRange(1, 8192))
 @click.option("--needle/--no-needle", default=None, help="default: only above 16K")
@@ -208,6 +214,7 @@ def build_plan(served_model: str, options: dict) -> BenchPlan:
         "concurrency_levels": options["concurrency"],
         "repeat": options["repeat"],
         "requests_per_stream": options["requests_per_stream"],
+        "level_seconds": options["level_seconds"],
         "max_tokens": options["max_tokens"],
         "needle": "auto" if needle is None else needle,
         "ttft_limit_ms": options["ttft_limit_ms"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 from app.bench import metrics
@@ -9,6 +10,8 @@ from app.bench.memory_reading import MemoryReading
 from app.bench.prompts import SizedPrompt, sized_prompt, stable_seed
 from app.bench.result import (
     HELD_SHARE,
+    MAX_LEVEL_REQUESTS,
+    BenchPlan,
     ConcurrencyLevel,
     ConcurrencyRamp,
     HeldConcurrency,
@@ -17,6 +20,10 @@ from app.bench.result import (
 )
 from app.bench.shards import Turn, quiet_gc, run_sharded, run_streams, shard_count
 from app.bench.stages.context import RunContext, first_error
+
+# With no request timed at one stream, a level run for a time prepares for requests this
+# quick (twenty a second per stream).
+QUICKEST_REQUEST_S = 0.05
 
 
 async def run_ramp(run: RunContext, lengths: list[LengthResult]) -> ConcurrencyRamp:
@@ -29,8 +36,10 @@ async def run_ramp(run: RunContext, lengths: list[LengthResult]) -> ConcurrencyR
         ramp.stopped_reason = "skipped: the single-request step failed"
         run.skip([f"concurrency:{level}" for level in levels], ramp.stopped_reason)
         return ramp
+    # The quickest whole request at one stream: no request at load is quicker.
+    quickest_ms = min((r.e2e_ms for r in lengths if r.e2e_ms), default=None)
     while levels:
-        result = await _one_level(run, levels.pop(0), target)
+        result = await _one_level(run, levels.pop(0), target, quickest_ms)
         ramp.levels.append(result)
         stop = ramp_stop_reason(result, run.plan.ttft_limit_ms)
         if stop is not None:
@@ -40,9 +49,22 @@ async def run_ramp(run: RunContext, lengths: list[LengthResult]) -> ConcurrencyR
     return ramp
 
 
-async def _one_level(run: RunContext, level: int, target: int) -> ConcurrencyLevel:
+def level_turns(plan: BenchPlan, level: int, quickest_ms: float | None) -> int:
+    """Requests each stream of a level prepares: the plan's rounds, or for a level run for
+    a time, as many as its streams could send in that time, were every request as quick as
+    the quickest one at one stream (never quicker at load), and one more."""
+    seconds = plan.level_seconds
+    if seconds is None:
+        return plan.level_rounds()
+    each_s = max((quickest_ms or 0.0) / 1000, QUICKEST_REQUEST_S)
+    return max(1, min(math.ceil(seconds / each_s) + 1, MAX_LEVEL_REQUESTS // level))
+
+
+async def _one_level(
+    run: RunContext, level: int, target: int, quickest_ms: float | None
+) -> ConcurrencyLevel:
     started = time.perf_counter()
-    rounds = run.plan.level_rounds()
+    rounds = level_turns(run.plan, level, quickest_ms)
     total = level * rounds
     streams = [
         [
@@ -59,6 +81,8 @@ async def _one_level(run: RunContext, level: int, target: int) -> ConcurrencyLev
     await run.progress(name, 0, total)
     async with run.probe.window() as window:
         by_stream = await _level_samples(run, name, streams, total)
+    if run.plan.level_seconds is not None:  # a level run for a time sends fewer than total
+        await run.progress(name, total, total)
     samples = [sample for stream in by_stream for sample in stream]
     result = level_summary(
         level, samples, run.plan.ttft_limit_ms, window.reading, held=held_concurrency(by_stream)
@@ -81,6 +105,7 @@ async def _level_samples(
             shards=shards,
             api_key=run.endpoint.secret,
             connect_timeout_s=run.plan.connect_timeout_s,
+            seconds=run.plan.level_seconds,
         )
         await run.progress(name, total, total)
         return samples
@@ -93,7 +118,12 @@ async def _level_samples(
 
     with quiet_gc():
         return await run_streams(
-            run.endpoint, run.stream_clients, streams, run.plan.max_tokens, count
+            run.endpoint,
+            run.stream_clients,
+            streams,
+            run.plan.max_tokens,
+            count,
+            seconds=run.plan.level_seconds,
         )
 
 
