@@ -112,6 +112,12 @@ class BenchmarkKind:
         if again is not None:
             return again
         check_result_matches(job, outcome)
+        return self.store(session, job, lease_token, outcome)
+
+    def store(
+        self, session: Session, job: BenchJob, lease_token: str, outcome: BenchResult
+    ) -> Finished:
+        """Store the checked result of a job the claim still holds."""
         raw = record_from_result(outcome, job.target)
         return store_result(session, job, lease_token, outcome, raw, {"tool": "servebook bench"})
 
