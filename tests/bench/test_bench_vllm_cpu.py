@@ -747,6 +747,36 @@ def test_bursts_through_a_buffering_proxy_are_reported(vllm_server: VllmServer) 
     print("\nthrough a buffering proxy:", result.outcome_error)
 
 
+def test_a_level_run_for_a_time_against_real_vllm(vllm_server: VllmServer) -> None:
+    """--level-seconds against vLLM: each stream sends again and again until the time is
+    up, none sends after it, and the level answers every request it sent."""
+    seconds = 3.0
+    plan = BenchPlan(
+        base_url=vllm_server.base_url,
+        model=MODEL_NAME,
+        lengths=[256],
+        repeat=1,
+        max_tokens=16,
+        concurrency_levels=[2],
+        level_seconds=seconds,
+        needle=False,
+        request_timeout_s=120,
+        extra_body={"ignore_eos": True},
+    )
+    result = asyncio.run(run_benchmark(plan))
+    assert result.outcome == "ok", result.outcome_error
+    assert result.concurrency is not None
+    (level,) = result.concurrency.levels
+    start = min(s.send_offset_ms for s in level.samples)
+    sends = [s.send_offset_ms - start for s in level.samples]
+    assert level.errors == 0 and all(s.ok for s in level.samples)
+    assert len(level.samples) >= 2 * 3, len(level.samples)  # a few each, not one
+    assert max(sends) < seconds * 1000, max(sends)
+    print(
+        f"\nlevel of 2 for {seconds:g} s: {len(level.samples)} requests, {level.duration_s:.2f} s"
+    )
+
+
 SENTINEL_RUNS = 10
 
 
