@@ -749,7 +749,9 @@ def test_bursts_through_a_buffering_proxy_are_reported(vllm_server: VllmServer) 
 
 def test_a_level_run_for_a_time_against_real_vllm(vllm_server: VllmServer) -> None:
     """--level-seconds against vLLM: each stream sends again and again until the time is
-    up, none sends after it, and the level answers every request it sent."""
+    up, none sends after it, and the level answers every request it sent. (On cores shared
+    with the suite vLLM may send whole answers at once: the run is then inconclusive on
+    decode, which the burst tests judge; the level's timing holds either way.)"""
     seconds = 3.0
     plan = BenchPlan(
         base_url=vllm_server.base_url,
@@ -764,7 +766,7 @@ def test_a_level_run_for_a_time_against_real_vllm(vllm_server: VllmServer) -> No
         extra_body={"ignore_eos": True},
     )
     result = asyncio.run(run_benchmark(plan))
-    assert result.outcome == "ok", result.outcome_error
+    assert result.outcome in ("ok", "inconclusive"), result.outcome_error
     assert result.concurrency is not None
     (level,) = result.concurrency.levels
     start = min(s.send_offset_ms for s in level.samples)
