@@ -4,6 +4,7 @@ An error a person reads is raised with a Sentence (a code and its params): the p
 in the reader's language, JSON carries the code and params beside the English `detail`.
 """
 
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -46,6 +47,71 @@ class Forbidden(ServebookError):
 
 class Conflict(ServebookError):
     status_code = 409
+
+
+# The refusals of a body that keeps everything the served schema states in standard JSON
+# Schema, whose fields contradict each other or the catalog in a relation JSON Schema has no
+# word for: a file of another model, a runtime that does not run on the hardware named or
+# load its files, more GPUs than the hardware has, `done` past `total`, a length the output
+# does not fit in, a target no hardware weighed reaches. The schema states each one in the
+# field's description (and in an `x-` extension a test reads). A refusal made only of these
+# answers 409, not 422: 422 says the schema alone refuses the body, so a client (or a
+# contract tester) that reads the schema can tell what it could have checked itself from
+# what only the server knows.
+FIELD_CONFLICTS = frozenset(
+    {
+        # (A record's and a job's file and runtime are stated in standard branches, one per
+        # model: a file of another model is a body the schema refuses there.)
+        "record.gpu_count",  # more GPUs than the hardware named has
+        "selector.foreign_artifact",  # a file of another model than the one named
+        "selector.wrong_platform",  # a runtime that does not run on the hardware named
+        "selector.cannot_load",  # ... or load the model's files
+        "selector.usable_over_total",  # more usable memory than the cards have in all
+        "gpu.sizes",  # a memory size the card named does not come in
+        "gpu.unified_count",  # more than one of a system with unified memory
+        "estimate.active_over_total",  # more parameters active than the model has
+        "estimate.config_lacks_together",  # a config lacking what its other fields need
+        "estimate.config_fields_conflict",  # a config whose fields disagree
+        "estimate.header_without_bytes",  # a safetensors header that spans no bytes
+        "experts_per_token_range",  # experts per token outside 1 to the experts a config has
+        "layer_types_count",  # a kind per layer for another number of layers
+        "layers_contradict",  # more layers of a kind than layers
+        "plan.ttft_below_one_request",  # a first-token target no hardware weighed reaches
+        "plan.decode_above_one_request",  # a speed target no hardware weighed reaches
+        "bench.length_below_output",  # a context length the output tokens do not fit in
+        "worker.done_over_total",  # progress past its total
+    }
+)
+# What such a 409 says in the OpenAPI document.
+FIELDS_CONFLICT = (
+    "fields the schema accepts each of that contradict each other or the catalog, in a "
+    "relation a field's description states: every field at fault, as for 422"
+)
+# Stored rows a body names that are gone (the schema cannot list stored ids): 404.
+ROWS_MISSING = frozenset({"job.no_task"})
+
+
+def refusal_status(codes: Iterable[str | None]) -> int:
+    """A refusal's status from its errors' codes: 409 where every error is a conflict
+    between fields (or a stored row missing beside one), 404 where every one is a stored row
+    missing, else 422 (the schema refuses the body)."""
+    found = set(codes)
+    if found and found <= ROWS_MISSING:
+        return 404
+    if found & FIELD_CONFLICTS and found <= FIELD_CONFLICTS | ROWS_MISSING:
+        return 409
+    return 422
+
+
+def said_codes(said: Mapping[str, Any] | None) -> Iterator[str | None]:
+    """A coded error's code and, for one that wraps another (`problem`: a card's sizes with
+    the close matches beside it), the code it wraps."""
+    said = said or {}
+    problem = (said.get("params") or {}).get("problem")
+    if isinstance(problem, Mapping) and problem.get("code") in FIELD_CONFLICTS:
+        yield problem.get("code")
+    else:
+        yield said.get("code")
 
 
 # ---------------------------------------------------------------- documented error bodies

@@ -24,10 +24,16 @@ from app.catalog.routes import api_router as catalog_api
 from app.catalog.routes import router as catalog_pages
 from app.config import Settings, get_settings
 from app.db import make_engine, make_sessionmaker, sqlite_write_lock_free
-from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError
+from app.errors import METHOD_NOT_ALLOWED, NO_SUCH_PAGE, ServebookError, refusal_status
 from app.i18n import LocaleMiddleware
-from app.i18n.sentences import english, render
-from app.i18n.validation_words import MAX_ERRORS, MAX_MESSAGE, MORE_ERRORS, clipped
+from app.i18n.sentences import english, json_params, render
+from app.i18n.validation_words import (
+    MAX_ERRORS,
+    MAX_MESSAGE,
+    MORE_ERRORS,
+    clipped,
+    said_by_pydantic,
+)
 from app.jobs.routes import api_router as benchmark_api
 from app.jobs.routes import router as benchmark_pages
 from app.jobs.worker import InProcessWorker
@@ -295,7 +301,8 @@ async def _render_request_invalid(request: Request, exc: Exception) -> Response:
         said = MORE_ERRORS(more=len(found) - MAX_ERRORS, listed=MAX_ERRORS)
         errors.append(FieldError.of("body", said))
     body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
-    return JSONResponse(body, status_code=422)
+    # 409 where the fields only contradict each other (app.errors.FIELD_CONFLICTS)
+    return JSONResponse(body, status_code=refusal_status(e.code for e in errors))
 
 
 def field_error(error: dict[str, Any], refused_field: str | None = None) -> FieldError:
@@ -305,7 +312,13 @@ def field_error(error: dict[str, Any], refused_field: str | None = None) -> Fiel
         )
     path = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
     message = str(error["msg"]).removeprefix("Value error, ")
-    return FieldError(field=clipped(path), message=clipped(message, MAX_MESSAGE))
+    said = said_by_pydantic(error)
+    return FieldError(
+        field=clipped(path),
+        message=clipped(message, MAX_MESSAGE),
+        code=said.code if said else None,
+        params=json_params(said.params) if said else None,
+    )
 
 
 def _openapi_with_one_error_shape(app: FastAPI) -> dict[str, Any]:
@@ -330,5 +343,5 @@ async def _render_invalid(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RecordInvalid)
     if prefers_json(request):
         errors = [error.model_dump(exclude_none=True) for error in exc.errors]
-        return JSONResponse({"errors": errors}, status_code=422)
+        return JSONResponse({"errors": errors}, status_code=exc.status_code)
     return await _render_error(request, exc)

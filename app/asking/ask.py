@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from app.asking.answer import CUSTOM, Answer, ask
+from app.asking.answer import CUSTOM, FOREIGN_ARTIFACT, Answer, ask
 from app.asking.custom import HardwareDescription, custom_hardware
 from app.asking.described import ModelDescription, described_inputs, described_model
 from app.asking.errors import (
@@ -28,6 +28,7 @@ from app.asking.errors import (
 from app.asking.form import CUSTOM_OR_ONE, machine_faults
 from app.asking.hub import HubUnavailable, describe_repo
 from app.asking.model_sources import (
+    DescriptionConflict,
     from_hf_config,
     from_numbers,
     from_safetensors,
@@ -42,6 +43,7 @@ from app.asking.request import (
     ModelByRepo,
     ModelBySafetensors,
 )
+from app.catalog.references import held_references
 from app.config import Settings
 from app.errors import NotFound
 from app.estimate import EstimateError
@@ -235,6 +237,23 @@ def request_question(
     )
 
 
+def foreign_artifact(
+    service: RecipeService, model: RequestModel, slug: str | None
+) -> dict[str, str]:
+    """A catalog file of another model than the one named: the fields conflict (a slug no
+    catalog file has is refused by the route's own check, as the schema refuses it)."""
+    if not slug or model.description is not None:  # a described model's file is its own
+        return {}
+    own = [a.slug for a in model.inputs.model.artifacts]
+    file = held_references(service.catalog.session).artifacts.get(slug)
+    if slug in own or file is None:
+        return {}
+    said = FOREIGN_ARTIFACT(
+        slug=slug, owner=file.model.slug, model=model.inputs.model.slug, choices=own
+    )
+    return coded({"artifact": said})
+
+
 def request_model(
     service: RecipeService,
     model: Any,
@@ -254,6 +273,8 @@ def request_model(
             description = describe(model, settings, context)
         except HubUnavailable as error:
             return FieldErrors({"model.repo": error.message}, error.status)
+        except DescriptionConflict as error:  # before EstimateError, which it is
+            return coded({f"model.{error.field}": error.said})
         except EstimateError as error:
             return coded({f"model.{error.field}": error.reason or estimate_refusal_words(error)})
     described = described_model(description, context)
@@ -285,6 +306,9 @@ def run_estimate(
     assert isinstance(hardware, RequestHardware)
     question = request_question(service, request, model, machine)
     answer = ask(model.inputs, question)
+    foreign = foreign_artifact(service, model, request.artifact)
+    if foreign:  # said as the conflict it is, beside the route's other faults
+        answer = Answer({}, merged(foreign, answer.errors))
     return DescribedResult(
         answer,
         model.description,

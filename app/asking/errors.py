@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.errors import refusal_status, said_codes
 from app.estimate import EstimateError
 from app.estimate.messages import Message
 from app.i18n.catalogs import lazy_gettext as _l
@@ -42,6 +43,15 @@ class FieldErrors(dict[str, str]):
 
 def errors_status(errors: dict[str, str]) -> int:
     return errors.status if isinstance(errors, FieldErrors) else 422
+
+
+def answered_status(errors: dict[str, str], status: int = 422) -> int:
+    """The status a refusal answers: a 422 whose errors are all conflicts between fields
+    the schema accepts each of is 409 (app.errors.FIELD_CONFLICTS); any other as given."""
+    if status != 422:
+        return status
+    messages = getattr(errors, "messages", {})
+    return refusal_status(code for field in errors for code in said_codes(messages.get(field)))
 
 
 class CodedErrors(dict[str, str]):

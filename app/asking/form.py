@@ -70,7 +70,9 @@ class QuestionForm(BaseModel):
 
     hardware: str = Field(default=CUSTOM, max_length=100)
     memory_gb_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
-    usable_memory_gb: float | None = Field(default=None, gt=0, le=1_000_000)
+    usable_memory_gb: float | None = Field(
+        default=None, gt=0, le=640_000
+    )  # at most 10,000 GB times 64 cards
     gpu_count: int = Field(default=1, ge=1, le=64)
     bandwidth_gb_s_per_gpu: float | None = Field(default=None, ge=1, le=100_000)
     bf16_tflops_per_gpu: float | None = Field(default=None, gt=0, le=100_000)

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from app.asking.hub import is_cached
 from app.asking.request import EstimateRequest, ModelByRepo
 from app.db import SessionDep
-from app.errors import ERROR_DESCRIPTIONS
+from app.errors import ERROR_DESCRIPTIONS, FIELDS_CONFLICT
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.i18n.sentences import render as say
@@ -40,6 +40,7 @@ DESCRIBED_RESPONSES: dict[int | str, dict[str, Any]] = {
         "description": "a repository the Hub does not have (or without safetensors "
         "weights);" + _BY_FIELD
     },
+    409: {"description": FIELDS_CONFLICT + ";" + _BY_FIELD},
     413: {"description": ERROR_DESCRIPTIONS[413]},
     422: {"description": "errors" + _BY_FIELD},
     502: {"description": "the Hub could not be reached for a repository, or failed;" + _BY_FIELD},

@@ -17,10 +17,32 @@ from app.estimate import Basis, EstimateError, Quantity
 from app.estimate.inputs.hf_config import ModelShape, read_hf_config
 from app.estimate.inputs.quants import QuantType, lookup_quant
 from app.estimate.messages import Code, message, plain
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import Sentence, english, register
 
 # safetensors dtypes whose elements are one weight each (packed integer types are not).
 _FLOAT_DTYPES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2", "F8_E8M0"}
 _TORCH_DTYPES = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32"}
+
+
+ACTIVE_OVER_TOTAL = register(
+    "estimate.active_over_total",
+    _l("%(active)s billion parameters active is more than the model's %(total)s billion"),
+)
+HEADER_WITHOUT_BYTES = register(
+    "estimate.header_without_bytes",
+    _l("the header's tensors span no bytes (each data_offsets' end must pass its begin)"),
+)
+
+
+class DescriptionConflict(EstimateError):
+    """A description whose fields the schema accepts each of, that contradict each other
+    (app.errors.FIELD_CONFLICTS): said as a code, so the refusal is a 409 in the reader's
+    words."""
+
+    def __init__(self, field: str, said: Sentence) -> None:
+        super().__init__(field, english(said))
+        self.said = said
 
 
 def quant_from_config(config: Mapping[str, Any]) -> QuantType:
@@ -69,8 +91,11 @@ def from_numbers(
     if not params_b > 0:
         raise EstimateError("params_b", "params_b must be a positive number of billions")
     active = active_params_b if active_params_b is not None else params_b
-    if not 0 < active <= params_b:
-        raise EstimateError("active_params_b", "active_params_b must be > 0 and <= params_b")
+    if not active > 0:
+        raise EstimateError("active_params_b", "active_params_b must be more than 0")
+    if active > params_b:
+        said = ACTIVE_OVER_TOTAL(active=active, total=params_b)
+        raise DescriptionConflict("active_params_b", said)
     moe = f", {active:g}B active" if active < params_b else ""
     built = (
         message(Code.DESCRIBED_MOE, params=plain(params_b), active=plain(active))
@@ -163,6 +188,8 @@ SAFETENSORS_HEADER_SCHEMA: dict[str, Any] = {
     "additionalProperties": TENSOR_SCHEMA,
     # The tensors' offsets span some bytes in all (end after begin, summed).
     "x-spans-bytes": True,
+    "description": "a safetensors header: its tensors' offsets span some bytes in all (409 "
+    "otherwise)",
 }
 _INDEX_KEYS = set(SAFETENSORS_INDEX_SCHEMA["properties"])
 _METADATA_KEYS = set(SAFETENSORS_INDEX_SCHEMA["properties"]["metadata"]["properties"])
@@ -233,7 +260,7 @@ def safetensors_header_bytes(header: Mapping[str, Any]) -> tuple[int, int | None
         elements += math.prod(int(n) for n in tensor["shape"])
         plain = plain and tensor["dtype"] in _FLOAT_DTYPES
     if total <= 0:
-        raise EstimateError("safetensors_header", "the header lists no tensor bytes")
+        raise DescriptionConflict("safetensors_header", HEADER_WITHOUT_BYTES())
     return total, elements if plain else None
 
 

@@ -16,23 +16,18 @@ from pydantic import (
 )
 
 from app.asking.answer import CUSTOM
+from app.asking.config_refusal import refuse_unreadable_config
 from app.asking.custom import Interconnect, Platform
 from app.asking.gpu_table import stated_gpu_names
 from app.asking.hub import REPO_ID
 from app.asking.model_sources import SAFETENSORS_HEADER_SCHEMA, SAFETENSORS_INDEX_SCHEMA
 from app.catalog.openapi import catalog_field
 from app.estimate.inputs.hf_config_schema import (
-    MAX_CONFIG_NUMBER,
-    config_fault,
     config_schema,
     declared_quantization,
 )
 from app.estimate.inputs.quants import ALIASES, lookup_quant, quant_names
 from app.estimate.speed.load import DEFAULT_OUTPUT_TOKENS, DEFAULT_PROMPT_TOKENS, MAX_CONCURRENCY
-from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.sentences import register
-from app.i18n.validation_words import refusal
-from app.security.json_input import check_free_form
 from app.security.json_input_schema import FREE_FORM_MARK
 
 _STRICT = ConfigDict(extra="forbid")
@@ -67,40 +62,11 @@ class ModelByNumbers(BaseModel):
         default=None,
         ge=MIN_PARAMS_B,
         le=100_000,
-        description="parameters per token (MoE), billions",
+        description="parameters per token (MoE), billions; at most params_b (409 otherwise)",
         json_schema_extra={"x-at-most": "params_b"},
     )
     quant: QuantName
     name: str | None = Field(default=None, max_length=100)
-
-
-CONFIG_NUMBER_TOO_LARGE = register(
-    "estimate.config_number_too_large",
-    _l("%(key)s is %(value)s; config numbers are at most %(most)s"),
-)
-CONFIG_LACKS = register(
-    "estimate.config_lacks", _l("the config has no %(names)s (one of these names)")
-)
-CONFIG_FIELD_REFUSED = register(
-    "estimate.config_field_refused",
-    _l("%(key)s is not what a config.json gives there: %(reason)s"),
-)
-
-
-def _config_refusal(config: dict[str, Any], quant: str | None) -> None:
-    """Refuses, by its field, a config the estimate cannot read (as its schema states)."""
-    fault = config_fault(config, declared=quant is None)
-    if fault is None:
-        problem = check_free_form(config)  # the fields it does not name, as any free form
-        if problem is not None:
-            raise refusal(CONFIG_FIELD_REFUSED, key="hf_config", reason=problem)
-        return
-    if fault.missing:
-        raise refusal(CONFIG_LACKS, names=" / ".join(fault.missing))
-    if fault.too_large is not None:
-        shown = f"{fault.too_large:.3g}"
-        raise refusal(CONFIG_NUMBER_TOO_LARGE, key=fault.field, value=shown, most=MAX_CONFIG_NUMBER)
-    raise refusal(CONFIG_FIELD_REFUSED, key=fault.field or "hf_config", reason=fault.reason)
 
 
 def _stated_config(parent: dict[str, Any]) -> None:
@@ -133,7 +99,7 @@ class ModelByConfig(BaseModel):
     @field_validator("hf_config")
     @classmethod
     def readable(cls, config: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        _config_refusal(config, info.data.get("quant"))
+        refuse_unreadable_config(config, info.data.get("quant"))
         return config
 
 
@@ -172,7 +138,7 @@ class ModelBySafetensors(BaseModel):
     @classmethod
     def readable(cls, config: dict[str, Any] | None, info: ValidationInfo) -> Any:
         if config is not None:
-            _config_refusal(config, info.data.get("quant"))
+            refuse_unreadable_config(config, info.data.get("quant"))
         return config
 
     @model_validator(mode="after")
@@ -251,6 +217,7 @@ class GpuByName(BaseModel):
         default=1,
         ge=1,
         le=64,
+        description="1 for a system with unified memory (409 otherwise)",
         json_schema_extra={
             "x-at-most": {
                 "field": "gpu",
@@ -263,6 +230,7 @@ class GpuByName(BaseModel):
         default=None,
         gt=0,
         le=10_000,
+        description="a size the card named comes in (409 otherwise)",
         json_schema_extra={
             "x-one-of": {
                 "field": "gpu",
@@ -330,12 +298,15 @@ class EstimateRequest(BaseModel):
     runtime: str | None = Field(
         default=None,
         max_length=50,
+        description="one that runs on the hardware's platform and loads the model's file "
+        "format (409 otherwise)",
         json_schema_extra={**catalog_field("runtime", also=[""]), "x-runs": RUNS_RELATION},
     )
     artifact: str | None = Field(
         default=None,
         max_length=120,
-        description="a file of the catalog model (a described model's file is its own)",
+        description="a file of the catalog model (a described model's file is its own); "
+        "another model's file is a conflict (409)",
         json_schema_extra=catalog_field("artifact", also=[""]),
     )
     context: int | None = Field(default=None, ge=256, le=10_000_000)
@@ -367,10 +338,13 @@ class EstimateRequest(BaseModel):
     )
     memory_gb_per_gpu: float | None = Field(default=None, gt=0, le=10_000)
     # Described hardware has at most the memory of all its cards usable.
+    # The bound of a product, as a bound on each factor: 10,000 GB times 64 cards.
     usable_memory_gb: float | None = Field(
         default=None,
         gt=0,
-        le=1_000_000,
+        le=640_000,
+        description="at most memory_gb_per_gpu times gpu_count (1 when not given); more is a "
+        "conflict (409)",
         json_schema_extra={
             "x-at-most": {"product": ["memory_gb_per_gpu", "gpu_count"], "missing": 1}
         },

@@ -8,6 +8,7 @@ needle test and, when the plan holds one, a task (prompts with checks) against
 """
 
 from app.bench.memory_reading import MemoryReading
+from app.bench.plan import BenchPlan
 from app.bench.probes import (
     CompositeProbe,
     MemoryProbe,
@@ -22,7 +23,7 @@ from app.bench.procedure import (
     run_benchmark,
     run_benchmark_sync,
 )
-from app.bench.result import BenchPlan, BenchResult, RequestSample
+from app.bench.result import BenchResult, RequestSample
 from app.bench.transport.hosts import HostNotAllowedError, check_url_allowed
 
 __all__ = [

@@ -15,8 +15,9 @@ import asyncio
 
 import httpx
 
+from app.bench.plan import BenchPlan
 from app.bench.probes import MemoryProbe, default_probe
-from app.bench.result import BenchPlan, BenchResult
+from app.bench.result import BenchResult
 from app.bench.stages.context import ProgressCallback, RunContext, truncation_message
 from app.bench.stages.lengths import run_lengths
 from app.bench.stages.long_length import add_long_length

@@ -57,6 +57,8 @@ class Code(StrEnum):
     ATTENTION_UNKNOWN = "attention_unknown"
     FIELD_BELOW = "field_below"
     LAYERS_CONTRADICT = "layers_contradict"
+    EXPERTS_PER_TOKEN_RANGE = "experts_per_token_range"
+    LAYER_TYPES_COUNT = "layer_types_count"
     MODEL_COUNTS_INVALID = "model_counts_invalid"
     HEADS_UNKNOWN = "heads_unknown"
     UNKNOWN_QUANT = "unknown_quant"

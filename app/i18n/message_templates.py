@@ -85,6 +85,8 @@ TEMPLATES: Mapping[Code, Any] = {
     Code.ATTENTION_UNKNOWN: _l("%(model)s: unknown attention %(attention)s"),
     Code.FIELD_BELOW: _l("%(model)s: %(field)s must be at least %(lowest)s"),
     Code.LAYERS_CONTRADICT: _l("%(model)s: the layer counts contradict each other"),
+    Code.EXPERTS_PER_TOKEN_RANGE: _l("%(active)s experts per token of %(experts)s"),
+    Code.LAYER_TYPES_COUNT: _l("layer_types must list one kind per layer (%(layers)s layers)"),
     Code.MODEL_COUNTS_INVALID: _l("%(model)s: %(field)s is out of range"),
     Code.UNKNOWN_QUANT: _l("unknown quant '%(name)s' (see the quant table)"),
     Code.UNKNOWN_QUANT_CLOSE: _l(

@@ -9,7 +9,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.bench.result import BenchPlan, BenchResult
+from app.bench.plan import BenchPlan
+from app.bench.result import BenchResult
 from app.db import utcnow
 from app.errors import Conflict
 from app.i18n.catalogs import lazy_gettext as _l

@@ -9,9 +9,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from app.bench.plan import MAX_LEVEL_SECONDS, BenchPlan
 from app.bench.procedure import TargetUnreachable, run_benchmark_sync
 from app.bench.quality.task_spec import TaskFileError, TaskSpec
-from app.bench.result import MAX_LEVEL_SECONDS, BenchPlan, BenchResult
+from app.bench.result import BenchResult
 from app.bench.transport.hosts import HostNotAllowedError
 from app.config import get_settings
 from app.jobs.result_tables import summary

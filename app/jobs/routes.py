@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.catalog.choices import form_choices
 from app.db import SessionDep
-from app.errors import error_responses
+from app.errors import FIELDS_CONFLICT, error_responses
 from app.jobs.kinds import kind_of
 from app.jobs.schemas import JobIn, JobListOut, JobOut
 from app.jobs.service import JobInvalid, enqueue, get_job, job_out, jobs_page, parse_job
@@ -144,6 +144,7 @@ JOB_BODY = {
     responses={
         **error_responses(401, 403, 413, 415),
         404: {"model": ErrorsOut, "description": "a valid job whose `task_id` is not stored"},
+        409: {"model": ErrorsOut, "description": FIELDS_CONFLICT},
         422: {"model": ErrorsOut, "description": "every field error at once"},
     },
 )

@@ -14,7 +14,7 @@ from pydantic import (
     field_validator,
 )
 
-from app.bench.result import MAX_CONCURRENCY
+from app.bench.plan import MAX_CONCURRENCY
 from app.bench.transport.url_schema import bench_url_field
 from app.catalog.openapi import catalog_field
 from app.i18n.catalogs import lazy_gettext as _l
@@ -22,6 +22,7 @@ from app.i18n.sentences import register
 from app.i18n.validation_words import refusal
 from app.records.schemas import TRIMMED_TEXT
 from app.security.json_input import not_a_bool
+from app.web import MAX_ROW_ID
 
 # A worker label names a machine or a pool ("gpu-a", "h100.lab"): nothing to escape.
 LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
@@ -96,7 +97,7 @@ class JobIn(BaseModel):
         default=128,
         ge=8,
         le=4096,
-        description="output tokens per request, below every context length",
+        description="output tokens per request, below every context length (409 otherwise)",
         json_schema_extra={"x-below": "lengths"},
     )
     needle: StrictBool = False
@@ -122,6 +123,7 @@ class JobIn(BaseModel):
     task_id: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_ROW_ID,
         description="a stored task to run and score (an id of GET /api/tasks); one not "
         "stored is answered 404, naming the field",
     )

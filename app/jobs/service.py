@@ -5,10 +5,10 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.result import BenchPlan
+from app.bench.plan import LENGTH_BELOW_OUTPUT, BenchPlan
 from app.bench.transport.hosts import HostNotAllowedError, check_url_for_worker
 from app.config import Settings
-from app.errors import NotFound, ServebookError
+from app.errors import NotFound, ServebookError, refusal_status
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import register
 from app.jobs.repository import JobRepository
@@ -32,28 +32,20 @@ PLAN_FIELDS = {
 }
 
 
-LENGTH_BELOW_OUTPUT = register(
-    "job.length_below_output",
-    _l("every context length must exceed the output tokens per request (%(max_tokens)s)"),
-)
 NO_TASK = register("job.no_task", _l("no task %(task)s"))
 NO_JOB = register("job.not_found", _l("No benchmark job %(job)s."))
 
 
 class JobInvalid(ServebookError):
-    status_code = 422
+    """Every field at fault: 422 where the schema refuses the job. A valid job whose fields
+    contradict each other or the catalog is 409; one that names a stored row no longer
+    there (a task) is 404, as for any row not found, with the field named: the schema cannot
+    list stored ids, which change as people add and delete tasks (app.errors)."""
 
     def __init__(self, errors: list[FieldError]) -> None:
         super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
         self.errors = errors
-
-
-class StoredRowMissing(JobInvalid):
-    """A valid job that names a stored row no longer there (a task): 404, as for any row
-    that is not found, with the field named. The schema cannot list stored ids, which
-    change as people add and delete tasks, so it is checked when the job is asked for."""
-
-    status_code = 404
+        self.status_code = refusal_status(e.code for e in errors)
 
 
 def parse_job(raw: dict[str, Any]) -> JobIn:
@@ -103,7 +95,7 @@ def enqueue(session: Session, data: JobIn, settings: Settings, submitted_by: str
         task = session.get(Task, data.task_id)
         if task is None:
             missing = FieldError.of("task_id", NO_TASK(task=str(data.task_id)))
-            raise (StoredRowMissing if not errors else JobInvalid)([*errors, missing])
+            raise JobInvalid([*errors, missing])
         # the prompts as they are now: the job runs what was asked for
         plan["task"] = task_spec(task).model_dump(mode="json")
     if errors:

@@ -3,8 +3,9 @@ while the server is known to answer), for every path that stores a record."""
 
 from typing import Any
 
+from app.bench.plan import BenchPlan
 from app.bench.procedure import run_benchmark_sync
-from app.bench.result import BenchPlan, BenchResult
+from app.bench.result import BenchResult
 from app.bench.server_version import read_server_version_sync
 
 

@@ -26,8 +26,9 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.bench.plan import BenchPlan
 from app.bench.procedure import TargetUnreachable
-from app.bench.result import BenchPlan, BenchResult
+from app.bench.result import BenchResult
 from app.config import get_settings
 from app.errors import ServebookError
 from app.jobs.job_source import DatabaseJobSource, JobSource, SourceRefused

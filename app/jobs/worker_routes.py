@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
 from app.db import SessionDep
-from app.errors import error_responses
+from app.errors import ERROR_DESCRIPTIONS, FIELDS_CONFLICT, ErrorOut, error_responses
 from app.jobs.leases import claim_job, fail_job, finish_job, lost, renew_lease
 from app.jobs.worker_schemas import (
     ClaimIn,
@@ -34,7 +34,15 @@ REFUSALS = {
     **error_responses(401, 403, 413, 415),
     422: {"model": ErrorsOut, "description": "every field error at once"},
 }
-HELD_REFUSALS = {**REFUSALS, **error_responses(404, 409)}
+HELD_REFUSALS = {
+    **REFUSALS,
+    **error_responses(404),
+    409: {
+        "model": ErrorOut | ErrorsOut,
+        "description": f"{ERROR_DESCRIPTIONS[409]} (the job's lease, server or model); or "
+        f"{FIELDS_CONFLICT}",
+    },
+}
 
 
 def parse(model: type[Body], body: Any) -> Body:

@@ -6,6 +6,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from app.bench.result import BenchResult
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.i18n.validation_words import refusal
 from app.jobs.schemas import WorkerLabel
 
 LeaseToken = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
@@ -14,6 +17,9 @@ LeaseSeconds = Annotated[float, Field(ge=1, le=3600, allow_inf_nan=False)]
 
 
 MAX_STEPS = 1_000_000  # far more steps than any plan has
+DONE_OVER_TOTAL = register(
+    "worker.done_over_total", _l("done (%(done)s) is more than total (%(total)s)")
+)
 
 
 class Strict(BaseModel):
@@ -44,11 +50,12 @@ class ClaimOut(Strict):
 
 class ProgressIn(Strict):
     step: str = Field(min_length=1, max_length=100)
-    # JSON Schema cannot compare two fields: `x-at-most` names the one `done` may not pass.
+    # JSON Schema cannot compare two fields: `x-at-most` names the one `done` may not pass,
+    # and passing it is a conflict between the fields (409, app.errors.FIELD_CONFLICTS).
     done: int = Field(
         ge=0,
         le=MAX_STEPS,
-        description="steps done, at most `total`",
+        description="steps done, at most `total` (409 where it is more)",
         json_schema_extra={"x-at-most": "total"},
     )
     total: int = Field(ge=1, le=MAX_STEPS)
@@ -56,7 +63,7 @@ class ProgressIn(Strict):
     @model_validator(mode="after")
     def done_within_total(self) -> "ProgressIn":
         if self.done > self.total:
-            raise ValueError(f"done ({self.done}) is more than total ({self.total})")
+            raise refusal(DONE_OVER_TOTAL, done=self.done, total=self.total)
         return self
 
 

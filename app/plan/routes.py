@@ -6,7 +6,7 @@ from fastapi import APIRouter, Body, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
-from app.asking.errors import dotted_errors, error_body, merged, without_refused
+from app.asking.errors import answered_status, dotted_errors, error_body, merged, without_refused
 from app.asking.http import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused, inline_schema
 from app.plan.form import PAGE_FIELDS, field_label, page_body
 from app.plan.options import MEETS_RULE
@@ -81,7 +81,7 @@ def plan_api(
     without prices); `cheapest` and `smallest` index the options that meet the load."""
     out, errors, status = answer(request, service, body)
     if errors:
-        return JSONResponse(error_body(errors), status_code=status)
+        return JSONResponse(error_body(errors), status_code=answered_status(errors, status))
     return JSONResponse(out)
 
 

@@ -80,7 +80,8 @@ class PlanRequest(BaseModel):
         gt=0,
         le=100_000,
         description="the least decode speed each request must see; at most the plan's "
-        "`most_decode.tokens_per_s` (the same request answered with a speed it reaches)",
+        "`most_decode.tokens_per_s` (the same request answered with a speed it reaches; "
+        "409 otherwise)",
         json_schema_extra={"x-at-most-answered": ["most_decode", "tokens_per_s"]},
     )
     max_ttft_ms: float | None = Field(
@@ -88,7 +89,7 @@ class PlanRequest(BaseModel):
         gt=0,
         le=86_400_000,
         description="the first token within, milliseconds; at least the plan's "
-        "`least_ttft.ms` (the same request answered without it)",
+        "`least_ttft.ms` (the same request answered without it; 409 otherwise)",
         json_schema_extra={"x-at-least-answered": ["least_ttft", "ms"]},
     )
     prompt_tokens: int = Field(
@@ -123,8 +124,9 @@ class PlanRequest(BaseModel):
     runtime: str | None = Field(
         default=None,
         max_length=50,
-        description="plan on this runtime only (the hardware it does not run on is not weighed); "
-        "the recommended route's runtime when not given",
+        description="plan on this runtime only (the hardware it does not run on is not weighed; "
+        "hardware listed that it does not run on is a conflict, 409); the recommended route's "
+        "runtime when not given",
         json_schema_extra={**catalog_field("runtime", also=[]), "x-runs": RUNS_RELATION},
     )
     include_experimental: bool = Field(

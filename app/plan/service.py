@@ -228,7 +228,7 @@ class _Asker:
         if found is None:
             answer = ask(self.inputs, self.question.at(concurrency))
             if not answer.ok:
-                raise PlanRefused(dict(answer.errors))
+                raise PlanRefused(answer.errors)
             assert answer.recipe is not None
             found = AtLoad(concurrency, answer.recipe, asked_load_out(answer.recipe, concurrency))
             if self.memo is not None:

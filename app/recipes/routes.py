@@ -10,7 +10,13 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from app.accuracy.answer import class_answer
 from app.asking.answer import CUSTOM, Answer
 from app.asking.ask import parse_request, run_estimate
-from app.asking.errors import error_body, estimate_refusal_words, merged, without_refused
+from app.asking.errors import (
+    answered_status,
+    error_body,
+    estimate_refusal_words,
+    merged,
+    without_refused,
+)
 from app.asking.form import run_selector
 from app.asking.http import DESCRIBED_RESPONSES, RecipesDep, hub_fetch_refused, inline_schema
 from app.asking.load_out import profile_line
@@ -248,14 +254,15 @@ def estimate_api(
     parsed = parse_request(body)
     if isinstance(parsed, dict):
         errors = merged(parsed, also_wrong(request, service, body, parsed))
-        return JSONResponse(error_body(errors), status_code=422)
+        return JSONResponse(error_body(errors), status_code=answered_status(errors))
     refused = hub_fetch_refused(request, parsed)
     if refused:  # a well-formed request this server will not carry out for a remote caller
         return JSONResponse(error_body(refused), status_code=403)
     answer = run_estimate(service, parsed, request.app.state.settings)
     result = answer.result
     if not result.ok:
-        return JSONResponse(error_body(result.errors), status_code=answer.status)
+        status = answered_status(result.errors, answer.status)
+        return JSONResponse(error_body(result.errors), status_code=status)
     assert result.recipe is not None
     return JSONResponse(answer_out(answer, parsed.concurrency))
 

@@ -4,6 +4,7 @@ Units are fixed by the field names: milliseconds (``_ms``), tokens per second
 (``_tokens_per_s``), decimal GB per GPU (``_gb_per_gpu``), fractions 0..1.
 """
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -55,6 +56,13 @@ FiniteFloat = Annotated[float, BeforeValidator(not_a_bool), Field(allow_inf_nan=
 # ECMAScript a client's schema validator uses), and here they must all agree.
 SPACE = r"\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 TRIMMED_TEXT = rf"^[^{SPACE}]([\s\S]*[^{SPACE}])?$"
+# Text with something in it besides those spaces.
+NOT_BLANK = rf"[^{SPACE}]"
+
+
+def blank(text: str) -> bool:
+    """Whether `text` holds only spaces, as NOT_BLANK reads them in every engine."""
+    return re.search(NOT_BLANK, text) is None
 
 
 class MeasurementIn(BaseModel):
@@ -231,7 +239,7 @@ class RecordIn(BaseModel):
         default=None,
         ge=1,
         le=1024,
-        description="GPUs used; default: all of the hardware's",
+        description="GPUs used, at most the hardware's (409 otherwise); default: all of them",
         json_schema_extra=catalog_field("gpu_count"),
     )
     profile: str | None = Field(
@@ -316,7 +324,7 @@ class ReviewIn(BaseModel):
             "if": {"properties": {"action": {"enum": sorted(REASON_REQUIRED)}}},
             "then": {
                 "required": ["reason"],
-                "properties": {"reason": {"pattern": r"\S"}},
+                "properties": {"reason": {"pattern": NOT_BLANK}},
             },
         },
     )

@@ -45,7 +45,9 @@ class RecordCannotRecheck(JobInvalid):
     is a conflict (409) naming the field that would resolve it, not a refusal of the
     input."""
 
-    status_code = 409
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__(errors)
+        self.status_code = 409
 
 
 class RecheckIn(BaseModel):

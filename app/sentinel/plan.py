@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 from app.errors import NotFound
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, register

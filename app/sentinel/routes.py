@@ -7,7 +7,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from app.db import SessionDep
-from app.errors import error_responses
+from app.errors import FIELDS_CONFLICT, error_responses
 from app.jobs.routes import api_job
 from app.jobs.service import JobInvalid
 from app.records.endpoints.json_body import BodyDep, as_object, inline_refs
@@ -52,7 +52,8 @@ RECHECK_BODY = {
         **error_responses(401, 403, 404, 413, 415),
         409: {
             "model": ErrorsOut,
-            "description": "the record keeps no plan, or no served model's name and none given",
+            "description": "the record keeps no plan, or no served model's name and none "
+            f"given; or {FIELDS_CONFLICT}",
         },
         422: {"model": ErrorsOut, "description": "every field error at once"},
     },

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from fake_openai_server import FakeOpenAIServer
 
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 
 T = TypeVar("T")
 ServerTest = Callable[[FakeOpenAIServer], Awaitable[T]]

@@ -14,7 +14,8 @@ from bench_support import buffering_proxy, fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench import BenchResult, RequestSample, run_benchmark
-from app.bench.result import MIN_LEVEL_ROUNDS, BenchPlan, ConcurrencyRamp
+from app.bench.plan import MIN_LEVEL_ROUNDS, BenchPlan
+from app.bench.result import ConcurrencyRamp
 from app.bench.stages.ramp import held_concurrency, level_summary, stream_throughputs
 from app.bench.stages.verdict import held_notes
 from app.bench.stream.arrival import arrival_of

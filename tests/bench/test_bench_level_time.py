@@ -13,7 +13,7 @@ from fake_openai_server import FakeOpenAIServer
 from pydantic import ValidationError
 
 from app.bench import BenchResult, run_benchmark
-from app.bench.result import MAX_LEVEL_REQUESTS, BenchPlan
+from app.bench.plan import MAX_LEVEL_REQUESTS, BenchPlan
 from app.bench.stages.ramp import QUICKEST_REQUEST_S, level_turns
 from app.cli import main
 from tests.bench.test_bench_shards import two_per_process  # noqa: F401 (fixture)

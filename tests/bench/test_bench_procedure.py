@@ -21,7 +21,7 @@ from app.bench import (
     run_benchmark,
     run_benchmark_sync,
 )
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 
 VLLM_METRICS = 'vllm:kv_cache_usage_perc{{engine="0",model_name="m"}} {kv}\n'
 
@@ -330,7 +330,7 @@ def test_refused_before_any_request_and_allowed_when_listed() -> None:
 
 
 def test_plan_validation() -> None:
-    with pytest.raises(ValueError, match="must exceed max_tokens"):
+    with pytest.raises(ValueError, match="must exceed the output tokens per request \\(128\\)"):
         BenchPlan(base_url="http://127.0.0.1:1", model="m", lengths=[100], max_tokens=128)
     plan = BenchPlan(
         base_url="http://127.0.0.1:1",

@@ -11,8 +11,8 @@ from bench_support import fake_plan, run_with_server
 from fake_openai_server import FakeOpenAIServer
 
 from app.bench import BenchResult, run_benchmark
+from app.bench.plan import BenchPlan
 from app.bench.quality.task_spec import TaskSpec
-from app.bench.result import BenchPlan
 from app.bench.stages.long_length import long_length_for, served_context
 from app.bench.stages.needle import repeat_depths
 from app.bench.stages.task import MAX_ANSWER_CHARS, MAX_FAILURES_KEPT

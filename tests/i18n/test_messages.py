@@ -55,6 +55,8 @@ SAMPLES: dict[Code, dict] = {
     Code.ATTENTION_UNKNOWN: {"model": "32b-model", "attention": "ring"},
     Code.FIELD_BELOW: {"model": "32b-model", "field": "head_dim", "lowest": 1},
     Code.LAYERS_CONTRADICT: {"model": "32b-model"},
+    Code.EXPERTS_PER_TOKEN_RANGE: {"active": 9, "experts": 8},
+    Code.LAYER_TYPES_COUNT: {"layers": 48},
     Code.MODEL_COUNTS_INVALID: {"model": "32b-model", "field": "params_total_b"},
     Code.HEADS_UNKNOWN: {"model": "32b-model", "size": 8},
     Code.UNKNOWN_QUANT: {"name": "Q4_K_XX"},

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from app.config import Settings, get_settings
 from app.models import BenchJob, Measurement
+from app.web import MAX_ROW_ID
 from tests.jobs.test_bench_jobs import job_body, worker_for
 
 SCRIPTED = "fake?answer=scripted&ttft_ms=5&itl_ms=1"
@@ -178,7 +179,8 @@ def test_the_schema_takes_a_task_stored_after_it_was_read(
     body = schema["paths"]["/api/benchmarks"]["post"]["requestBody"]["content"]
     task_id = body["application/json"]["schema"]["properties"]["task_id"]
     assert "enum" not in json.dumps(task_id)
-    assert {"type": "integer", "minimum": 1} in task_id["anyOf"]
+    # A stored id's range (a larger integer is no id, and past 64 bits none the parser reads)
+    assert {"type": "integer", "minimum": 1, "maximum": MAX_ROW_ID} in task_id["anyOf"]
     created = client.post("/api/tasks", json={"name": "later", "prompts": TASK_LINES}).json()
     assert client.get("/openapi.json").json() == schema  # nothing of the task in it
     response = client.post("/api/benchmarks", json=job_body(fake_server, task_id=created["id"]))

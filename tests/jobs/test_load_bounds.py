@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from app.bench.result import MAX_CONCURRENCY, BenchPlan
+from app.bench.plan import MAX_CONCURRENCY, BenchPlan
 from app.jobs.worker import describe
 from app.models import BenchJob
 from tests.jobs.test_bench_cli import bench, database  # noqa: F401 (fixture)

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 from app.jobs.worker import run_on_own_thread
 from tests.jobs.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)
 from tests.jobs.test_bench_jobs import FAST, job_body
@@ -195,11 +195,6 @@ def test_result_of_another_server_is_refused_and_the_job_stays_held(
         (CLAIM, {"worker": ""}, "worker"),
         (CLAIM, [], "body"),
         ("/api/worker/jobs/1/lease", {"lease_token": "not-hex"}, "lease_token"),
-        (
-            "/api/worker/jobs/1/lease",
-            {"lease_token": "0" * 32, "progress": {"step": "x", "done": 4, "total": 3}},
-            "progress",
-        ),
         ("/api/worker/jobs/1/result", {"lease_token": "0" * 32, "result": {}}, "result.plan"),
         # Every object of a result holds only the fields this server reads, as the schema says.
         (
@@ -240,6 +235,42 @@ def test_bad_bodies_are_refused_naming_the_field(
     assert response.status_code == 422, response.text
     fields = [error["field"] for error in response.json()["errors"]]
     assert any(f.startswith(field) for f in fields), fields
+
+
+NO_ROOM_FOR_OUTPUT = {**PLAN, "lengths": [64], "max_tokens": 64}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field", "code"),
+    [
+        (
+            "/api/worker/jobs/1/lease",
+            {"lease_token": "0" * 32, "progress": {"step": "x", "done": 4, "total": 3}},
+            "progress",
+            "worker.done_over_total",
+        ),
+        (
+            "/api/worker/jobs/1/result",
+            {"lease_token": "0" * 32, "result": {**SMALL_RESULT, "plan": NO_ROOM_FOR_OUTPUT}},
+            "result.plan",
+            "bench.length_below_output",
+        ),
+    ],
+)
+def test_fields_the_schema_accepts_that_contradict_each_other_are_a_conflict(
+    dashboard: Dashboard,  # noqa: F811
+    path: str,
+    body: Any,
+    field: str,
+    code: str,
+) -> None:
+    """Each field keeps its schema; together they cannot hold (`done` past `total`, no room
+    for the output in a length): 409 naming the field and the relation's code, not 422."""
+    with dashboard.client("worker") as client:
+        response = client.post(path, json=body)
+    assert response.status_code == 409, response.text
+    (error,) = response.json()["errors"]
+    assert error["field"] == field and error["code"] == code
 
 
 def test_a_well_formed_result_passes_validation(dashboard: Dashboard) -> None:  # noqa: F811

@@ -8,6 +8,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -16,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.config import PROJECT_ROOT
+from app.errors import FIELD_CONFLICTS, said_codes
 from app.main import create_app
 from tests.conftest import database_settings
 
@@ -72,8 +74,22 @@ hardware = st.one_of(
 
 def _estimate(api: TestClient, body: dict) -> tuple[int, dict]:
     response = api.post("/api/estimate", json=body)
-    assert response.status_code in (200, 422), (body, response.status_code, response.text)
+    assert_refusal_status(response)
     return response.status_code, response.json()
+
+
+def assert_refusal_status(response: Any) -> None:
+    """An answer, or a refusal with every field at fault: 409 exactly where each is a
+    conflict between fields the schema accepts (app.errors.FIELD_CONFLICTS), else 422."""
+    assert response.status_code in (200, 409, 422), response.text
+    if response.status_code == 200:
+        return
+    said = response.json()["error_messages"]
+    assert said and set(said) == set(response.json()["errors"])
+    conflicts = all(
+        code in FIELD_CONFLICTS for message in said.values() for code in said_codes(message)
+    )
+    assert (response.status_code == 409) == conflicts, response.text
 
 
 def _middle(band: dict) -> float:
@@ -87,7 +103,7 @@ def _middle(band: dict) -> float:
     context=st.integers(256, 200_000),
     concurrency=st.integers(1, 256),
 )
-def test_an_answer_is_a_200_or_a_422_and_its_verdict_matches_its_figures(
+def test_an_answer_is_a_200_or_a_refusal_and_its_verdict_matches_its_figures(
     api: TestClient, model, machine, context: int, concurrency: int
 ) -> None:
     status, answer = _estimate(
@@ -227,7 +243,7 @@ def test_an_option_that_meets_satisfies_the_stated_rule(
     if ttft is not None:
         body["max_ttft_ms"] = ttft
     response = api.post("/api/plan", json=body)
-    assert response.status_code in (200, 422), response.text
+    assert_refusal_status(response)
     if response.status_code != 200:
         return
     plan = response.json()

@@ -53,26 +53,28 @@ def test_every_real_config_passes_its_schema_and_reads(path: Path) -> None:
     assert read_hf_config(config).num_layers > 0
 
 
+# A field that needs others the config lacks keeps the schema, which states such rules in
+# `x-together` only: a conflict between the fields (409). Any other fault breaks the schema.
 @pytest.mark.parametrize(
-    ("change", "named"),
+    ("change", "named", "status"),
     [
-        ({"num_local_experts": 8}, "num_experts_per_tok"),
-        ({"kv_lora_rank": 512, "qk_rope_head_dim": 64}, "qk_nope_head_dim"),
-        ({"full_attention_interval": 4}, "linear_num_key_heads"),
-        ({"layer_types": "full_attention"}, "layer_types"),
-        ({"head_dim": 0}, "head_dim"),
-        ({"max_position_embeddings": 0}, "max_position_embeddings"),
-        ({"architectures": {"0": "LlamaForCausalLM"}}, "architectures"),
-        ({"mlp_only_layers": 3}, "mlp_only_layers"),
-        ({"text_config": 5}, "text_config"),
-        ({"quantization_config": {"quant_method": "bogus"}}, "quant_method"),
+        ({"num_local_experts": 8}, "num_experts_per_tok", 409),
+        ({"kv_lora_rank": 512, "qk_rope_head_dim": 64}, "qk_nope_head_dim", 409),
+        ({"full_attention_interval": 4}, "linear_num_key_heads", 409),
+        ({"layer_types": "full_attention"}, "layer_types", 422),
+        ({"head_dim": 0}, "head_dim", 422),
+        ({"max_position_embeddings": 0}, "max_position_embeddings", 422),
+        ({"architectures": {"0": "LlamaForCausalLM"}}, "architectures", 422),
+        ({"mlp_only_layers": 3}, "mlp_only_layers", 422),
+        ({"text_config": 5}, "text_config", 422),
+        ({"quantization_config": {"quant_method": "bogus"}}, "quant_method", 422),
     ],
 )
 def test_a_config_the_estimate_cannot_read_is_refused_by_name(
-    client: TestClient, change: dict[str, Any], named: str
+    client: TestClient, change: dict[str, Any], named: str, status: int
 ) -> None:
     response = estimate(client, {"hf_config": {**SMALL, **change}})
-    assert response.status_code == 422, response.text
+    assert response.status_code == status, response.text
     assert named in response.json()["errors"]["model.hf_config"]
 
 
@@ -121,32 +123,52 @@ def test_a_declared_quantization_it_cannot_read_is_refused_by_name(client: TestC
     assert "quantization_config" in response.json()["errors"]["model.hf_config"]
 
 
+def test_a_null_leaves_the_model_types_default(client: TestClient) -> None:
+    """gemma3_text fills in vocab_size, as the schema says: a null there is none given, so
+    the default stands (it was read as no vocab_size, a 422 for a body the schema admits)."""
+    config = {**SMALL, "model_type": "gemma3_text", "vocab_size": None}
+    response = estimate(client, {"hf_config": config, "quant": "BF16"})
+    assert response.status_code == 200, response.text
+
+
+def test_a_null_text_config_holds_none_of_the_counts(client: TestClient) -> None:
+    config = {"text_config": None, "d_model": 17, "n_embd": 26}
+    response = estimate(client, {"hf_config": config, "quant": "AWQ"})
+    assert response.status_code == 422, response.text
+    said = response.json()["error_messages"]["model.hf_config"]
+    # refused by the schema, as the document says (not by the reader, past a valid body)
+    assert said["code"] == "estimate.config_lacks" and "num_hidden_layers" in said["text"]
+
+
 def test_a_null_in_text_config_leaves_the_top_levels_field(client: TestClient) -> None:
     config = {**SMALL, "text_config": {"vocab_size": None, "hidden_size": 128}}
     response = estimate(client, {"hf_config": config, "quant": "BF16"})
     assert response.status_code == 200, response.text
 
 
+# A header whose tensors span no bytes keeps the schema (offsets are two counts each), which
+# states the span in `x-spans-bytes` only: a conflict between its fields, 409.
 @pytest.mark.parametrize(
-    ("header", "named"),
+    ("header", "named", "status"),
     [
-        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": ["0", "8"]}}, "'w'"),
-        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8], "x": 1}}, "'w'"),
+        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": ["0", "8"]}}, "'w'", 422),
+        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8], "x": 1}}, "'w'", 422),
         (
             {
                 "__metadata__": {"format": 1},
                 "w": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]},
             },
             "__metadata__",
+            422,
         ),
-        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [8, 8]}}, "no tensor bytes"),
+        ({"w": {"dtype": "BF16", "shape": [4], "data_offsets": [8, 8]}}, "span no bytes", 409),
     ],
 )
 def test_a_safetensors_header_is_read_as_stated(
-    client: TestClient, header: dict[str, Any], named: str
+    client: TestClient, header: dict[str, Any], named: str, status: int
 ) -> None:
     response = estimate(client, {"safetensors_header": header})
-    assert response.status_code == 422, response.text
+    assert response.status_code == status, response.text
     assert named in response.json()["errors"]["model.safetensors_header"]
 
 
@@ -200,10 +222,11 @@ def test_a_plan_says_the_least_first_token_target_and_refuses_below_it(
     assert least["ms"] > 0 and least["basis"] in {"estimated", "measured", "reported"}
     assert least["hardware"] in {option["hardware"] for option in plan["options"]}
     below = client.post("/api/plan", json={**body, "max_ttft_ms": least["ms"] * 0.99})
-    assert below.status_code == 422 and "max_ttft_ms" in below.json()["errors"]
+    # A target the schema accepts that no hardware weighed reaches: a conflict, 409.
+    assert below.status_code == 409 and "max_ttft_ms" in below.json()["errors"]
     at = client.post("/api/plan", json={**body, "max_ttft_ms": least["ms"]})
     assert at.status_code == 200, at.text
-    # The same figure on the page and in the CLI's text, as the 422 words it (whole ms).
+    # The same figure on the page and in the CLI's text, as the 409 words it (whole ms).
     shown = f"{least['ms']:,.0f} ms"
     page = client.get("/plan", params={k: str(v) for k, v in body.items()})
     assert page.status_code == 200

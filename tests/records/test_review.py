@@ -1,5 +1,7 @@
 """Review moves only the state, only along allowed edges, always with an event."""
 
+import re
+
 import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
@@ -36,6 +38,21 @@ def test_reject_needs_a_reason(client: TestClient, record_id: int) -> None:
         review(client, record_id, "reject", "numbers from a different GPU").json()["review_state"]
         == "rejected"
     )
+
+
+@pytest.mark.parametrize("blank", ["\x1c", "\u3000", "\ufeff \t"])
+def test_a_reason_of_spaces_only_is_refused_as_the_schema_says(
+    client: TestClient, record_id: int, blank: str
+) -> None:
+    """Python's strip() and ECMAScript's \\S disagree on some spaces (U+001C, U+FEFF): the
+    schema spells every space out, and the review refuses exactly what it refuses."""
+    schema = client.get("/openapi.json").json()
+    body = schema["paths"]["/api/records/{record_id}/review"]["post"]["requestBody"]
+    rule = body["content"]["application/json"]["schema"]["then"]["properties"]["reason"]
+    assert not re.search(rule["pattern"], blank)
+    refused = review(client, record_id, "reject", blank)
+    assert refused.status_code == 422 and refused.json()["errors"][0]["field"] == "reason"
+    assert review(client, record_id, "reject", f"{blank}why").status_code == 200
 
 
 def test_retract_needs_a_reason(client: TestClient, record_id: int) -> None:

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
 from app.bench import BenchResult, run_benchmark
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 from app.jobs.to_record import record_from_result
 from tests.bench.fake_openai_server import FakeOpenAIServer
 from tests.live_server import LiveServer, outside_browser_loop

@@ -5,7 +5,7 @@ result stores the record, saying two runs were made."""
 import httpx
 import pytest
 
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 from app.config import Settings
 from app.jobs.worker import run_on_own_thread
 from tests.jobs.remote_support import Dashboard, dashboard  # noqa: F401 (fixture)

@@ -10,9 +10,10 @@ from typing import Any
 
 import httpx
 
+from app.bench.plan import BenchPlan
 from app.bench.probes import MemoryProbe
 from app.bench.prompts import PromptSizer, SizedPrompt
-from app.bench.result import BenchPlan, RequestSample, StepRecord
+from app.bench.result import RequestSample, StepRecord
 from app.bench.stream.request import stream_chat
 from app.bench.stream.tokenize import ServerTokenizer
 from app.bench.transport.endpoint import ChatEndpoint, StreamClients, chat_completions_url

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from app.bench.result import BenchPlan
+from app.bench.plan import BenchPlan
 from app.bench.stages.context import RunContext
 
 LONG_LENGTH = 32 * 1024

@@ -7,11 +7,10 @@ import time
 
 from app.bench import metrics
 from app.bench.memory_reading import MemoryReading
+from app.bench.plan import MAX_LEVEL_REQUESTS, BenchPlan
 from app.bench.prompts import SizedPrompt, sized_prompt, stable_seed
 from app.bench.result import (
     HELD_SHARE,
-    MAX_LEVEL_REQUESTS,
-    BenchPlan,
     ConcurrencyLevel,
     ConcurrencyRamp,
     HeldConcurrency,

@@ -6,10 +6,10 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from app.bench.plan import BenchPlan
 from app.bench.quality.results import NeedleGrid, TaskRunResult, ToolCallCheck
 from app.bench.result import (
     MAX_ERROR_SHARE,
-    BenchPlan,
     BenchResult,
     ConcurrencyRamp,
     LengthResult,

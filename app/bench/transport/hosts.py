@@ -14,6 +14,7 @@ import ipaddress
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from app.bench.transport.url_schema import written_as_stated
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, english, register
 
@@ -45,6 +46,15 @@ HOST_REFUSED_FOR_LABEL = register(
         "SERVEBOOK_BENCH_ALLOWED_HOSTS and the label's hosts in SERVEBOOK_BENCH_WORKER_HOSTS, "
         "a JSON object of lists by label) does not hold it; list it there, or name a label "
         "whose list holds it"
+    ),
+)
+
+NOT_AS_STATED = register(
+    "bench.url_not_as_stated",
+    _l(
+        "%(url)s: write a queued server's URL as http(s)://HOST[:PORT][/PATH], the host as "
+        "listed (localhost, 127.0.0.1, [::1] or an allowed host, in lower case), a port from 1 "
+        "to 65535, and no user, query or fragment"
     ),
 )
 
@@ -102,7 +112,9 @@ def check_url_allowed(url: str, allowed_hosts: Iterable[str] = ()) -> None:
 
 def check_url_for_worker(url: str, allowed_hosts: Iterable[str], label: str | None) -> None:
     """`check_url_allowed` for a job queued for the worker `label`, whose allow-list is
-    `allowed_hosts`: a refusal of the host names the label and what its list holds."""
+    `allowed_hosts`: a refusal of the host names the label and what its list holds. A
+    queued URL is also written as the OpenAPI document states it (app.bench.transport.
+    url_schema), so that what the document calls invalid is refused."""
     hosts = list(allowed_hosts)
     try:
         check_url_allowed(url, hosts)
@@ -112,3 +124,5 @@ def check_url_for_worker(url: str, allowed_hosts: Iterable[str], label: str | No
             raise
         said = HOST_REFUSED_FOR_LABEL(host=repr(host), label=repr(label))
         raise HostNotAllowedError(said) from error
+    if not written_as_stated(url, hosts):
+        raise HostNotAllowedError(NOT_AS_STATED(url=repr(url)))

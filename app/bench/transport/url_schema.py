@@ -13,12 +13,24 @@ from typing import Any
 BENCH_URL_KEY = "x-bench-url"
 WORKER_LABEL = "worker_label"
 LOOPBACK = ("localhost", r"127\.0\.0\.1", r"\[::1\]")
-# A port below 10,000; a path of unreserved characters.
-PORT_AND_PATH = r"(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~-]*)*"
+# A port from 1 to 65,535 (SGLang listens on 30000); a path of the characters RFC 3986 allows
+# in one (percent-encoded bytes too), and no user, query or fragment.
+PORT = (
+    r"(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}"
+    r"|655[0-2][0-9]|6553[0-5]))?"
+)
+PATH = r"(?:/(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
+PORT_AND_PATH = PORT + PATH
 
 
 def url_pattern(hosts: str) -> str:
     return f"^https?://(?:{hosts}){PORT_AND_PATH}$"
+
+
+def written_as_stated(url: str, hosts: list[str]) -> bool:
+    """Whether `url` is written as the served document states a benchmark URL for these
+    allowed hosts: the queue refuses any other, so the document is the rule it holds to."""
+    return re.fullmatch(url_pattern(hosts_pattern(hosts)), url) is not None
 
 
 def bench_url_field() -> dict[str, Any]:

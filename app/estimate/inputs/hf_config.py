@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.estimate.errors import EstimateError
+from app.estimate.messages import Code, message
 
 # Fields transformers fills in when a config leaves them out, by model type.
 MODEL_TYPE_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -136,15 +137,17 @@ class _Config:
 
 
 def merged_config(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields as read: the language model's (`text_config`) over the top level's (a
-    null there gives none), over the defaults transformers fills in for its model type."""
+    """The fields as read: the language model's (`text_config`) over the top level's, over
+    the defaults transformers fills in for its model type (a null gives none: a default,
+    or the level below, stands)."""
     text = raw.get("text_config")
     merged = dict(raw)
     if isinstance(text, Mapping):
         given = {k: v for k, v in text.items() if v is not None}
         merged = {**{k: v for k, v in raw.items() if k != "text_config"}, **given}
     model_type = str(merged.get("model_type") or "")
-    return {**MODEL_TYPE_DEFAULTS.get(model_type, {}), **merged}
+    given = {k: v for k, v in merged.items() if v is not None}
+    return {**MODEL_TYPE_DEFAULTS.get(model_type, {}), **given}
 
 
 def read_hf_config(raw: Mapping[str, Any]) -> ModelShape:
@@ -236,7 +239,9 @@ def _full_and_linear_layers(c: _Config, layers: int) -> tuple[int, int]:
 def _check_layer_types(types: Any, layers: int) -> None:
     if not isinstance(types, list) or len(types) != layers:
         raise EstimateError(
-            "hf_config", f"layer_types must list one kind per layer ({layers} layers)"
+            "hf_config",
+            f"layer_types must list one kind per layer ({layers} layers)",
+            message(Code.LAYER_TYPES_COUNT, layers=layers),
         )
 
 
@@ -306,7 +311,8 @@ def _moe(c: _Config, hidden: int) -> tuple[int, int, int, int]:
         return 0, 0, 0, 0
     active = c.int(*ACTIVE_EXPERT_FIELDS)
     if not 1 <= active <= experts:
-        raise EstimateError("hf_config", f"{active} experts per token of {experts}")
+        said = message(Code.EXPERTS_PER_TOKEN_RANGE, active=active, experts=experts)
+        raise EstimateError("hf_config", f"{active} experts per token of {experts}", said)
     size = c.int("moe_intermediate_size", "intermediate_size")
     layers = c.int(*LAYER_FIELDS)
     # gate, up and down projections; gpt-oss adds a bias to each

@@ -12,7 +12,7 @@ other field is free: its values are bounded as any free-form value is (`other_va
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -159,6 +159,7 @@ def _fields(other_values: dict[str, Any]) -> dict[str, Any]:
             "maxItems": MAX_LAYERS,
             # As many kinds as the config has layers (its layer count, under any name).
             "x-as-many-as": list(LAYER_FIELDS),
+            "description": "one kind per layer: as many as the config's layers (409 otherwise)",
         },
         "mlp_only_layers": {"type": ["array", "null"], "items": whole(0, nullable=False)},
         "model_type": {"type": ["string", "null"], "maxLength": 100},
@@ -169,6 +170,10 @@ def _fields(other_values: dict[str, Any]) -> dict[str, Any]:
     for name in ACTIVE_EXPERT_FIELDS:
         # No more than there are experts (the first of their names given).
         properties[name]["x-at-most"] = list(EXPERT_FIELDS)
+        properties[name]["description"] = (
+            "experts per token: at least 1 and at most the config's experts where it has "
+            "them (409 otherwise)"
+        )
     return {
         "type": "object",
         "properties": properties,
@@ -244,10 +249,19 @@ def config_schema(other_values: dict[str, Any], nested_values: dict[str, Any]) -
     required = {"allOf": [_required(names) for names in _REQUIRED]}
     top["anyOf"] = [
         required,
-        {"required": ["text_config"], "properties": {"text_config": required}},
+        # (an object: a null text_config gives nothing, so it cannot hold them)
+        {
+            "required": ["text_config"],
+            "properties": {"text_config": {"type": "object", **required}},
+        },
     ]
     # Over the config as read: `merge`'s fields over the top level's (its nulls give none).
     top["x-together"] = {"merge": "text_config", "rules": TOGETHER}
+    top["description"] = (
+        "a config.json; fields that need others (experts and their sizes, MLA's and linear "
+        "attention's dimensions) come with them, read with text_config's over the top level's "
+        "(409 where they do not)"
+    )
     return top
 
 
@@ -255,12 +269,14 @@ def config_schema(other_values: dict[str, Any], nested_values: dict[str, Any]) -
 class ConfigFault:
     """Where a config fails its schema: the field (dotted), and why, in the schema's words;
     `missing` names a required field's names when none of them is given; `too_large` the
-    number given where it passes the schema's maximum."""
+    number given where it passes the schema's maximum; `together` that the config keeps the
+    standard schema and fails only the rules of fields that go together (`x-together`)."""
 
     field: str
     reason: str
     missing: tuple[str, ...] = ()
     too_large: float | None = None
+    together: bool = False
 
 
 @cache
@@ -281,11 +297,17 @@ def config_fault(config: Any, declared: bool) -> ConfigFault | None:
     request names no quant, so the config's own quantization is read. The fault named is
     the deepest one (an alternative's own fault, not "none of the alternatives")."""
     errors = list(_validator(declared).iter_errors(config))
-    if not errors:
+    together = not errors
+    if together:
         errors = list(_together_validator().iter_errors(merged_config(config)))
     leaves = [leaf for error in errors for leaf in _leaves(error)]
     if not leaves:
         return None
+    return replace(_fault(config, leaves), together=together)
+
+
+def _fault(config: Any, leaves: list[ValidationError]) -> ConfigFault:
+    """The fault the deepest of the errors found names."""
     read = merged_config(config) if isinstance(config, dict) else {}
     for names in _REQUIRED:
         if isinstance(config, dict) and all(read.get(name) is None for name in names):

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from app.db import SessionDep, request_unit_of_work
-from app.errors import error_responses
+from app.errors import FIELDS_CONFLICT, error_responses
 from app.i18n.catalogs import current_locale
 from app.models import Record
 from app.pagination import DEFAULT_LIMIT, CursorQuery, LimitQuery, next_url
@@ -30,7 +30,6 @@ from app.records.review.consequences import Consequence, acceptance_consequences
 from app.records.review.steps import needs_confirmation
 from app.records.schemas import (
     ErrorsOut,
-    FieldError,
     RecordCreated,
     RecordIn,
     ReviewIn,
@@ -45,9 +44,11 @@ from app.web import RowIdPath, RowIdQuery
 api_router = APIRouter(prefix="/api", tags=["records"])
 
 
-def errors_response(errors: list[FieldError], status_code: int = 422) -> JSONResponse:
-    body = {"errors": [e.model_dump(exclude_none=True) for e in errors]}
-    return JSONResponse(body, status_code=status_code)
+def errors_response(invalid: RecordInvalid) -> JSONResponse:
+    """Every field at fault: 422, or 409 where they only contradict each other or the
+    catalog."""
+    body = {"errors": [e.model_dump(exclude_none=True) for e in invalid.errors]}
+    return JSONResponse(body, status_code=invalid.status_code)
 
 
 RECORD_BODY = {
@@ -71,8 +72,9 @@ RECORD_BODY = {
             "Idempotency-Key: the first record, nothing new stored",
         },
         409: {
-            "model": ConflictOut,
-            "description": "the Idempotency-Key was used with a different body",
+            "model": ConflictOut | ErrorsOut,
+            "description": "the Idempotency-Key was used with a different body (`detail`, "
+            f"`record_id`); or {FIELDS_CONFLICT}",
         },
         **error_responses(401, 403, 413, 415),
         422: {"model": ErrorsOut, "description": "every field error at once"},
@@ -109,7 +111,7 @@ def submit_api(request: Request, body: bytes) -> Response:
                 session, raw, provenance="api", submitted_by=principal.name, idempotency_key=key
             )
         except RecordInvalid as invalid:
-            return errors_response(invalid.errors)
+            return errors_response(invalid)
         except IdempotencyConflict as conflict:
             return JSONResponse(
                 {"detail": conflict.message, "record_id": conflict.record_id}, status_code=409
@@ -300,4 +302,4 @@ def review_api(
             lambda record: JSONResponse(record_out(request, record)),
         )
     except RecordInvalid as invalid:
-        return errors_response(invalid.errors)
+        return errors_response(invalid)

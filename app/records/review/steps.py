@@ -17,7 +17,7 @@ from app.i18n.labels import REVIEW_ACTIONS, REVIEW_STATES
 from app.i18n.sentences import register
 from app.models import Record, RecordEvent
 from app.records.evidence.quality_gate import QualityDrop, quality_drop_for
-from app.records.schemas import REASON_REQUIRED, FieldError, ReviewIn
+from app.records.schemas import REASON_REQUIRED, FieldError, ReviewIn, blank
 from app.records.storage.repository import RecordRepository
 from app.records.storage.service import get_record
 from app.records.storage.store import RecordStore
@@ -79,7 +79,7 @@ def parse_review(raw: Mapping[str, Any] | ReviewIn) -> ReviewIn:
             review = ReviewIn.model_validate(raw)
         except ValidationError as error:
             raise RecordInvalid(schema_errors(error)) from error
-    if review.action in REASON_REQUIRED and not review.reason.strip():
+    if review.action in REASON_REQUIRED and blank(review.reason):
         raise RecordInvalid([FieldError.of("reason", SAY_WHY[review.action]())])
     return review
 
@@ -102,7 +102,7 @@ def check_flags_confirmed(record: Record, review: ReviewIn, drop: QualityDrop | 
             assert drop is not None
             said = CONFIRM_QUALITY(record=str(drop.baseline.id), verdict=drop.verdict.said)
             errors.append(FieldError.of("confirm_flags", said))
-    if not review.reason.strip():
+    if blank(review.reason):
         errors.append(FieldError.of("reason", SAY_WHY_FLAGGED()))
     if errors:
         raise RecordInvalid(errors)

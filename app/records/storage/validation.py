@@ -17,7 +17,7 @@ from app.catalog.references import (
     catalog_references,
     held_references,
 )
-from app.errors import ServebookError
+from app.errors import ServebookError, refusal_status
 from app.i18n.catalogs import lazy_gettext as _l
 from app.i18n.sentences import Sentence, json_params, register
 from app.i18n.validation_words import (
@@ -32,11 +32,13 @@ from app.security.json_input import GATE_CODES
 
 
 class RecordInvalid(ServebookError):
-    status_code = 422
+    """Every field at fault: 422, or 409 where the fields only contradict each other or the
+    catalog (app.errors.FIELD_CONFLICTS)."""
 
     def __init__(self, errors: list[FieldError]) -> None:
         super().__init__("; ".join(f"{e.field}: {e.message}" for e in errors))
         self.errors = errors
+        self.status_code = refusal_status(e.code for e in errors)
 
     def __reduce__(self) -> tuple[type, tuple[list[FieldError]]]:
         # Raised in the submission process, answered by the app
