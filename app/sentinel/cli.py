@@ -2,6 +2,7 @@
 the runtime on it regressed."""
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -53,6 +54,14 @@ def change_line(change: Change) -> str:
     "measurable, say), rather than judge it",
 )
 @click.option(
+    "--baseline-runs",
+    type=click.IntRange(2, 10),
+    default=None,
+    help="with --rebaseline: how many runs the new baseline's bands hold, so that they "
+    "hold how far a fresh run moves against the same server as well as one run's "
+    "repeats (default 3)",
+)
+@click.option(
     "--no-confirm",
     is_flag=True,
     help="judge a regression on one run; by default a second run must find it too",
@@ -66,6 +75,7 @@ def sentinel(
     json_path: Path | None,
     request_timeout_s: float | None,
     rebaseline: bool,
+    baseline_runs: int | None,
     no_confirm: bool,
 ) -> None:
     """Re-run record N's plan (same lengths, seeds, concurrency, needle, task) against the
@@ -86,6 +96,7 @@ def sentinel(
     from app.sentinel.compare import confirmed
     from app.sentinel.model_name import served_model_name
     from app.sentinel.plan import NoPlan, sentinel_plan
+    from app.sentinel.points import raw_points
     from app.sentinel.run import (
         SentinelOutcome,
         judge,
@@ -93,7 +104,12 @@ def sentinel(
         sentinel_json,
         store_sentinel,
     )
+    from app.sentinel.spread import BASELINE_RUNS, RUNS_KEPT, kept_run
 
+    if baseline_runs is not None and not rebaseline:
+        raise click.UsageError(
+            "--baseline-runs sets how a new baseline is measured: give --rebaseline"
+        )
     settings = get_settings()
     try:
         with session_scope(settings) as session:
@@ -118,6 +134,9 @@ def sentinel(
             metrics_url=metrics_url,
             request_timeout_s=request_timeout_s,
         )
+        kept: list[list[dict[str, Any]]] = []
+        for _ in range((baseline_runs or BASELINE_RUNS) - 1 if rebaseline else 0):
+            kept.append(kept_run(raw_points(judge(baseline, run_and_read_version(plan)).raw)))
         result = run_and_read_version(plan)
         outcome = judge(baseline, result)
         if outcome.report.verdict == "regressed" and not (no_confirm or rebaseline):
@@ -142,14 +161,29 @@ def sentinel(
         console.print("  " + change_line(change), markup=False, highlight=False)
     for said in report.not_judged:
         console.print(f"  not judged: {said}", markup=False, highlight=False)
+    if not rebaseline and report.baseline_runs == 1:
+        console.print(
+            f"  the baseline is one run: its bands hold that run's repeats, not how far a "
+            f"fresh run moves against the same server (--rebaseline measures {BASELINE_RUNS})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     try:
         with session_scope(settings) as session:
-            stored = store_sentinel(session, outcome, result, submitted_by="local")
+            extra = {RUNS_KEPT: kept} if kept else None
+            stored = store_sentinel(
+                session, outcome, result, submitted_by="local", extra_detail=extra
+            )
     except ServebookError as error:
         raise NotStored(f"record refused: {error.message}") from error
     console.print(f"stored as pending record #{stored}")
     if rebaseline:
-        console.print(f"record #{stored} is the baseline from now on: pass --record {stored}")
+        console.print(
+            f"record #{stored} is the baseline from now on, its bands holding {len(kept) + 1} runs "
+            f"against this server: pass --record {stored}",
+            soft_wrap=True,
+        )
         return
     if json_path:
         json_path.write_text(sentinel_json(result, outcome, stored))

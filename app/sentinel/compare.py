@@ -3,6 +3,8 @@ verdict.
 
 The bands are the record comparison's own (app/records/comparison/effects.py): the spread of the
 repeats for TTFT and decode speed, the 95 % Wilson interval for a task's pass rate. A
+baseline measured in several runs against the same server bands its figures by every run's
+repeats, widened by how far the runs' medians moved (app/sentinel/spread.py). A
 change is significant when the two bands do not overlap and it moves the figure by at least
 `MIN_RELATIVE_CHANGE`: three repeats on a quiet server can give bands a few tenths of a
 percent wide, and a change that small is no regression anyone serving would notice. The
@@ -33,6 +35,7 @@ from app.i18n.sentences import register
 from app.records.comparison.effects import Band, sample_band, wilson_band
 from app.sentinel.points import Point
 from app.sentinel.report import Change, SentinelReport, verdict_of
+from app.sentinel.spread import baseline_band, runs_of, spread_band
 
 MIN_RELATIVE_CHANGE = 0.05
 MEMORY_RESOLUTION_GB = 0.5
@@ -148,10 +151,7 @@ def point_changes(
             continue
         if a is None or b is None:
             continue
-        bands = (
-            sample_band(before.samples.get(metric, [])),
-            sample_band(after.samples.get(metric, [])),
-        )
+        bands = (baseline_band(before, metric), sample_band(after.samples.get(metric, [])))
         if metric == "peak_memory_gb_per_gpu" and bands == (None, None):
             bands = (_memory_band(a), _memory_band(b))
         if metric == "throughput_tokens_per_s" and scaled:
@@ -175,6 +175,18 @@ def scaling_of(point: Point, single: Point | None) -> tuple[float, list[float]] 
     return at_load / alone, [v / alone for v in point.samples.get("throughput_tokens_per_s", [])]
 
 
+def baseline_scaling(point: Point, single: Point | None) -> tuple[float, Band | None] | None:
+    """The baseline's gain and its band: the stream views of every run it was measured in,
+    widened by how far the runs' gains moved (app/sentinel/spread.py)."""
+    own = scaling_of(point, single)
+    if own is None or single is None:
+        return None
+    # Runs line up point for point (read_runs keeps no run that lacks one).
+    runs = [scaling_of(p, s) for p, s in zip(point.runs, single.runs, strict=True)]
+    every = [own, *[found for found in runs if found is not None]]
+    return own[0], spread_band([gain for gain, _ in every], [v for _, vs in every for v in vs])
+
+
 def scaling_change(
     before: Point, after: Point, single_before: Point | None, single_after: Point | None
 ) -> Change | None:
@@ -183,10 +195,10 @@ def scaling_change(
     with its load, but never faster than the load, so a run that held fewer requests may
     gain less, though not less per request, and one that held more may gain more, though
     not more per request."""
-    a, b = scaling_of(before, single_before), scaling_of(after, single_after)
+    a, b = baseline_scaling(before, single_before), scaling_of(after, single_after)
     if a is None or b is None:
         return None
-    bands = (sample_band(a[1]), sample_band(b[1]))
+    bands = (a[1], sample_band(b[1]))
     change = banded_change("throughput_scaling", where_of(before), "x", True, a[0], b[0], bands)
     if held(before) == held(after):
         return change
@@ -311,7 +323,13 @@ def compare_runs(
             task_seen = True
             task = task_change(before, tasks_now[0])
             changes += [task] if task else []
-    return SentinelReport(baseline_id, verdict_of(changes), changes, tuple(not_judged))
+    return SentinelReport(
+        baseline_id,
+        verdict_of(changes),
+        changes,
+        tuple(not_judged),
+        baseline_runs=runs_of(baseline),
+    )
 
 
 def findings(report: SentinelReport) -> dict[str, Any]:
@@ -340,7 +358,9 @@ def confirmed_by(first: dict[str, Any], second: SentinelReport) -> SentinelRepor
         for c in second.changes
     ]  # fmt: skip
     not_judged = tuple(dict.fromkeys((*first["not_judged"], *second.not_judged)))
-    return SentinelReport(second.baseline_record, verdict_of(changes), changes, not_judged, 2)
+    return SentinelReport(
+        second.baseline_record, verdict_of(changes), changes, not_judged, 2, second.baseline_runs
+    )
 
 
 def _memory_band(peak: float) -> Band:

@@ -22,6 +22,10 @@ class Point:
     # its figures describe a lighter load than its name says.
     held_short: bool = False
     held_mean: float | None = None
+    # The same point as the baseline's other runs against the same server measured it
+    # (app/sentinel/spread.py): its band holds how far a fresh run moves, not only the
+    # spread of one run's repeats.
+    runs: tuple["Point", ...] = ()
 
     @property
     def key(self) -> tuple[int, int, str]:

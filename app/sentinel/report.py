@@ -62,6 +62,9 @@ class SentinelReport:
     changes: list[Change]
     not_judged: tuple[str, ...] = ()  # figures left out, and why
     runs: int = 1  # 2 when a second run was asked to confirm a regression
+    # How many runs against the same server the baseline's bands hold (app/sentinel/spread.py):
+    # one run's bands hold its repeats alone, not how far a fresh run moves.
+    baseline_runs: int = 1
 
     @property
     def summary(self) -> str:
@@ -84,6 +87,7 @@ class SentinelReport:
             "changes": [change.as_json() for change in self.changes],
             "not_judged": list(self.not_judged),
             "runs": self.runs,
+            "baseline_runs": self.baseline_runs,
         }
 
 

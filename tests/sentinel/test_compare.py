@@ -1,10 +1,15 @@
 """The sentinel's verdict from two runs' points: bands, the smallest change that counts, a
 needle lost, an outcome that got worse."""
 
+import json
 from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.sentinel.compare import compare_runs, confirmed
 from app.sentinel.points import Point
+from app.sentinel.spread import kept_run, read_runs, runs_of, with_runs
 
 
 def single(decode: list[float], memory: float | None = None, length: int = 4096) -> Point:
@@ -158,3 +163,82 @@ def test_a_request_figure_counts_where_the_load_cannot_explain_it() -> None:
     assert compare_runs(1, "ok", [lighter], "ok", [replace(later, held_short=False)]).verdict == (
         "no_regression"
     )
+
+
+def with_earlier(baseline: list[Point], *earlier: list[Point]) -> list[Point]:
+    """The baseline as a record keeps it, beside earlier runs against the same server."""
+    kept = json.loads(json.dumps([kept_run(run) for run in earlier]))
+    return with_runs(baseline, read_runs(kept, baseline))
+
+
+def test_a_baseline_of_several_runs_bands_how_far_a_fresh_run_moves() -> None:
+    # Measured on the real vLLM server: each run's repeats within a few percent, the runs'
+    # medians 481-532 tok/s apart over a minute.
+    record = single([505, 518, 502])
+    drifted = [single([468, 474, 480])]
+    alone = compare_runs(1, "ok", [record], "ok", drifted)
+    assert alone.verdict == "regressed" and alone.baseline_runs == 1
+    baseline = with_earlier([record], [single([530, 533, 532])], [single([519, 527, 529])])
+    report = compare_runs(1, "ok", baseline, "ok", drifted)
+    assert report.verdict == "no_regression", report.summary
+    assert report.baseline_runs == 3 and report.as_json()["baseline_runs"] == 3
+    (decode,) = report.changes
+    band = decode.as_json()["band"]["baseline"]
+    # Every repeat (502-533) and the medians' spread (505 to 532: 27) each way.
+    assert (band["low"], band["high"]) == (502 - 27, 533 + 27)
+    assert band["basis"] == (
+        "lowest to highest of 9 repeats over 3 runs against the same server, widened by "
+        "the spread of the runs' medians (27)"
+    )
+    # A change past what the runs moved still counts.
+    slower = compare_runs(1, "ok", baseline, "ok", [single([400, 410, 420])])
+    assert slower.verdict == "regressed"
+
+
+def test_throughput_at_load_is_banded_by_every_baseline_run() -> None:
+    record = [ramp([600], concurrency=1), ramp([1500, 1510, 1520, 1530])]
+    earlier = [ramp([600], concurrency=1), ramp([1300, 1310, 1320, 1330])]
+    now = [ramp([600], concurrency=1), ramp([1280, 1290, 1300, 1310])]
+    assert compare_runs(1, "ok", record, "ok", now).verdict == "regressed"
+    assert compare_runs(1, "ok", with_earlier(record, earlier), "ok", now).verdict == (
+        "no_regression"
+    )
+    # --max-num-seqs 1 is past any of it.
+    serial = [ramp([600], concurrency=1), ramp([560, 600, 609, 640])]
+    report = compare_runs(1, "ok", with_earlier(record, earlier), "ok", serial)
+    assert report.summary == "regressed: throughput at load -60 % at 1,024 tokens x 4 (ramp)"
+
+
+def test_a_kept_run_that_did_not_measure_the_same_plan_is_left_out() -> None:
+    record = [single([100, 101, 102]), ramp([600], 1), ramp([1400, 1466, 1500])]
+    whole = kept_run([single([90, 91, 92]), ramp([590], 1), ramp([1390, 1400, 1410])])
+    lacking = kept_run([single([90, 91, 92])])  # no ramp: another plan
+    broken = [{**whole[0], "values": {"decode_tokens_per_s": "fast"}}, *whole[1:]]
+    for kept in ([lacking], [broken], ["a run"], {"runs": 1}, None, [whole[:1] + [7]]):
+        assert read_runs(kept, record) == [], kept
+    (run,) = read_runs([lacking, whole, broken], record)
+    assert [point.key for point in run] == sorted(point.key for point in record)
+    assert runs_of(with_runs(record, [run])) == 2
+
+
+samples = st.lists(st.floats(1, 1000, allow_nan=False), min_size=2, max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(samples, st.lists(samples, min_size=1, max_size=3), samples)
+def test_earlier_runs_never_make_a_change_count(
+    own: list[float], earlier: list[list[float]], now: list[float]
+) -> None:
+    """The bands of a baseline with earlier runs hold its own repeats' band: a change that
+    did not count against one run never counts against several, and the verdict is never
+    worse."""
+    record = [single(own)]
+    alone = compare_runs(1, "ok", record, "ok", [single(now)])
+    runs = compare_runs(1, "ok", with_earlier(record, *[[single(e)] for e in earlier]), "ok",
+                        [single(now)])  # fmt: skip
+    band_alone, band_runs = alone.changes[0].band_baseline, runs.changes[0].band_baseline
+    assert band_alone is not None and band_runs is not None
+    assert band_runs.low <= band_alone.low and band_runs.high >= band_alone.high
+    assert runs.changes[0].significant <= alone.changes[0].significant
+    rank = {"regressed": 2, "improved": 1, "no_regression": 0}
+    assert rank[runs.verdict] <= rank[alone.verdict]

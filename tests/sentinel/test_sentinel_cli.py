@@ -156,3 +156,40 @@ def test_record_whose_server_reports_another_runtime_is_flagged(session: Session
     mismatch = {flag["code"]: flag for flag in record.flags}["server_reported_mismatch"]
     assert mismatch["field"] == "runtime"
     assert mismatch["message"] == "the record says vLLM 0.24.0, the server reported SGLang 0.5.9"
+
+
+def test_a_rebaseline_keeps_its_runs_and_later_judgements_band_by_them(
+    session: Session, tmp_path: Path
+) -> None:
+    with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
+        first = baseline_record(server.base_url, "0.24.0")
+        args = ["sentinel", "--record", str(first), "--base-url", server.base_url]
+        made = invoke([*args, "--rebaseline", "--baseline-runs", "2"])
+        assert made.exit_code == 0, made.output
+        assert "its bands holding 2 runs against this server" in made.output
+        baseline = int(made.output.rsplit("pass --record ", 1)[1].split()[0])
+        (kept,) = stored(session, baseline).provenance_detail["baseline_runs"]
+        assert {(p["kind"], p["concurrency"]) for p in kept} == {
+            ("single", 1),
+            ("ramp", 1),
+            ("ramp", 2),
+        }
+        judged = sentinel(baseline, server.base_url, tmp_path / "s.json")
+        # The first record is one run: its judgement says what its bands leave out.
+        once = sentinel(first, server.base_url, tmp_path / "once.json")
+    assert judged.exit_code == 0, judged.output
+    verdict = json.loads((tmp_path / "s.json").read_text())["sentinel"]
+    assert verdict["baseline_runs"] == 2
+    decode = next(c for c in verdict["changes"] if c["metric"] == "decode_tokens_per_s")
+    assert "over 2 runs against the same server" in decode["band"]["baseline"]["basis"]
+    assert "the baseline is one run" not in judged.output
+    assert json.loads((tmp_path / "once.json").read_text())["sentinel"]["baseline_runs"] == 1
+    assert "the baseline is one run: its bands hold that run's repeats" in once.output
+
+
+def test_baseline_runs_without_a_rebaseline_is_a_usage_error(tmp_path: Path) -> None:
+    args = ["sentinel", "--record", "1", "--base-url", "http://127.0.0.1:9/v1"]
+    result = invoke([*args, "--baseline-runs", "3"])
+    assert result.exit_code == 2 and "give --rebaseline" in result.output
+    result = invoke([*args, "--rebaseline", "--baseline-runs", "1"])
+    assert result.exit_code == 2 and "--baseline-runs" in result.output

@@ -1,0 +1,121 @@
+"""A baseline measured more than once against the same server, and the bands that holds.
+
+One run's repeats come a few seconds apart, so they share whatever state the server and
+its machine are in; a run a minute later can sit several percent away from all of them.
+Measured on the real vLLM server the tests start (2026-12-07, sixteen runs in 42 s), decode
+at one request read 481-532 tok/s by the run, while each run's three repeats spanned 1-6 %
+of it: a band from one run's repeats called an unchanged server slower. So
+`servebook sentinel --rebaseline` measures the plan several times (`BASELINE_RUNS`), keeps
+the earlier runs' points beside the record (``provenance_detail.baseline_runs``), and a
+baseline figure's band is every repeat of every run, widened on each side by the spread
+of the runs' medians: the distance a fresh run showed it can move against the same server.
+A baseline of one run keeps its repeats' band, and the report says so.
+"""
+
+from dataclasses import replace
+from typing import Any
+
+from app.i18n.catalogs import lazy_gettext as _l
+from app.i18n.sentences import register
+from app.records.comparison.effects import Band, sample_band
+from app.sentinel.points import Point
+
+BASELINE_RUNS = 3
+RUNS_KEPT = "baseline_runs"  # the record's provenance_detail key
+RUNS_BAND = register(
+    "sentinel.band.runs",
+    _l(
+        "lowest to highest of %(num)s repeats over %(runs)s runs against the same server, "
+        "widened by the spread of the runs' medians (%(spread)s)"
+    ),
+)
+# The points whose figures a band is made for; a needle or a task is judged on its own terms.
+BANDED_KINDS = ("single", "ramp")
+
+
+def kept_run(points: list[Point]) -> list[dict[str, Any]]:
+    """One earlier baseline run, as plain JSON kept with the record."""
+    return [
+        {
+            "context_length": point.context_length,
+            "concurrency": point.concurrency,
+            "kind": point.kind,
+            "values": point.values,
+            "samples": point.samples,
+        }
+        for point in points
+        if point.kind in BANDED_KINDS
+    ]
+
+
+def read_runs(kept: Any, baseline: list[Point]) -> list[list[Point]]:
+    """The earlier runs a record keeps. A run that lacks one of the baseline's points, or
+    whose figures are not numbers, did not measure the same plan and is left out, so every
+    run kept lines up with the baseline point for point."""
+    needed = {point.key for point in baseline if point.kind in BANDED_KINDS}
+    runs = []
+    for run in kept if isinstance(kept, list) else []:
+        points = [read_point(entry) for entry in run] if isinstance(run, list) else [None]
+        if any(point is None for point in points):
+            continue
+        found = {point.key: point for point in points if point is not None}
+        if needed <= set(found):
+            runs.append([found[key] for key in sorted(needed)])
+    return runs
+
+
+def read_point(entry: Any) -> Point | None:
+    if not isinstance(entry, dict) or entry.get("kind") not in BANDED_KINDS:
+        return None
+    try:
+        values = {str(k): number(v) for k, v in dict(entry["values"]).items()}
+        samples = {
+            str(k): [number(v) for v in list(vs)] for k, vs in dict(entry["samples"]).items()
+        }
+        length, concurrency = int(entry["context_length"]), int(entry["concurrency"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return Point(length, concurrency, str(entry["kind"]), values, samples)
+
+
+def number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(value)
+    return float(value)
+
+
+def with_runs(baseline: list[Point], runs: list[list[Point]]) -> list[Point]:
+    """The baseline's points, each with the same point as every other run measured it."""
+    by_key = [{point.key: point for point in run} for run in runs]
+    return [
+        replace(point, runs=tuple(run[point.key] for run in by_key))
+        if runs and point.kind in BANDED_KINDS
+        else point
+        for point in baseline
+    ]
+
+
+def spread_band(medians: list[float], samples: list[float]) -> Band | None:
+    """Every repeat and every run's median, widened on each side by the medians' spread."""
+    if len(medians) < 2:
+        return sample_band(samples)
+    spread = max(medians) - min(medians)
+    seen = [*samples, *medians]
+    said = RUNS_BAND(num=len(samples), runs=len(medians), spread=f"{spread:.3g}")
+    return Band(max(0.0, min(seen) - spread), max(seen) + spread, said)
+
+
+def baseline_band(point: Point, metric: str) -> Band | None:
+    """A baseline figure's band: its repeats' alone for a baseline of one run."""
+    measured = [p for p in (point, *point.runs) if p.values.get(metric) is not None]
+    if len(measured) < 2:
+        return sample_band(point.samples.get(metric, []))
+    return spread_band(
+        [p.values[metric] for p in measured],
+        [v for p in measured for v in p.samples.get(metric, [])],
+    )
+
+
+def runs_of(baseline: list[Point]) -> int:
+    """How many runs the baseline's bands hold."""
+    return 1 + max((len(point.runs) for point in baseline), default=0)
