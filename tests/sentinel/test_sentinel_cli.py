@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -159,7 +160,7 @@ def test_record_whose_server_reports_another_runtime_is_flagged(session: Session
 
 
 def test_a_rebaseline_keeps_its_runs_and_later_judgements_band_by_them(
-    session: Session, tmp_path: Path
+    session: Session, client: TestClient, tmp_path: Path
 ) -> None:
     with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as server:
         first = baseline_record(server.base_url, "0.24.0")
@@ -185,6 +186,17 @@ def test_a_rebaseline_keeps_its_runs_and_later_judgements_band_by_them(
     assert "the baseline is one run" not in judged.output
     assert json.loads((tmp_path / "once.json").read_text())["sentinel"]["baseline_runs"] == 1
     assert "the baseline is one run: its bands hold that run's repeats" in once.output
+    # The record's page counts the kept runs, in the reader's language, and does not print
+    # their points.
+    for lang, said in (
+        ("en", "2 runs against the same server"),
+        ("ko", "같은 서버에 대한 2회 실행"),
+        ("ja", "同じサーバーに対する 2 回の実行"),
+    ):
+        page = client.get(f"/records/{baseline}?lang={lang}")
+        assert page.status_code == 200
+        assert said in page.text, lang
+        assert "samples" not in page.text.split('id="provenance"')[1].split("</section>")[0]
 
 
 def test_baseline_runs_without_a_rebaseline_is_a_usage_error(tmp_path: Path) -> None:
