@@ -314,11 +314,13 @@ def compare_runs(
                 else None
             )
             ratio = held(after) / held(before)
-            changes += point_changes(before, after, scaled=scaling is not None, load_ratio=ratio)
-            changes += [scaling] if scaling else []
+            found = point_changes(before, after, scaled=scaling is not None, load_ratio=ratio)
+            changes += [
+                replace(c, at=before.key) for c in [*found, *([scaling] if scaling else [])]
+            ]
         if after is not None and before.kind == "needle":
             needle = needle_change(before, after)
-            changes += [needle] if needle else []
+            changes += [replace(needle, at=before.key)] if needle else []
         if before.task is not None and tasks_now and not task_seen:
             task_seen = True
             task = task_change(before, tasks_now[0])
@@ -353,10 +355,9 @@ def confirmed_by(first: dict[str, Any], second: SentinelReport) -> SentinelRepor
     changes = [
         c
         if not c.significant or (c.metric, c.point, c.direction) in seen
-        else Change(c.metric, c.point, c.unit, c.baseline, c.now, c.band_baseline,
-                    c.band_now, False, None)
+        else replace(c, significant=False, direction=None)
         for c in second.changes
-    ]  # fmt: skip
+    ]
     not_judged = tuple(dict.fromkeys((*first["not_judged"], *second.not_judged)))
     return SentinelReport(
         second.baseline_record, verdict_of(changes), changes, not_judged, 2, second.baseline_runs

@@ -20,6 +20,9 @@ class Change:
     band_now: Band | None
     significant: bool
     direction: str | None  # better | worse, only when significant
+    # The measured point (context length, concurrency, kind), so a page can say where in
+    # the reader's language; None for the run's outcome and a task.
+    at: tuple[int, int, str] | None = None
 
     @property
     def change(self) -> float | None:
@@ -52,6 +55,9 @@ class Change:
             },
             "significant": self.significant,
             "direction": self.direction,
+            "at": None
+            if self.at is None
+            else dict(zip(("context_length", "concurrency", "kind"), self.at, strict=True)),
         }
 
 

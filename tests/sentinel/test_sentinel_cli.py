@@ -60,7 +60,9 @@ def stored(session: Session, record_id: int) -> Record:
     return session.scalars(select(Record).where(Record.id == record_id)).one()
 
 
-def test_slower_decode_is_a_regression_beyond_its_band(session: Session, tmp_path: Path) -> None:
+def test_slower_decode_is_a_regression_beyond_its_band(
+    session: Session, client: TestClient, tmp_path: Path
+) -> None:
     with timed_server(BASELINE_TIMING, {"version": "0.24.0"}) as fast:
         baseline = baseline_record(fast.base_url, "0.24.0")
     with timed_server(SLOW_DECODE_TIMING, {"version": "0.25.0"}) as slow:
@@ -97,6 +99,21 @@ def test_slower_decode_is_a_regression_beyond_its_band(session: Session, tmp_pat
     assert record.provenance_detail["sentinel"]["baseline_record"] == baseline
     # The version is the server's own: nothing disagrees.
     assert "server_reported_mismatch" not in {flag["code"] for flag in record.flags}
+    # The record's page says the verdict and each change, in the reader's language.
+    for lang, verdict, where, worse in (
+        ("en", "regressed", "512 tokens x 1", "beyond noise (worse)"),
+        ("ko", "회귀함", "512 토큰 × 동시 1", "노이즈를 넘어섬(악화)"),
+        ("ja", "劣化", "512 トークン × 同時 1", "ノイズを超える（悪化）"),
+    ):
+        page = client.get(f"/records/{body['record_id']}?lang={lang}").text
+        section = page.split('<section id="sentinel"', 1)[1].split("</section>", 1)[0]
+        assert 'data-verdict="regressed"' in section and f"<strong>{verdict}</strong>" in section
+        assert f'href="http://testserver/records/{baseline}"' in section
+        row = section.split('<tr data-metric="decode_tokens_per_s" data-significant="true">')[1]
+        row = row.split("</tr>", 1)[0]
+        assert where in row and worse in row, (lang, row)
+        provenance = page.split('id="provenance"', 1)[1].split("</section>", 1)[0]
+        assert "baseline_record" not in provenance  # not printed raw
 
 
 def test_identical_server_reports_no_regression(session: Session, tmp_path: Path) -> None:

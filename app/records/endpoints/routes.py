@@ -31,6 +31,7 @@ from app.records.endpoints.forms import (
     show_errors,
 )
 from app.records.endpoints.pages import RecordPages
+from app.records.endpoints.sentinel_report import sentinel_report
 from app.records.evidence.known_good import known_good_for, record_form_values
 from app.records.evidence.quality_gate import quality_drop_for
 from app.records.importers import FORMAT_LABELS
@@ -248,6 +249,7 @@ def detail_context(
         "needs_confirmation": needs_confirmation(record, drop),
         "quality_drop": drop,
         "known_good": known_good_for(session, record),
+        "sentinel_report": sentinel_report(record),
         **acceptance_preview(session, record, principal, actions),
     }
 
