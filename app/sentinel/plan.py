@@ -21,7 +21,7 @@ from app.records.schemas import FieldError
 from app.records.storage.configuration import Configuration
 from app.records.storage.validation import schema_errors
 from app.sentinel.points import Point, stored_points
-from app.sentinel.spread import RUNS_KEPT, read_runs, with_runs
+from app.sentinel.spread import RUNS_KEPT, with_kept_runs
 from app.tasks.service import get_task, task_spec
 
 
@@ -44,7 +44,7 @@ class NoPlan(ValueError):
 
 def baseline_of(session: Session, record: Record) -> Baseline:
     points = stored_points(record)
-    points = with_runs(points, read_runs(record.provenance_detail.get(RUNS_KEPT), points))
+    points = with_kept_runs(points, record.provenance_detail.get(RUNS_KEPT))
     plan = dict(record.provenance_detail.get("plan") or {}) or derived_plan(points)
     task = plan.pop("task", None)
     if isinstance(task, dict) and task.get("id") is not None:

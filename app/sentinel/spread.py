@@ -95,6 +95,11 @@ def with_runs(baseline: list[Point], runs: list[list[Point]]) -> list[Point]:
     ]
 
 
+def with_kept_runs(baseline: list[Point], kept: Any) -> list[Point]:
+    """The baseline's points with the earlier runs its record keeps (``RUNS_KEPT``)."""
+    return with_runs(baseline, read_runs(kept, baseline))
+
+
 def spread_band(medians: list[float], samples: list[float]) -> Band | None:
     """Every repeat and every run's median, widened on each side by the medians' spread."""
     if len(medians) < 2:

@@ -816,7 +816,7 @@ def sentinel_baseline(server: VllmServer) -> Any:
     such a run before (the first batches of a fresh vLLM on the CPU are slow while it warms
     up): BASELINE_RUNS runs, the last one the record, the earlier ones kept beside it."""
     from app.sentinel.points import raw_points
-    from app.sentinel.spread import BASELINE_RUNS, kept_run, read_runs, with_runs
+    from app.sentinel.spread import BASELINE_RUNS, kept_run, with_kept_runs
 
     asyncio.run(run_benchmark(sentinel_plan(server)))
     runs = [
@@ -827,7 +827,7 @@ def sentinel_baseline(server: VllmServer) -> Any:
     ]
     *earlier, record = runs
     kept = json.loads(json.dumps([kept_run(run) for run in earlier]))  # as the record keeps it
-    return with_runs(record, read_runs(kept, record))
+    return with_kept_runs(record, kept)
 
 
 def sentinel_verdict(baseline: list[Any], server: VllmServer) -> Any:

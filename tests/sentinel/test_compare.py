@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.sentinel.compare import compare_runs, confirmed
 from app.sentinel.points import Point
-from app.sentinel.spread import kept_run, read_runs, runs_of, with_runs
+from app.sentinel.spread import kept_run, read_runs, runs_of, with_kept_runs, with_runs
 
 
 def single(decode: list[float], memory: float | None = None, length: int = 4096) -> Point:
@@ -168,7 +168,7 @@ def test_a_request_figure_counts_where_the_load_cannot_explain_it() -> None:
 def with_earlier(baseline: list[Point], *earlier: list[Point]) -> list[Point]:
     """The baseline as a record keeps it, beside earlier runs against the same server."""
     kept = json.loads(json.dumps([kept_run(run) for run in earlier]))
-    return with_runs(baseline, read_runs(kept, baseline))
+    return with_kept_runs(baseline, kept)
 
 
 def test_a_baseline_of_several_runs_bands_how_far_a_fresh_run_moves() -> None:

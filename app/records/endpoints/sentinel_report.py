@@ -37,6 +37,14 @@ NEEDLE_POINT = register("sentinel.point.needle", _l("needle at %(tokens)s tokens
 
 
 @dataclass(frozen=True)
+class ShownBand:
+    """A stored band's bounds (its basis is kept in English only, so it is not shown)."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
 class ShownChange:
     metric: str
     named: Sentence | str
@@ -45,8 +53,8 @@ class ShownChange:
     baseline: Any
     now: Any
     change_pct: float | None
-    band_baseline: tuple[float, float] | None
-    band_now: tuple[float, float] | None
+    band_baseline: ShownBand | None
+    band_now: ShownBand | None
     significant: bool
     verdict: Sentence
 
@@ -118,11 +126,11 @@ def _where(change: dict[str, Any]) -> Sentence | str:
     )
 
 
-def _band(found: Any) -> tuple[float, float] | None:
+def _band(found: Any) -> ShownBand | None:
     if not isinstance(found, dict):
         return None
     low, high = _number(found.get("low")), _number(found.get("high"))
-    return (low, high) if low is not None and high is not None else None
+    return ShownBand(low, high) if low is not None and high is not None else None
 
 
 def _number(value: Any) -> float | None:
