@@ -12,6 +12,7 @@ from app.bench.transport.hosts import HostNotAllowedError
 from app.config import get_settings
 from app.jobs.worker import API_KEY_ENV
 from app.sentinel.report import Change
+from app.sentinel.spread import BASELINE_RUNS
 
 EXIT_REGRESSED = 1
 EXIT_UNREACHABLE = 3  # nothing answered: nothing measured, written or stored
@@ -59,7 +60,7 @@ def change_line(change: Change) -> str:
     default=None,
     help="with --rebaseline: how many runs the new baseline's bands hold, so that they "
     "hold how far a fresh run moves against the same server as well as one run's "
-    "repeats (default 3)",
+    f"repeats (default {BASELINE_RUNS})",
 )
 @click.option(
     "--no-confirm",
@@ -104,7 +105,7 @@ def sentinel(
         sentinel_json,
         store_sentinel,
     )
-    from app.sentinel.spread import BASELINE_RUNS, RUNS_KEPT, kept_run
+    from app.sentinel.spread import RUNS_KEPT, kept_run
 
     if baseline_runs is not None and not rebaseline:
         raise click.UsageError(

@@ -4,7 +4,7 @@ verdict.
 The bands are the record comparison's own (app/records/comparison/effects.py): the spread of the
 repeats for TTFT and decode speed, the 95 % Wilson interval for a task's pass rate. A
 baseline measured in several runs against the same server bands its figures by every run's
-repeats, widened by how far the runs' medians moved (app/sentinel/spread.py). A
+repeats, widened each way by the factor the runs' medians moved by (app/sentinel/spread.py). A
 change is significant when the two bands do not overlap and it moves the figure by at least
 `MIN_RELATIVE_CHANGE`: three repeats on a quiet server can give bands a few tenths of a
 percent wide, and a change that small is no regression anyone serving would notice. The
