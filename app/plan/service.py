@@ -19,7 +19,7 @@ is a boundary (found in `app/plan/search.py`), and the replicas are the users ov
 from __future__ import annotations
 
 from collections.abc import Mapping
-from math import ceil
+from math import ceil, floor
 from typing import Any
 
 from app.asking.answer import CHOOSE_ONE, CUSTOM, ask
@@ -297,7 +297,9 @@ def most_decode(request: PlanRequest, options: list[PlanOption]) -> tuple[float,
     """The decode one request sees alone on the fastest hardware weighed that holds the
     model (the middle of its band, as the rule for meets reads it), and that hardware: the
     most a speed target can ask."""
-    singles = _alone(request, options, "decode_tokens_per_s", lambda b: round(_middle(b), 1))
+    # Rounded down: the figure said is one a target can ask and still be met; rounded to
+    # the nearest, a middle of 170.66 would read 170.7, which it falls short of.
+    singles = _alone(request, options, "decode_tokens_per_s", lambda b: floor(_middle(b) * 10) / 10)
     return max(singles, key=lambda pair: pair[0]) if singles else None
 
 

@@ -99,6 +99,9 @@ def _artifact(row: dict, key: str, model: ModelSpec) -> ArtifactSpec:
     # A stated file size is that of the quant the model's own files use (gpt-oss: MXFP4).
     stated = "file_gb" in m and m.get("file_quant", row["quant"]) == row["quant"]
     size = int(m["file_gb"] * 1e9) if stated else None
+    if size is None and "vocab" in m and row["quant"] in _data()["linear_only_quants"]:
+        embeddings = 2 * m["vocab"] * m["hidden"] / 1e9  # input table and output head, 16-bit
+        size = int(((m["params_b"] - embeddings) * bits / 8 + embeddings * 2) * 1e9)
     return ArtifactSpec(f"{key}-{row['quant']}", "safetensors", row["quant"], bits, size)
 
 
@@ -158,7 +161,9 @@ def _case(row: dict) -> ServerCase | None:
     output = row.get("output_tokens") or ASSUMED_SHAPE[1]
     model = _model(key)
     hardware = _hardware(row["hardware"], tp)
-    plan = Plan(context=prompt + output, concurrency=1, tensor_parallel=tp)
+    # A row run without CUDA graphs (`--enforce-eager`) is asked as such; else the runtime's own.
+    graphs = False if row.get("cuda_graphs") is False else None
+    plan = Plan(context=prompt + output, concurrency=1, tensor_parallel=tp, cuda_graphs=graphs)
     try:
         found = estimate(
             model, _artifact(row, key, model), _runtime(row["runtime"]), hardware, plan

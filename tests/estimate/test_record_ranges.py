@@ -84,7 +84,8 @@ def test_a_flood_weighs_no_more_than_the_cap() -> None:
 
 
 def test_a_thin_class_keeps_borrowing_until_records_weigh_enough() -> None:
-    thin = "vllm/cuda/single/c1"
+    thin = "vllm/cuda/single/cN"  # 4 checks
+    assert 0 < len(CHECK_RATIOS[thin]) < MIN_CHECKS
     few = [RecordRatio(thin, 1.0, f"s{i}", i) for i in range(2)]
     assert updated_class(thin, CHECK_RATIOS[thin], few) is None
     enough = [RecordRatio(thin, 1.0, f"s{i}", i) for i in range(MIN_CHECKS)]
@@ -96,11 +97,11 @@ def test_a_thin_class_keeps_borrowing_until_records_weigh_enough() -> None:
 
 
 def test_records_update_the_family_pool_that_thin_classes_borrow() -> None:
-    thin = "vllm/rocm+vulkan/multi/c1"  # one check: borrows vllm/*/*/c1
-    assert range_of_key(thin).family == "vllm/*/*/c1"
+    thin = "vllm/rocm+vulkan/multi/c1"  # one check: borrows both servers' on several GPUs
+    assert range_of_key(thin).family == "servers/*/multi/c1"
     found = [RecordRatio(thin, 2.0, f"s{i}", i) for i in range(4)]
     book = updated_book(found)
-    assert "vllm/*/*/c1" in book.updated and thin not in book.updated
+    assert "servers/*/multi/c1" in book.updated and thin not in book.updated
     assert range_of_key(thin, book.classes).high > range_of_key(thin).high
 
 

@@ -204,19 +204,23 @@ def test_a_class_with_enough_checks_keeps_its_own_range_and_a_thin_one_borrows_w
         family, platform.replace("+", "/"), 2 if gpus == "multi" else 1, 2 if load == "cN" else 1
     )
     assert found.key == own[0] and not found.borrowed
-    # A thin SGLang class under load borrows its family's pool at that load; at one
-    # request, where SGLang's own pool is thin too, both servers' pool at one request.
-    for concurrency, pool in ((4, "sglang/*/*/cN"), (1, "servers/*/*/c1")):
-        thin = range_class("sglang", "cuda", 1, concurrency)
+    # A thin SGLang class borrows, widened, its family's pool under load, and at one request
+    # both servers' pool on as many GPUs.
+    for gpus, concurrency, pool in ((1, 4, "sglang/*/*/cN"), (8, 1, "servers/*/multi/c1")):
+        thin = range_class("sglang", "cuda", gpus, concurrency)
         pooled = RANGE_CLASSES[pool]
         assert pooled.checks >= MIN_CHECKS
         assert thin.borrowed and thin.family == pooled.key
         assert thin.low == round(pooled.low / WIDEN, 2)
         assert thin.high == round(pooled.high * WIDEN, 2)
-    assert RANGE_CLASSES["sglang/*/*/c1"].checks < MIN_CHECKS
     # A pool too thin for anything falls to its family's whole pool, always last.
     assert pool_keys("llama.cpp/metal/single/c1")[-1] == "llama.cpp/*/*/*"
-    assert pool_keys("vllm/cuda/multi/c1") == ("vllm/*/*/c1", "servers/*/*/c1", "vllm/*/*/*")
+    assert pool_keys("vllm/cuda/multi/c1") == (
+        "servers/*/multi/c1",
+        "vllm/*/*/c1",
+        "servers/*/*/c1",
+        "vllm/*/*/*",
+    )
     assert pool_keys("vllm/cuda/multi/cN") == ("vllm/*/*/cN", "vllm/*/*/*")
     assert class_key("vllm", "rocm/vulkan", 8, 1) == "vllm/rocm+vulkan/multi/c1"
 
@@ -278,14 +282,27 @@ def test_a_request_never_decodes_faster_beside_others_than_alone():
 
 def test_a_thin_class_borrows_its_loads_pool_where_that_has_enough_checks():
     vllm_c1 = range_class("vllm", "rocm/vulkan", 8, 1)
-    pool = RANGE_CLASSES["vllm/*/*/c1"]
+    pool = RANGE_CLASSES["servers/*/multi/c1"]
     assert pool.checks >= MIN_CHECKS
     assert vllm_c1.borrowed and vllm_c1.family == pool.key
     assert vllm_c1.low == round(pool.low / WIDEN, 2)
-    # SGLang's one-request pool is thin too: both servers' at one request is borrowed
-    # instead, not SGLang's whole family, whose checks are nearly all under load.
-    assert RANGE_CLASSES["sglang/*/*/c1"].checks < MIN_CHECKS
-    assert range_class("sglang", "cuda", 8, 1).family == "servers/*/*/c1"
+    # Under load, the family's pool at that load.
+    vllm_cn = range_class("vllm", "cuda", 1, 4)
+    assert vllm_cn.borrowed and vllm_cn.family == "vllm/*/*/cN"
+
+    # At one request, where both servers' pool on as many GPUs is thin, the family's at one
+    # request; where that is thin too, both servers' at one request, never the family's
+    # whole pool, whose checks are nearly all under load.
+    def thinned(*keys: str) -> dict:
+        thin = {k: msgspec.structs.replace(RANGE_CLASSES[k], checks=MIN_CHECKS - 1) for k in keys}
+        return {**RANGE_CLASSES, **thin}
+
+    assert range_class("sglang", "cuda", 8, 1).family == "servers/*/multi/c1"
+    assert range_class("sglang", "cuda", 8, 1, thinned("servers/*/multi/c1")).family == (
+        "sglang/*/*/c1"
+    )
+    both = thinned("servers/*/multi/c1", "sglang/*/*/c1")
+    assert range_class("sglang", "cuda", 8, 1, both).family == "servers/*/*/c1"
 
 
 def test_requests_arriving_independently_wait_for_the_prefills_queued_before_them():
