@@ -111,7 +111,8 @@ def pool_keys(key: str) -> tuple[str, ...]:
     saw (x0.42-0.91 of the estimate over both servers), several cards' mostly larger models
     split by tensor parallelism (x0.73-1.00), while vLLM's and SGLang's checks on several
     cards agree (tests/accuracy/servers.yaml, 2026-12-07)."""
-    family, gpus, load = key.split("/", 1)[0], key.split("/")[-2], key.rsplit("/", 1)[-1]
+    parts = key.split("/")  # family/platform/gpus/load
+    family, gpus, load = parts[0], parts[-2], parts[-1]
     if family == SERVERS:
         return ()
     if family in SERVER_FAMILIES and load == "c1":
