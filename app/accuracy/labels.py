@@ -32,6 +32,8 @@ def class_label(key: str) -> str:
     """The class named in the reader's language (the runtime keeps its own name)."""
     family, platform, gpus, load = (key.split("/") + ["*"] * 4)[:4]
     runtime = str(RUNTIMES.get(family, family))
+    if platform == "*" and gpus in GPUS and load in LOADS:  # both servers on as many GPUs
+        return f"{runtime}, {GPUS[gpus]}, {LOADS[load]}"
     if platform == "*" and load in LOADS:
         return f"{runtime}, {EVERY_HARDWARE}, {LOADS[load]}"
     if platform == "*":

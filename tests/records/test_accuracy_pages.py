@@ -82,6 +82,22 @@ def test_each_pool_is_named_by_its_load_in_every_language() -> None:
         assert "all hardware" not in translated and translated.startswith("vLLM, ")
 
 
+def test_both_servers_pools_at_one_request_are_named_by_their_gpu_count() -> None:
+    keys = ("servers/*/*/c1", "servers/*/single/c1", "servers/*/multi/c1")
+    assert [class_label(key) for key in keys] == [
+        "vLLM and SGLang, all hardware, one request at a time",
+        "vLLM and SGLang, one GPU, one request at a time",
+        "vLLM and SGLang, several GPUs, one request at a time",
+    ]
+    for language in ("ko", "ja"):
+        token = set_locale(language)
+        try:
+            named = [class_label(key) for key in keys]
+        finally:
+            reset_locale(token)
+        assert len(set(named)) == 3 and not any("GPU" in n and "several" in n for n in named)
+
+
 def test_the_answer_for_a_class_is_one_sentence_of_its_own_figures(
     client: TestClient, h200: str
 ) -> None:
