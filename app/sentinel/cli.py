@@ -12,7 +12,7 @@ from app.bench.transport.hosts import HostNotAllowedError
 from app.config import get_settings
 from app.jobs.worker import API_KEY_ENV
 from app.sentinel.report import Change
-from app.sentinel.spread import BASELINE_RUNS
+from app.sentinel.spread import BASELINE_RUNS, TRIM_FROM
 
 EXIT_REGRESSED = 1
 EXIT_UNREACHABLE = 3  # nothing answered: nothing measured, written or stored
@@ -60,7 +60,8 @@ def change_line(change: Change) -> str:
     default=None,
     help="with --rebaseline: how many runs the new baseline's bands hold, so that they "
     "hold how far a fresh run moves against the same server as well as one run's "
-    f"repeats (default {BASELINE_RUNS})",
+    f"repeats (default {BASELINE_RUNS}; from {TRIM_FROM} on, each figure leaves out the run "
+    "farthest from the runs' median)",
 )
 @click.option(
     "--no-confirm",

@@ -184,7 +184,7 @@ def baseline_scaling(point: Point, single: Point | None) -> tuple[float, Band | 
     # Runs line up point for point (read_runs keeps no run that lacks one).
     runs = [scaling_of(p, s) for p, s in zip(point.runs, single.runs, strict=True)]
     every = [own, *[found for found in runs if found is not None]]
-    return own[0], spread_band([gain for gain, _ in every], [v for _, vs in every for v in vs])
+    return own[0], spread_band(every)
 
 
 def scaling_change(

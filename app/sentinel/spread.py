@@ -15,25 +15,36 @@ says so.
 Why a factor, not a difference: the figures are rates and times, whose noise scales with
 them (a machine slowed by a third slows every figure by a third). Widened by the
 difference, the band of a gain of x2-x4 reached down to what a server that stops batching
-reads (x1); widened by the factor, it stays on the scale the runs moved on. Why five runs:
-against the real vLLM server on 2 cores (2026-12-07, 40 runs of the unchanged server and 8
-of one limited to one sequence, recorded and replayed), judging every later pair of runs
-against every baseline of consecutive runs, three runs gave a confirmed "regressed" in 2 %
-of the judgements of the unchanged server (the range of three runs often misses how far a
-fourth moves), four in 0.3 %, five in none of 595. With levels of about a second, the
-limited server read regressed in 94 % of its judgements by the factor and 73 % by the
-difference; with levels of a few seconds, in all of them either way.
+reads (x1); widened by the factor, it stays on the scale the runs moved on.
+
+Why eight runs, one of them left out of each figure's band: against the real vLLM server
+on 2 cores (2026-12-07, 40 runs of the unchanged server and 8 of one limited to one
+sequence, recorded and replayed), judging every later pair of runs against every baseline
+of consecutive runs, three runs gave a confirmed "regressed" in 2 % of the judgements of
+the unchanged server (the range of three runs often misses how far a fourth moves), four in
+0.3 %, five in none of 595. But a band from the runs' extremes counts a run far from the
+rest twice, once as the lowest reading and again in the factor: with one of five baseline
+runs slowed by 40 % at four streams (as a neighbour on the cores during that level would
+leave it), the limited server's gain fell inside the band in 347 of 420 judgements.
+Leaving out, figure by figure, the run farthest from the runs' median answers that one run;
+the others must then be enough to show how far a run moves. Of five runs less one, the
+unchanged server read regressed in 24 of 595 judgements; of eight less one, in none of 496,
+none of 1,408 with such a slowed run in any position, and none of 276 recorded while other
+work came and went on the cores. The limited server read regressed in every judgement, with
+or without the slowed run (`tests/sentinel/test_replayed_vllm_runs.py`).
 """
 
+import math
+import statistics
 from dataclasses import replace
 from typing import Any
 
 from app.i18n.catalogs import lazy_gettext as _l
-from app.i18n.sentences import register
+from app.i18n.sentences import Sentence, register
 from app.records.comparison.effects import Band, sample_band
 from app.sentinel.points import Point
 
-BASELINE_RUNS = 5
+BASELINE_RUNS = 8
 RUNS_KEPT = "baseline_runs"  # the record's provenance_detail key
 RUNS_BAND = register(
     "sentinel.band.runs",
@@ -50,6 +61,26 @@ RUNS_ONLY_BAND = register(
     _l(
         "lowest to highest of %(runs)s runs against the same server, widened each way by the "
         "factor between the highest and the lowest (x%(factor)s)"
+    ),
+)
+# From this many runs on, each figure's band leaves out the run farthest from the runs'
+# median: a regression needs two runs to agree, and one run far from the rest does not make
+# the band either.
+TRIM_FROM = 6
+RUNS_TRIMMED_BAND = register(
+    "sentinel.band.runs_trimmed",
+    _l(
+        "lowest to highest of %(num)s repeats over %(runs)s of %(measured)s runs against the "
+        "same server (the run farthest from their median left out), widened each way by the "
+        "factor between the kept runs' highest and lowest medians (x%(factor)s)"
+    ),
+)
+RUNS_ONLY_TRIMMED_BAND = register(
+    "sentinel.band.runs_only_trimmed",
+    _l(
+        "lowest to highest of %(runs)s of %(measured)s runs against the same server (the one "
+        "farthest from their median left out), widened each way by the factor between the "
+        "highest and the lowest (x%(factor)s)"
     ),
 )
 # The points whose figures a band is made for; a needle or a task is judged on its own terms.
@@ -123,21 +154,45 @@ def with_kept_runs(baseline: list[Point], kept: Any) -> list[Point]:
     return with_runs(baseline, read_runs(kept, baseline))
 
 
-def spread_band(medians: list[float], samples: list[float]) -> Band | None:
-    """Every repeat and every run's median, widened each way by the factor between the
-    highest and the lowest median. Only a positive median has a factor to it: rates and
-    times are never zero, and a run that read one is left out of the factor."""
-    positive = [median for median in medians if median > 0]
-    if len(positive) < 2:
-        return sample_band(samples)
-    factor = max(positive) / min(positive)
+def spread_band(runs: list[tuple[float, list[float]]]) -> Band | None:
+    """Each run's (median, repeats): every kept repeat and median, widened each way by the
+    factor between the kept runs' highest and lowest median. From `TRIM_FROM` runs on, the
+    run farthest from the runs' median is left out (`without_farthest`). Only a positive
+    median has a factor to it: rates and times are never zero, and a run that read one is
+    left out of the band."""
+    measured = [(median, repeats) for median, repeats in runs if median > 0]
+    if len(measured) < 2:
+        return sample_band([v for _, repeats in runs for v in repeats])
+    kept = without_farthest(measured) if len(measured) >= TRIM_FROM else measured
+    medians = [median for median, _ in kept]
+    samples = [v for _, repeats in kept for v in repeats]
+    factor = max(medians) / min(medians)
+    said = band_basis(len(samples), len(kept), len(measured), factor)
     seen = [*samples, *medians]
-    said = (
-        RUNS_BAND(num=len(samples), runs=len(medians), factor=f"{factor:.2f}")
-        if samples
-        else RUNS_ONLY_BAND(runs=len(medians), factor=f"{factor:.2f}")
-    )
     return Band(max(0.0, min(seen)) / factor, max(seen) * factor, said)
+
+
+def without_farthest(runs: list[tuple[float, list[float]]]) -> list[tuple[float, list[float]]]:
+    """The runs less the one whose median is farthest from theirs, by ratio: rates and
+    times move in proportion."""
+    centre = statistics.median(median for median, _ in runs)
+    farthest = max(range(len(runs)), key=lambda i: abs(math.log(runs[i][0] / centre)))
+    return [run for i, run in enumerate(runs) if i != farthest]
+
+
+def band_basis(repeats: int, kept: int, measured: int, factor: float) -> Sentence:
+    widened = f"{factor:.2f}"
+    if kept < measured:
+        return (
+            RUNS_TRIMMED_BAND(num=repeats, runs=kept, measured=measured, factor=widened)
+            if repeats
+            else RUNS_ONLY_TRIMMED_BAND(runs=kept, measured=measured, factor=widened)
+        )
+    return (
+        RUNS_BAND(num=repeats, runs=kept, factor=widened)
+        if repeats
+        else RUNS_ONLY_BAND(runs=kept, factor=widened)
+    )
 
 
 def baseline_band(point: Point, metric: str) -> Band | None:
@@ -145,10 +200,7 @@ def baseline_band(point: Point, metric: str) -> Band | None:
     measured = [p for p in (point, *point.runs) if p.values.get(metric) is not None]
     if len(measured) < 2:
         return sample_band(point.samples.get(metric, []))
-    return spread_band(
-        [p.values[metric] for p in measured],
-        [v for p in measured for v in p.samples.get(metric, [])],
-    )
+    return spread_band([(p.values[metric], p.samples.get(metric, [])) for p in measured])
 
 
 def runs_of(baseline: list[Point]) -> int:

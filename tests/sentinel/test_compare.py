@@ -2,15 +2,18 @@
 needle lost, an outcome that got worse."""
 
 import json
+import math
+import statistics
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from app.sentinel.compare import compare_runs, confirmed
 from app.sentinel.points import Point
 from app.sentinel.spread import (
+    TRIM_FROM,
     kept_run,
     read_runs,
     runs_of,
@@ -279,10 +282,56 @@ def test_earlier_runs_never_make_a_change_count(
 
 def test_a_figure_each_run_measured_once_is_banded_by_the_runs_alone() -> None:
     # A ramp level's first token and decode keep no repeats: the runs' medians are all there is.
-    band = spread_band([100.0, 120.0, 110.0], [])
+    band = spread_band([(100.0, []), (120.0, []), (110.0, [])])
     assert band is not None
     assert (band.low, band.high) == pytest.approx((100 / 1.2, 120 * 1.2))
     assert str(band.said) == (
         "lowest to highest of 3 runs against the same server, widened each way by the factor "
         "between the highest and the lowest (x1.20)"
     )
+
+
+def test_one_run_far_from_the_rest_does_not_stretch_the_band() -> None:
+    # A baseline of eight runs, one measured while a neighbour held the cores at four
+    # streams: its gain read x1.6 where the others read x2.5-x3.3. Counted, it would take the
+    # limited server's x1.1-1.3 into the band (x1.6 over a factor of 2.06: down to x0.78).
+    gains = [3.0, 2.6, 1.6, 3.3, 2.9, 2.5, 3.1, 2.8]
+    runs = [[ramp([200], concurrency=1), ramp([200 * g] * 4)] for g in gains]
+    baseline = with_earlier(runs[-1], *runs[:-1])
+    serial = [ramp([200], concurrency=1), ramp([220, 230, 240, 260])]
+    report = compare_runs(1, "ok", baseline, "ok", serial)
+    assert report.verdict == "regressed", report.summary
+    (gain,) = [c for c in report.changes if c.metric == "throughput_scaling"]
+    assert gain.band_baseline is not None
+    assert gain.band_baseline.low == pytest.approx(2.5 / (3.3 / 2.5))
+    assert str(gain.band_baseline.said) == (
+        "lowest to highest of 28 repeats over 7 of 8 runs against the same server (the run "
+        "farthest from their median left out), widened each way by the factor between the "
+        "kept runs' highest and lowest medians (x1.32)"
+    )
+    # Five runs keep every run: the far one stretches the band past the limited server.
+    few = with_earlier(runs[-1], *runs[-5:-1])
+    assert compare_runs(1, "ok", few, "ok", serial).verdict == "regressed"
+    with_far = with_earlier(runs[-1], runs[2], *runs[-4:-1])
+    assert compare_runs(1, "ok", with_far, "ok", serial).verdict == "no_regression"
+
+
+medians = st.lists(st.floats(1, 1000, allow_nan=False), min_size=TRIM_FROM, max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(medians, st.floats(1, 100, allow_nan=False))
+def test_the_farthest_run_moving_farther_never_moves_the_band(
+    found: list[float], further: float
+) -> None:
+    """However far the run farthest from the others' median goes, the band stays where the
+    other runs put it."""
+    runs = [(m, [m * 0.98, m, m * 1.02]) for m in found]
+    centre = statistics.median(found)
+    distance = sorted(abs(math.log(m / centre)) for m in found)
+    assume(distance[-1] > distance[-2] * 1.001)  # one run is the farthest
+    band = spread_band(runs)
+    far = max(range(len(runs)), key=lambda i: abs(math.log(found[i] / centre)))
+    m = found[far] * (further if found[far] >= centre else 1 / further)
+    moved = [*runs[:far], (m, [m * 0.98, m, m * 1.02]), *runs[far + 1 :]]
+    assert band is not None and spread_band(moved) == band
