@@ -124,6 +124,7 @@ class Code(StrEnum):
     DECODE_STEP = "decode_step"
     DECODE_RANGE_HELD = "decode_range_held"
     DECODE_RANGE_BORROWED = "decode_range_borrowed"
+    DECODE_RANGE_FEW_PUBLISHERS = "decode_range_few_publishers"
     DECODE_RANGE_CALIBRATED = "decode_range_calibrated"
     DECODE_CALIBRATED = "decode_calibrated"
     SPECULATIVE_SPEEDUP = "speculative_speedup"

@@ -198,6 +198,11 @@ TEMPLATES: Mapping[Code, Any] = {
         "only %(checks)s checking measurements for %(segment)s: the range is that of "
         "%(family)s (it held %(held)s%% of %(family_checks)s), widened"
     ),
+    Code.DECODE_RANGE_FEW_PUBLISHERS: _l(
+        "%(checks)s checking measurements for %(segment)s, but from only %(publishers)s "
+        "publishers: the range is that of %(family)s (it held %(held)s%% of "
+        "%(family_checks)s), widened"
+    ),
     Code.DECODE_RANGE_CALIBRATED: _l(
         "estimated, calibrated by %(records)s records: this range held %(held)s%% of "
         "%(checks)s checking measurements and the accepted records for %(segment)s"

@@ -1,4 +1,4 @@
-"""Write `app/estimate/ranges/accuracy_table.py`: each class's checking ratios (measured / point
+"""Write `app/estimate/ranges/accuracy_table.json`: each class's checking ratios (measured / point
 estimate), which the records' update rule takes as its prior, the per-class accuracy of
 this estimator version on the shipped checking measurements (in sample: they set the
 ranges), and its per-class accuracy with each publisher left out of the fit
@@ -6,34 +6,19 @@ ranges), and its per-class accuracy with each publisher left out of the fit
 can show how the figures moved.
 
 Called by `python -m tests.accuracy.fit_server --write-ranges` and `python -m
-tests.accuracy.leave_one_out --write`; the app reads the module, never this directory.
+tests.accuracy.leave_one_out --write`; the app reads the table, never this directory.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
-from pathlib import Path
 
 from app.estimate.ranges import accuracy_table
 from app.estimate.ranges.classes import RangeClass, range_of_key
 from app.estimate.version import ESTIMATOR_VERSION
 
-TABLE = Path(accuracy_table.__file__)
-PER_LINE = 10
-
-HEAD = '''"""The shipped checking measurements at runtime: each class's ratios of measured to point
-estimate (the prior of `app/estimate/ranges/from_records.py`), and each estimator version's
-accuracy per class on them: (version, class key, measurements, median error, share within
-30%, share the stated range held). Then the same figures with each publisher left out of
-the fit and of the ranges it is scored by, over every server measurement, and how many
-publishers each class's measurements come from. Rows of earlier versions are kept.
-
-Written by `python -m tests.accuracy.fit_server --write-ranges` and `python -m
-tests.accuracy.leave_one_out --write`: do not edit by hand.
-"""
-
-# fmt: off
-'''
+TABLE = accuracy_table.TABLE
 
 
 def class_accuracy(ratios: list[float], held_in: RangeClass) -> tuple[int, float, float, float]:
@@ -50,11 +35,12 @@ def class_accuracy(ratios: list[float], held_in: RangeClass) -> tuple[int, float
 
 
 def history_rows(
-    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float]]
+    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float, int]]
 ) -> list[tuple]:
     """The earlier versions' rows, then this version's (replacing any of its own)."""
     classes = {
-        key: RangeClass(key, low, high, n, held) for key, (low, high, n, held) in ranges.items()
+        key: RangeClass(key, low, high, n, held, publishers=publishers)
+        for key, (low, high, n, held, publishers) in ranges.items()
     }
     kept = [row for row in accuracy_table.ACCURACY_HISTORY if row[0] != ESTIMATOR_VERSION]
     new = [
@@ -65,20 +51,20 @@ def history_rows(
 
 
 def _ratios_block(ratios: dict[str, list[float]]) -> str:
-    lines = ["CHECK_RATIOS: dict[str, tuple[float, ...]] = {"]
-    for key, values in sorted(ratios.items()):
-        rounded = [str(round(v, 4)) for v in sorted(values)]
-        lines.append(f'    "{key}": (')
-        for i in range(0, len(rounded), PER_LINE):
-            lines.append("        " + ", ".join(rounded[i : i + PER_LINE]) + ",")
-        lines.append("    ),")
-    return "\n".join([*lines, "}"])
+    lines = [
+        f"    {json.dumps(key)}: {json.dumps([round(v, 4) for v in sorted(values)])}"
+        for key, values in sorted(ratios.items())
+    ]
+    return '  "check_ratios": {\n' + ",\n".join(lines) + "\n  }"
+
+
+def _rows_block(name: str, rows: list[tuple]) -> str:
+    lines = [f"    {json.dumps(list(row))}" for row in rows]
+    return f'  "{name}": [\n' + ",\n".join(lines) + "\n  ]"
 
 
 def _history_block(rows: list[tuple]) -> str:
-    lines = ["ACCURACY_HISTORY: tuple[tuple[str, str, int, float, float, float], ...] = ("]
-    lines += [f"    {row!r}," for row in rows]
-    return "\n".join([*lines, ")"])
+    return _rows_block("accuracy_history", rows)
 
 
 HeldOutRow = tuple[str, str, int, float, float, float, int]
@@ -91,17 +77,15 @@ def held_out_rows(current: list[HeldOutRow]) -> list[HeldOutRow]:
 
 
 def _held_out_block(rows: list[HeldOutRow]) -> str:
-    lines = ["HELD_OUT_HISTORY: tuple[tuple[str, str, int, float, float, float, int], ...] = ("]
-    lines += [f"    {row!r}," for row in rows]
-    return "\n".join([*lines, ")"])
+    return _rows_block("held_out_history", rows)
 
 
 def _write(ratios: str, history: str, held_out: str) -> None:
-    TABLE.write_text(HEAD + "\n".join((ratios, history, held_out)) + "\n# fmt: on\n")
+    TABLE.write_text("{\n" + ",\n".join((ratios, history, held_out)) + "\n}\n")
 
 
 def write_accuracy(
-    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float]]
+    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float, int]]
 ) -> None:
     """The checking ratios and in-sample history; the held-out rows kept as they are."""
     held_out = _held_out_block(list(accuracy_table.HELD_OUT_HISTORY))

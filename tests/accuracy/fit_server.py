@@ -20,6 +20,7 @@ import argparse
 import math
 import re
 import statistics
+from functools import cache
 from pathlib import Path
 
 import msgspec
@@ -31,7 +32,13 @@ from app.estimate.speed.coefficients import SERVER, Coefficients
 from app.estimate.speed.llama_constants import platform_family
 from tests.accuracy.accuracy_history import write_accuracy
 from tests.accuracy.cases import cases, outcome
-from tests.accuracy.server_cases import ServerCase, ServerOutcome, server_cases, server_outcome
+from tests.accuracy.server_cases import (
+    ServerCase,
+    ServerOutcome,
+    publisher_of,
+    server_cases,
+    server_outcome,
+)
 
 # What each family's fit moves. SGLang's fitting rows reach concurrency 100 on MoE models
 # only, too few to place a dense model's compute roofline: it keeps vLLM's compute share.
@@ -179,30 +186,54 @@ def _class_ranges(ratios: dict[str, list[float]]) -> dict[str, tuple[float, floa
     return out
 
 
-def checking_ratios() -> dict[str, list[float]]:
-    """measured / point estimate per class, over the checking rows of both sets."""
-    ratios: dict[str, list[float]] = {}
+@cache
+def _checks() -> tuple[tuple[str, float, str], ...]:
+    """(class key, measured / point estimate, publisher) of every checking row of both
+    sets, once for its class and once for each pool it may borrow."""
+    found: list[tuple[str, float, str]] = []
     for case in server_cases():
         if case.fitting:
             continue
-        found = server_outcome(case)
-        if found.decode_ratio is None:
+        ratio = server_outcome(case).decode_ratio
+        if ratio is None:
             continue
         key = class_key(case.runtime, case.platform, case.gpus, case.concurrency)
-        for k in (key, *pool_keys(key)):
-            ratios.setdefault(k, []).append(found.decode_ratio)
+        found += [(k, ratio, publisher_of(case)) for k in (key, *pool_keys(key))]
     for case in cases():
         if case.fitting:
             continue
-        found = outcome(case)
+        outcome_found = outcome(case)
         family, platform = family_of(case.runtime), platform_family(case.hardware)
         in_effect = range_class(family, platform, 1, 1)
-        point = found.point or found.low / in_effect.low
-        ratio = case.measured / point  # against the point estimate
+        point = outcome_found.point or outcome_found.low / in_effect.low
         key = class_key(family, platform, 1, 1)
-        for k in (key, *pool_keys(key)):
-            ratios.setdefault(k, []).append(ratio)
+        # against the point estimate; a community row's publisher is its source
+        found += [(k, case.measured / point, case.source) for k in (key, *pool_keys(key))]
+    return tuple(found)
+
+
+def checking_ratios() -> dict[str, list[float]]:
+    """measured / point estimate per class, over the checking rows of both sets."""
+    ratios: dict[str, list[float]] = {}
+    for key, ratio, _ in _checks():
+        ratios.setdefault(key, []).append(ratio)
     return ratios
+
+
+def checking_publishers() -> dict[str, int]:
+    """How many publishers the checks of each class come from."""
+    publishers: dict[str, set[str]] = {}
+    for key, _, publisher in _checks():
+        publishers.setdefault(key, set()).add(publisher)
+    return {key: len(names) for key, names in publishers.items()}
+
+
+def range_table() -> dict[str, tuple[float, float, int, float, int]]:
+    """`RANGE_TABLE` as the checks give it: each class's range and its publishers."""
+    publishers = checking_publishers()
+    return {
+        key: (*found, publishers[key]) for key, found in _class_ranges(checking_ratios()).items()
+    }
 
 
 def ttft_ratios() -> dict[str, list[float]]:
@@ -218,13 +249,10 @@ def ttft_ratios() -> dict[str, list[float]]:
     return ratios
 
 
-def write_ranges(ranges: dict[str, tuple[float, float, int, float]], table: str) -> None:
-    lines = [
-        f'    "{key}": ({low}, {high}, {n}, {held}),'
-        for key, (low, high, n, held) in ranges.items()
-    ]
+def write_ranges(ranges: dict[str, tuple], table: str, kinds: str) -> None:
+    lines = [f'    "{key}": ({", ".join(str(v) for v in found)}),' for key, found in ranges.items()]
     text = RANGES.read_text()
-    head = table + ": dict[str, tuple[float, float, int, float]] = {"
+    head = table + f": dict[str, tuple[{kinds}]] = {{"
     block = head + "\n" + "\n".join(lines) + "\n}"
     text = re.sub(re.escape(head) + r".*?\n\}", block, text, flags=re.S)
     RANGES.write_text(text)
@@ -238,15 +266,15 @@ def main() -> None:
         cuda, rocm = fit(family)
         print(f"{family} cuda:", msgspec.structs.asdict(cuda))
         print(f"{family} rocm:", msgspec.structs.asdict(rocm))
-    ranges = _class_ranges(checking_ratios())
+    ranges = range_table()
     for key, value in ranges.items():
         print(f"  {key:<32} {value}")
     ttft = _class_ranges(ttft_ratios())
     for key, value in ttft.items():
         print(f"  {key:<32} {value}")
     if args.write_ranges:
-        write_ranges(ranges, "RANGE_TABLE")
-        write_ranges(ttft, "TTFT_TABLE")
+        write_ranges(ranges, "RANGE_TABLE", "float, float, int, float, int")
+        write_ranges(ttft, "TTFT_TABLE", "float, float, int, float")
         write_accuracy(checking_ratios(), ranges)
 
 

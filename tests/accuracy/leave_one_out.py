@@ -34,19 +34,9 @@ from app.estimate.speed.coefficients import SERVER
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import HeldOutRow, write_held_out
 from tests.accuracy.fit_server import FITTED, fit_rows, quantile
-from tests.accuracy.server_cases import ServerCase, server_cases, server_outcome
+from tests.accuracy.server_cases import ServerCase, publisher_of, server_cases, server_outcome
 
 FEW_PUBLISHERS = 3  # a segment checked by fewer says little beyond them
-
-
-def publisher_of(case: ServerCase) -> str:
-    """Who published a row: the InferenceX bot's runs are InferenceX's; a GitHub user is
-    one publisher across the issues they wrote in."""
-    if "InferenceX" in case.publisher:
-        return "SemiAnalysis InferenceX"
-    if case.publisher.startswith("github:"):
-        return case.publisher.split()[0]
-    return case.publisher
 
 
 @dataclass(frozen=True)
@@ -131,6 +121,7 @@ def held_out(fit_on: str = FIT_ON_FITTING) -> tuple[HeldOut, ...]:
 def _classes(rows: list[HeldOut]) -> dict[str, RangeClass]:
     """Range classes as the app builds them, from these rows' decode ratios."""
     ratios: dict[str, list[float]] = defaultdict(list)
+    publishers: dict[str, set[str]] = defaultdict(set)
     for row in rows:
         if row.decode_ratio is None:
             continue
@@ -138,9 +129,17 @@ def _classes(rows: list[HeldOut]) -> dict[str, RangeClass]:
         key = class_key(c.runtime, c.platform, c.gpus, c.concurrency)
         for k in (key, *pool_keys(key)):
             ratios[k].append(row.decode_ratio)
+            publishers[k].add(row.publisher)
     tail = (1 - STATED) / 2
     return {
-        key: RangeClass(key, quantile(v, tail), quantile(v, 1 - tail), len(v), None)
+        key: RangeClass(
+            key,
+            quantile(v, tail),
+            quantile(v, 1 - tail),
+            len(v),
+            None,
+            publishers=len(publishers[key]),
+        )
         for key, v in ratios.items()
     }
 

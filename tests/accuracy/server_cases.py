@@ -24,7 +24,7 @@ from app.estimate import (
     RuntimeSpec,
     estimate,
 )
-from app.estimate.ranges.classes import MIN_CHECKS, RangeClass
+from app.estimate.ranges.classes import MIN_CHECKS, MIN_PUBLISHERS, RangeClass
 from app.estimate.ranges.from_records import RangeBook
 from app.estimate.speed.coefficients import Coefficients
 from app.estimate.speed.load import LoadEstimate, RequestShape, SpeedModel, load_estimate
@@ -61,6 +61,16 @@ class ServerCase:
         gpus = "multi-GPU" if self.gpus > 1 else "single GPU"
         load = "concurrency 1" if self.concurrency == 1 else "concurrency >1"
         return f"{self.runtime}/{self.platform}/{gpus}/{load}"
+
+
+def publisher_of(case: ServerCase) -> str:
+    """Who published a row: the InferenceX bot's runs are InferenceX's; a GitHub user is
+    one publisher across the issues they wrote in."""
+    if "InferenceX" in case.publisher:
+        return "SemiAnalysis InferenceX"
+    if case.publisher.startswith("github:"):
+        return case.publisher.split()[0]
+    return case.publisher
 
 
 @cache
@@ -263,7 +273,7 @@ class _PointClasses(dict):
     """Every class key's range as the point itself (low = high = 1)."""
 
     def get(self, key, default=None):
-        return RangeClass(key, 1.0, 1.0, MIN_CHECKS, None)
+        return RangeClass(key, 1.0, 1.0, MIN_CHECKS, None, publishers=MIN_PUBLISHERS)
 
 
 def _point_book() -> RangeBook:

@@ -9,14 +9,14 @@ from app.estimate.ranges.classes import RANGE_TABLE, RangeClass
 from app.estimate.speed.coefficients import SERVER
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import class_accuracy, held_out_rows, history_rows
-from tests.accuracy.fit_server import FITTED, _class_ranges, checking_ratios, fit
+from tests.accuracy.fit_server import FITTED, checking_ratios, fit, range_table
 from tests.accuracy.leave_one_out import class_rows
 
 
 @pytest.fixture(scope="module")
 def generated() -> tuple[dict, dict]:
     ratios = checking_ratios()
-    return ratios, _class_ranges(ratios)
+    return ratios, range_table()
 
 
 def test_the_shipped_tables_are_what_the_generator_writes(generated) -> None:

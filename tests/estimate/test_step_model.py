@@ -9,6 +9,7 @@ import pytest
 from app.estimate import ArtifactSpec, Plan, estimate
 from app.estimate.ranges.classes import (
     MIN_CHECKS,
+    MIN_PUBLISHERS,
     RANGE_CLASSES,
     WIDEN,
     class_key,
@@ -197,22 +198,30 @@ def test_speculative_decoding_buys_most_at_one_request_and_less_under_load():
 
 
 def test_a_class_with_enough_checks_keeps_its_own_range_and_a_thin_one_borrows_widened():
-    own = [k for k, c in RANGE_CLASSES.items() if c.checks >= MIN_CHECKS and "*" not in k]
+    own = [k for k, c in RANGE_CLASSES.items() if c.stands_alone and "*" not in k]
     assert own, "at least one class has its own checks"
     family, platform, gpus, load = own[0].split("/")
     found = range_class(
         family, platform.replace("+", "/"), 2 if gpus == "multi" else 1, 2 if load == "cN" else 1
     )
     assert found.key == own[0] and not found.borrowed
-    # A thin SGLang class borrows, widened, its family's pool under load, and at one request
-    # both servers' pool on as many GPUs.
-    for gpus, concurrency, pool in ((1, 4, "sglang/*/*/cN"), (8, 1, "servers/*/multi/c1")):
+    # A thin SGLang class borrows, widened, its family's pool under load (its whole pool,
+    # where the one under load has checks from too few publishers), and at one request both
+    # servers' pool on as many GPUs.
+    for gpus, concurrency, pool in ((1, 4, "sglang/*/*/*"), (8, 1, "servers/*/multi/c1")):
         thin = range_class("sglang", "cuda", gpus, concurrency)
         pooled = RANGE_CLASSES[pool]
-        assert pooled.checks >= MIN_CHECKS
+        assert pooled.stands_alone
         assert thin.borrowed and thin.family == pooled.key
         assert thin.low == round(pooled.low / WIDEN, 2)
         assert thin.high == round(pooled.high * WIDEN, 2)
+    # Many checks from too few publishers are one setup measured many times: SGLang on
+    # several CUDA cards under load is nearly all one publisher's sweep, and borrows.
+    many = RANGE_CLASSES["sglang/cuda/multi/cN"]
+    assert many.checks >= MIN_CHECKS and many.publishers < MIN_PUBLISHERS
+    swept = range_class("sglang", "cuda", 8, 4)
+    assert swept.borrowed and swept.checks == many.checks
+    assert swept.family == "sglang/*/*/*" and swept.publishers == many.publishers
     # A pool too thin for anything falls to its family's whole pool, always last.
     assert pool_keys("llama.cpp/metal/single/c1")[-1] == "llama.cpp/*/*/*"
     assert pool_keys("vllm/cuda/multi/c1") == (
@@ -297,12 +306,17 @@ def test_a_thin_class_borrows_its_loads_pool_where_that_has_enough_checks():
         thin = {k: msgspec.structs.replace(RANGE_CLASSES[k], checks=MIN_CHECKS - 1) for k in keys}
         return {**RANGE_CLASSES, **thin}
 
-    assert range_class("sglang", "cuda", 8, 1).family == "servers/*/multi/c1"
-    assert range_class("sglang", "cuda", 8, 1, thinned("servers/*/multi/c1")).family == (
-        "sglang/*/*/c1"
+    assert range_class("vllm", "rocm/vulkan", 8, 1).family == "servers/*/multi/c1"
+    assert range_class("vllm", "rocm/vulkan", 8, 1, thinned("servers/*/multi/c1")).family == (
+        "vllm/*/*/c1"
     )
-    both = thinned("servers/*/multi/c1", "sglang/*/*/c1")
-    assert range_class("sglang", "cuda", 8, 1, both).family == "servers/*/*/c1"
+    both = thinned("servers/*/multi/c1", "vllm/*/*/c1")
+    assert range_class("vllm", "rocm/vulkan", 8, 1, both).family == "servers/*/*/c1"
+    # SGLang's pool at one request has checks from too few publishers: it is passed over.
+    assert not RANGE_CLASSES["sglang/*/*/c1"].stands_alone
+    assert range_class("sglang", "cuda", 8, 1, thinned("servers/*/multi/c1")).family == (
+        "servers/*/*/c1"
+    )
 
 
 def test_requests_arriving_independently_wait_for_the_prefills_queued_before_them():

@@ -235,6 +235,22 @@ def test_an_estimates_notes_are_in_the_readers_language(client: TestClient, lang
     assert {"decode_range_held", "decode_range_borrowed"} & set(codes)
 
 
+def test_a_range_from_one_publishers_sweep_says_it_was_widened(client: TestClient) -> None:
+    """SGLang on one CUDA card at one request has nine checks, all one publisher's sweep
+    (one card, one release): the range is both servers' on one card, widened, and the note
+    says why."""
+    body = {"model": "qwen3-32b", "hardware": "h200-141gb", "runtime": "sglang"}
+    data = client.post("/api/estimate", json=body).json()
+    notes = {n["code"]: n["params"] for n in data["decode_tokens_per_s"]["note_messages"]}
+    few = notes["decode_range_few_publishers"]
+    assert few["segment"] == "sglang/cuda/single/c1" and few["family"] == "servers/*/single/c1"
+    assert few["checks"] >= 8 and few["publishers"] < 3
+    for lang in ("ko", "ja"):
+        soup = page(client, "/estimate", lang, **body)
+        said = texts(soup, "#estimate-speed .sub")
+        assert english_phrases(said) == []
+
+
 @pytest.mark.parametrize("lang", ["ko", "ja"])
 def test_the_knobs_notes_are_in_the_readers_language(client: TestClient, lang: str) -> None:
     soup = page(client, DETAIL.format(model=VERIFIED[0], hardware=VERIFIED[1]), lang)
