@@ -199,9 +199,9 @@ TEMPLATES: Mapping[Code, Any] = {
         "%(family)s (it held %(held)s%% of %(family_checks)s), widened"
     ),
     Code.DECODE_RANGE_FEW_PUBLISHERS: _l(
-        "%(checks)s checking measurements for %(segment)s, but from only %(publishers)s "
-        "publishers: the range is that of %(family)s (it held %(held)s%% of "
-        "%(family_checks)s), widened"
+        "%(checks)s checking measurements for %(segment)s, but from too few publishers "
+        "(%(publishers)s of the %(needed)s needed): the range is that of %(family)s (it held "
+        "%(held)s%% of %(family_checks)s), widened"
     ),
     Code.DECODE_RANGE_CALIBRATED: _l(
         "estimated, calibrated by %(records)s records: this range held %(held)s%% of "

@@ -165,6 +165,7 @@ SAMPLES: dict[Code, dict] = {
         "held": 79,
         "family_checks": 249,
         "publishers": 2,
+        "needed": 3,
     },
     Code.DECODE_CALIBRATED: {"error": 4.2, "spread": 10},
     Code.SPECULATIVE_SPEEDUP: {"method": "mtp", "low": 1.11, "high": 1.51},

@@ -14,7 +14,7 @@ from app.estimate.memory.breakdown import Job
 from app.estimate.memory.kv import KvShape, kv_shape
 from app.estimate.memory.weights import active_params, active_weight_bytes
 from app.estimate.messages import Code, Notes, message
-from app.estimate.ranges.classes import MIN_CHECKS, RANGE_CLASSES
+from app.estimate.ranges.classes import MIN_CHECKS, MIN_PUBLISHERS, RANGE_CLASSES
 from app.estimate.speed.coefficients import Coefficients, coefficients, link_of
 from app.estimate.speed.llama_constants import (
     DEFAULT_LAYERS,
@@ -252,7 +252,11 @@ def decode_notes(found: LoadEstimate) -> Notes:
                 family=held.family,
                 held=round(100 * (pooled.held or 0)) if pooled else 0,
                 family_checks=pooled.checks if pooled else 0,
-                **({"publishers": held.publishers} if few_publishers else {}),
+                **(
+                    {"publishers": held.publishers, "needed": MIN_PUBLISHERS}
+                    if few_publishers
+                    else {}
+                ),
             ),
         )
     elif held.held is not None:
