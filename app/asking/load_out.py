@@ -16,6 +16,7 @@ from app.resolve.figures import Evidence, SpeedFigure, estimated_evidence
 COVERAGE_CODES = (
     Code.DECODE_RANGE_HELD,
     Code.DECODE_RANGE_BORROWED,
+    Code.DECODE_RANGE_FEW_PUBLISHERS,
     Code.DECODE_RANGE_CALIBRATED,
 )
 
