@@ -48,6 +48,11 @@ class RangeClass(msgspec.Struct, frozen=True):
     publishers: int = 0  # who published its checks
 
     @property
+    def too_few_publishers(self) -> bool:
+        """Checks enough by count, but from too few publishers to stand on."""
+        return self.checks >= MIN_CHECKS and self.publishers < MIN_PUBLISHERS
+
+    @property
     def stands_alone(self) -> bool:
         """Enough checks from enough publishers, or accepted records, to keep its own range."""
         return bool(self.records) or (

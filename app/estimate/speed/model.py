@@ -14,7 +14,7 @@ from app.estimate.memory.breakdown import Job
 from app.estimate.memory.kv import KvShape, kv_shape
 from app.estimate.memory.weights import active_params, active_weight_bytes
 from app.estimate.messages import Code, Notes, message
-from app.estimate.ranges.classes import MIN_CHECKS, MIN_PUBLISHERS, RANGE_CLASSES
+from app.estimate.ranges.classes import MIN_PUBLISHERS, RANGE_CLASSES
 from app.estimate.speed.coefficients import Coefficients, coefficients, link_of
 from app.estimate.speed.llama_constants import (
     DEFAULT_LAYERS,
@@ -243,7 +243,7 @@ def decode_notes(found: LoadEstimate) -> Notes:
         )
     elif held.borrowed:
         pooled = found.pooled or RANGE_CLASSES.get(held.family or "")
-        few_publishers = held.checks >= MIN_CHECKS
+        few_publishers = held.too_few_publishers
         notes += (
             message(
                 Code.DECODE_RANGE_FEW_PUBLISHERS if few_publishers else Code.DECODE_RANGE_BORROWED,
