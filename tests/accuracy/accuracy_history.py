@@ -1,9 +1,9 @@
-"""Write `app/estimate/ranges/accuracy_table.json`: each class's checking ratios (measured / point
-estimate), which the records' update rule takes as its prior, the per-class accuracy of
-this estimator version on the shipped checking measurements (in sample: they set the
-ranges), and its per-class accuracy with each publisher left out of the fit
-(`leave_one_out.py`), each appended to the rows of earlier versions so the accuracy page
-can show how the figures moved.
+"""Write `app/estimate/ranges/accuracy_table.json`: each class's checking ratios (measured /
+point estimate) and its publishers' median ratios, which the records' update rule takes as
+its prior, the per-class accuracy of this estimator version on the shipped checking
+measurements (in sample: they set the ranges), and its per-class accuracy with each
+publisher left out of the fit (`leave_one_out.py`), each appended to the rows of earlier
+versions so the accuracy page can show how the figures moved.
 
 Called by `python -m tests.accuracy.fit_server --write-ranges` and `python -m
 tests.accuracy.leave_one_out --write`; the app reads the table, never this directory.
@@ -50,12 +50,15 @@ def history_rows(
     return kept + new
 
 
-def _ratios_block(ratios: dict[str, list[float]]) -> str:
+MEDIANS = "check_publisher_medians"
+
+
+def _ratios_block(ratios: dict[str, list[float]], name: str = "check_ratios") -> str:
     lines = [
         f"    {json.dumps(key)}: {json.dumps([round(v, 4) for v in sorted(values)])}"
         for key, values in sorted(ratios.items())
     ]
-    return '  "check_ratios": {\n' + ",\n".join(lines) + "\n  }"
+    return f'  "{name}": {{\n' + ",\n".join(lines) + "\n  }"
 
 
 def _rows_block(name: str, rows: list[tuple]) -> str:
@@ -80,20 +83,30 @@ def _held_out_block(rows: list[HeldOutRow]) -> str:
     return _rows_block("held_out_history", rows)
 
 
-def _write(ratios: str, history: str, held_out: str) -> None:
-    TABLE.write_text("{\n" + ",\n".join((ratios, history, held_out)) + "\n}\n")
+def _write(ratios: str, medians: str, history: str, held_out: str) -> None:
+    TABLE.write_text("{\n" + ",\n".join((ratios, medians, history, held_out)) + "\n}\n")
 
 
 def write_accuracy(
-    ratios: dict[str, list[float]], ranges: dict[str, tuple[float, float, int, float, int]]
+    ratios: dict[str, list[float]],
+    ranges: dict[str, tuple[float, float, int, float, int]],
+    medians: dict[str, list[float]],
 ) -> None:
-    """The checking ratios and in-sample history; the held-out rows kept as they are."""
+    """The checking ratios, their publishers' medians and the in-sample history; the
+    held-out rows kept as they are."""
     held_out = _held_out_block(list(accuracy_table.HELD_OUT_HISTORY))
-    _write(_ratios_block(ratios), _history_block(history_rows(ratios, ranges)), held_out)
+    history = _history_block(history_rows(ratios, ranges))
+    _write(_ratios_block(ratios), _ratios_block(medians, MEDIANS), history, held_out)
 
 
 def write_held_out(current: list[HeldOutRow]) -> None:
     """This version's leave-one-publisher-out rows; the rest of the table kept."""
     ratios = {key: list(values) for key, values in accuracy_table.CHECK_RATIOS.items()}
+    medians = {key: list(values) for key, values in accuracy_table.CHECK_MEDIANS.items()}
     history = _history_block(list(accuracy_table.ACCURACY_HISTORY))
-    _write(_ratios_block(ratios), history, _held_out_block(held_out_rows(current)))
+    _write(
+        _ratios_block(ratios),
+        _ratios_block(medians, MEDIANS),
+        history,
+        _held_out_block(held_out_rows(current)),
+    )

@@ -27,7 +27,15 @@ import msgspec
 
 from app.estimate.inputs.specs import family_of
 from app.estimate.ranges import classes
-from app.estimate.ranges.classes import STATED, class_key, pool_keys, range_class, ttft_range
+from app.estimate.ranges.classes import (
+    STATED,
+    class_key,
+    pool_keys,
+    publisher_medians,
+    range_class,
+    reach_publishers,
+    ttft_range,
+)
 from app.estimate.speed.coefficients import SERVER, Coefficients
 from app.estimate.speed.llama_constants import platform_family
 from tests.accuracy.accuracy_history import write_accuracy
@@ -175,12 +183,18 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def _class_ranges(ratios: dict[str, list[float]]) -> dict[str, tuple[float, float, int, float]]:
-    """Per class: the 10th and 90th percentile of measured / estimate, its size, what it held."""
+def _class_ranges(
+    ratios: dict[str, list[float]], medians: dict[str, list[float]] | None = None
+) -> dict[str, tuple[float, float, int, float]]:
+    """Per class: the 10th and 90th percentile of measured / estimate, reaching each of its
+    publishers' medians where they are given (`reach_publishers`), its size, what it held."""
     out = {}
     tail = (1 - STATED) / 2
+    medians = medians or {}
     for key, values in sorted(ratios.items()):
-        low, high = round(quantile(values, tail), 2), round(quantile(values, 1 - tail), 2)
+        low, high = quantile(values, tail), quantile(values, 1 - tail)
+        low, high = reach_publishers(key, low, high, medians.get(key, ()))
+        low, high = round(low, 2), round(high, 2)
         held = sum(low <= v <= high for v in values) / len(values)
         out[key] = (low, high, len(values), round(held, 2))
     return out
@@ -220,20 +234,29 @@ def checking_ratios() -> dict[str, list[float]]:
     return ratios
 
 
+def _by_publisher() -> dict[str, dict[str, list[float]]]:
+    """Per class, each publisher's checking ratios."""
+    found: dict[str, dict[str, list[float]]] = {}
+    for key, ratio, publisher in _checks():
+        found.setdefault(key, {}).setdefault(publisher, []).append(ratio)
+    return found
+
+
 def checking_publishers() -> dict[str, int]:
     """How many publishers the checks of each class come from."""
-    publishers: dict[str, set[str]] = {}
-    for key, _, publisher in _checks():
-        publishers.setdefault(key, set()).add(publisher)
-    return {key: len(names) for key, names in publishers.items()}
+    return {key: len(by) for key, by in _by_publisher().items()}
+
+
+def checking_medians() -> dict[str, list[float]]:
+    """Per class, each publisher's median checking ratio, in order."""
+    return {key: sorted(publisher_medians(by)) for key, by in _by_publisher().items()}
 
 
 def range_table() -> dict[str, tuple[float, float, int, float, int]]:
     """`RANGE_TABLE` as the checks give it: each class's range and its publishers."""
     publishers = checking_publishers()
-    return {
-        key: (*found, publishers[key]) for key, found in _class_ranges(checking_ratios()).items()
-    }
+    ranges = _class_ranges(checking_ratios(), checking_medians())
+    return {key: (*found, publishers[key]) for key, found in ranges.items()}
 
 
 def ttft_ratios() -> dict[str, list[float]]:
@@ -275,7 +298,7 @@ def main() -> None:
     if args.write_ranges:
         write_ranges(ranges, "RANGE_TABLE", "float, float, int, float, int")
         write_ranges(ttft, "TTFT_TABLE", "float, float, int, float")
-        write_accuracy(checking_ratios(), ranges)
+        write_accuracy(checking_ratios(), ranges, checking_medians())
 
 
 if __name__ == "__main__":

@@ -5,9 +5,10 @@ seen it. A publisher among the fitting publishers is refitted out: its runtime f
 coefficients are fitted (`fit_server.fit_rows`, as the shipped fit is) on the other fitting
 publishers' rows, and its rows are scored at that point estimate. A checking publisher was
 never fitted on, so the shipped coefficients score it. Each held-out row's range is then set
-the way the app sets it (`ranges.range_of_key`: the class's 10th-90th percentile, a thin
-class borrowing its family's pool, widened), from the other publishers' held-out ratios
-only, so neither the point nor the range has seen the publisher it is judged on.
+the way the app sets it (`ranges.range_of_key`: the class's 10th-90th percentile reaching its
+publishers' medians, a thin class borrowing its family's pool, widened), from the other
+publishers' held-out ratios only, so neither the point nor the range has seen the
+publisher it is judged on.
 
 A second reading (`FIT_ON_ALL`) refits on every other publisher, checking ones included:
 how far the fit moves when publishers who disagree with the rest (one measures half what
@@ -29,7 +30,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 
-from app.estimate.ranges.classes import STATED, RangeClass, class_key, pool_keys, range_of_key
+from app.estimate.ranges.classes import (
+    STATED,
+    RangeClass,
+    class_key,
+    pool_keys,
+    publisher_medians,
+    range_of_key,
+    reach_publishers,
+)
 from app.estimate.speed.coefficients import SERVER
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import HeldOutRow, write_held_out
@@ -120,28 +129,26 @@ def held_out(fit_on: str = FIT_ON_FITTING) -> tuple[HeldOut, ...]:
 
 def _classes(rows: list[HeldOut]) -> dict[str, RangeClass]:
     """Range classes as the app builds them, from these rows' decode ratios."""
-    ratios: dict[str, list[float]] = defaultdict(list)
-    publishers: dict[str, set[str]] = defaultdict(set)
+    ratios: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row.decode_ratio is None:
             continue
         c = row.case
         key = class_key(c.runtime, c.platform, c.gpus, c.concurrency)
         for k in (key, *pool_keys(key)):
-            ratios[k].append(row.decode_ratio)
-            publishers[k].add(row.publisher)
+            ratios[k][row.publisher].append(row.decode_ratio)
     tail = (1 - STATED) / 2
-    return {
-        key: RangeClass(
+    out = {}
+    for key, by_publisher in ratios.items():
+        values = [v for found in by_publisher.values() for v in found]
+        low, high = reach_publishers(
             key,
-            quantile(v, tail),
-            quantile(v, 1 - tail),
-            len(v),
-            None,
-            publishers=len(publishers[key]),
+            quantile(values, tail),
+            quantile(values, 1 - tail),
+            publisher_medians(by_publisher),
         )
-        for key, v in ratios.items()
-    }
+        out[key] = RangeClass(key, low, high, len(values), None, publishers=len(by_publisher))
+    return out
 
 
 @cache

@@ -87,3 +87,30 @@ def test_a_publishers_range_is_set_by_the_others_alone(shipped_fit) -> None:
     # Its wild ratios reach the others' ranges (its class's pool), and miss its own.
     assert any(s.range != before[id(s.held.case)] for s in after if s.held.publisher != victim)
     assert not any(s.covered for s in own)
+
+
+def test_a_held_out_range_reaches_every_other_publishers_median(
+    shipped_fit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vLLM or SGLang run's range holds each other publisher's median ratio in the class
+    it stands on, as the app's ranges do: one publisher's slow setup moves the others'
+    ranges to reach it, however few of the class's runs it has."""
+    rows = leave_one_out.held_out()
+    victim = "github:jinkhyeHW"
+    slow = tuple(
+        dataclasses.replace(r, decode_ratio=0.2)
+        if r.publisher == victim and r.decode_ratio is not None
+        else r
+        for r in rows
+    )
+    others = [s for s in leave_one_out.score(slow) if s.held.publisher != victim]
+    # jinkhyeHW's one run sits in vLLM's one-card, one-request class and its pools.
+    reached = [s for s in others if not s.range.borrowed and s.range.key.endswith("single/c1")]
+    assert reached and all(s.range.low == pytest.approx(0.2) for s in reached)
+    # Left to the percentiles, its one run among sixteen would not have reached them.
+    monkeypatch.setattr(
+        leave_one_out, "reach_publishers", lambda key, low, high, medians: (low, high)
+    )
+    keys = {id(s.held.case) for s in reached}
+    percentiles = [s for s in leave_one_out.score(slow) if id(s.held.case) in keys]
+    assert percentiles and all(s.range.low > 0.3 for s in percentiles)

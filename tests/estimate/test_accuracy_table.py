@@ -4,12 +4,12 @@ versions' rows kept."""
 import pytest
 
 from app.estimate.ranges import accuracy_table
-from app.estimate.ranges.accuracy_table import ACCURACY_HISTORY, CHECK_RATIOS
+from app.estimate.ranges.accuracy_table import ACCURACY_HISTORY, CHECK_MEDIANS, CHECK_RATIOS
 from app.estimate.ranges.classes import RANGE_TABLE, RangeClass
 from app.estimate.speed.coefficients import SERVER
 from app.estimate.version import ESTIMATOR_VERSION
 from tests.accuracy.accuracy_history import class_accuracy, held_out_rows, history_rows
-from tests.accuracy.fit_server import FITTED, checking_ratios, fit, range_table
+from tests.accuracy.fit_server import FITTED, checking_medians, checking_ratios, fit, range_table
 from tests.accuracy.leave_one_out import class_rows
 
 
@@ -24,6 +24,8 @@ def test_the_shipped_tables_are_what_the_generator_writes(generated) -> None:
     ratios, ranges = generated
     assert ranges == RANGE_TABLE
     assert {k: tuple(sorted(round(v, 4) for v in vs)) for k, vs in ratios.items()} == CHECK_RATIOS
+    medians = checking_medians()
+    assert {k: tuple(round(v, 4) for v in vs) for k, vs in medians.items()} == CHECK_MEDIANS
     assert history_rows(ratios, ranges) == list(ACCURACY_HISTORY)
 
 

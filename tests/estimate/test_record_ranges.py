@@ -4,8 +4,8 @@ import pytest
 
 from app.estimate import ArtifactSpec, Plan, estimate
 from app.estimate.messages import Code
-from app.estimate.ranges.accuracy_table import CHECK_RATIOS
-from app.estimate.ranges.classes import MIN_CHECKS, RANGE_CLASSES, range_of_key
+from app.estimate.ranges.accuracy_table import CHECK_MEDIANS, CHECK_RATIOS
+from app.estimate.ranges.classes import MIN_CHECKS, RANGE_CLASSES, range_of_key, reach_publishers
 from app.estimate.ranges.from_records import (
     SUBMITTER_CAP,
     RecordRatio,
@@ -37,12 +37,44 @@ def width(found) -> float:
 
 
 def test_equal_weights_give_the_shipped_ranges() -> None:
-    """Without records the quantile is the one the shipped ranges were set with."""
+    """Without records the quantile, reaching the checks' publishers' medians, is the one
+    the shipped ranges were set with."""
     for key, ratios in CHECK_RATIOS.items():
         shipped = RANGE_CLASSES[key]
         pairs = [(r, 1.0) for r in ratios]
-        assert weighted_quantile(pairs, 0.1) == pytest.approx(shipped.low, abs=0.006), key
-        assert weighted_quantile(pairs, 0.9) == pytest.approx(shipped.high, abs=0.006), key
+        low, high = reach_publishers(
+            key, weighted_quantile(pairs, 0.1), weighted_quantile(pairs, 0.9), CHECK_MEDIANS[key]
+        )
+        assert low == pytest.approx(shipped.low, abs=0.006), key
+        assert high == pytest.approx(shipped.high, abs=0.006), key
+
+
+def test_a_server_range_reaches_every_publisher_median() -> None:
+    """A vLLM or SGLang class's range holds each of its checks' publishers' medians, even
+    one that its percentiles leave outside; a llama.cpp class's stays its percentiles."""
+    stretched = 0
+    for key, medians in CHECK_MEDIANS.items():
+        shipped = RANGE_CLASSES[key]
+        pairs = [(r, 1.0) for r in CHECK_RATIOS[key]]
+        percentiles = weighted_quantile(pairs, 0.1), weighted_quantile(pairs, 0.9)
+        if key.split("/")[0] in ("vllm", "sglang", "servers"):
+            assert all(shipped.low - 0.006 <= m <= shipped.high + 0.006 for m in medians), key
+            stretched += min(medians) < percentiles[0] - 0.006
+            stretched += max(medians) > percentiles[1] + 0.006
+        else:
+            assert (shipped.low, shipped.high) == pytest.approx(percentiles, abs=0.006), key
+    assert stretched  # some publisher's level lies outside its class's percentiles
+
+
+def test_a_submitter_whose_median_lies_outside_widens_the_range() -> None:
+    """Records from a submitter whose own median is below every check reach the range's low
+    end, where the same records' weight alone would leave the percentile inside."""
+    agreeing = records(1.0, 2, each=3)
+    slow = [RecordRatio(KEY, 0.45, "slow", 5_000 + i) for i in range(2)]
+    found = updated_class(KEY, PRIOR, agreeing + slow)
+    pairs = [(r, 1.0) for r in PRIOR] + [(1.0, 1.0)] * 6 + [(0.45, 1.0)] * 2
+    assert weighted_quantile(pairs, 0.1) > 0.46
+    assert found is not None and found.low == pytest.approx(0.45)
 
 
 def test_no_records_keeps_every_shipped_class() -> None:

@@ -1,5 +1,6 @@
 """The shipped checking measurements at runtime: each class's ratios of measured to point
-estimate (the prior of `app/estimate/ranges/from_records.py`), and each estimator version's
+estimate and its publishers' median ratios (the prior of
+`app/estimate/ranges/from_records.py`), and each estimator version's
 accuracy per class on them: (version, class key, measurements, median error, share within
 30%, share the stated range held). Then the same figures with each publisher left out of
 the fit and of the ranges it is scored by, over every server measurement, and how many
@@ -19,6 +20,10 @@ _FOUND = json.loads(TABLE.read_text())
 
 CHECK_RATIOS: dict[str, tuple[float, ...]] = {
     key: tuple(values) for key, values in _FOUND["check_ratios"].items()
+}
+# Each class's publishers' median ratios: its range reaches every one (`reach_publishers`).
+CHECK_MEDIANS: dict[str, tuple[float, ...]] = {
+    key: tuple(values) for key, values in _FOUND["check_publisher_medians"].items()
 }
 # (version, class key, measurements, median error, share within 30%, share in range)
 ACCURACY_HISTORY: tuple[tuple[str, str, int, float, float, float], ...] = tuple(

@@ -17,8 +17,10 @@ the updated range is the same interval over the union of both, each ratio weight
   the same way.
 
 The interval is the weighted quantile that, with equal weights, is the shipped one (linear
-interpolation between sorted ratios): records that agree with the estimate put weight near
-its middle and pull the percentiles in; records that disagree push them out. `held` is the
+interpolation between sorted ratios), reaching, as the shipped one does, each checking
+publisher's median and each counted submitter's median (`reach_publishers`): records that
+agree with the estimate put weight near its middle and pull the percentiles in; records
+that disagree push them out, and a submitter whose own median lies outside widens it. `held` is the
 weighted share of the union inside the range. The rule is pure: the records' ratios are
 gathered by a service and passed in.
 """
@@ -30,8 +32,16 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from app.estimate.ranges.accuracy_table import CHECK_RATIOS
-from app.estimate.ranges.classes import MIN_CHECKS, RANGE_CLASSES, STATED, RangeClass, pool_keys
+from app.estimate.ranges.accuracy_table import CHECK_MEDIANS, CHECK_RATIOS
+from app.estimate.ranges.classes import (
+    MIN_CHECKS,
+    RANGE_CLASSES,
+    STATED,
+    RangeClass,
+    pool_keys,
+    publisher_medians,
+    reach_publishers,
+)
 
 SUBMITTER_CAP = 3.0
 MIN_SUBMITTERS = 2
@@ -116,11 +126,25 @@ def submitter_weights(ratios: Iterable[RecordRatio]) -> list[tuple[float, float]
     return weighted
 
 
+def submitter_medians(ratios: Iterable[RecordRatio]) -> list[float]:
+    """Each submitter's median ratio, where enough submitters count (`submitter_weights`)."""
+    by_submitter: dict[str, list[float]] = defaultdict(list)
+    for found in ratios:
+        by_submitter[found.submitter].append(found.ratio)
+    if len(by_submitter) < MIN_SUBMITTERS:
+        return []
+    return publisher_medians(by_submitter)
+
+
 def updated_class(
-    key: str, checks: Sequence[float], records: Sequence[RecordRatio]
+    key: str,
+    checks: Sequence[float],
+    records: Sequence[RecordRatio],
+    check_medians: Sequence[float] = (),
 ) -> RangeClass | None:
-    """The class's range over its checks and counted records; None when no record counts
-    or the class weighs too little to stand on its own."""
+    """The class's range over its checks and counted records, reaching each of its
+    checks' publishers' medians and each counted submitter's median; None when no record
+    counts or the class weighs too little to stand on its own."""
     counted = submitter_weights(records)
     if not counted:
         return None
@@ -129,8 +153,13 @@ def updated_class(
     if total < MIN_CHECKS:
         return None
     tail = (1 - STATED) / 2
-    low = round(weighted_quantile(union, tail), 2)
-    high = round(weighted_quantile(union, 1 - tail), 2)
+    low, high = reach_publishers(
+        key,
+        weighted_quantile(union, tail),
+        weighted_quantile(union, 1 - tail),
+        [*check_medians, *submitter_medians(records)],
+    )
+    low, high = round(low, 2), round(high, 2)
     held = sum(weight for value, weight in union if low <= value <= high) / total
     used = len({found.record_id for found in records})
     return RangeClass(key, low, high, len(checks), round(held, 2), records=used)
@@ -140,6 +169,7 @@ def updated_book(
     ratios: Iterable[RecordRatio],
     checks: Mapping[str, Sequence[float]] = CHECK_RATIOS,
     shipped: Mapping[str, RangeClass] = RANGE_CLASSES,
+    medians: Mapping[str, Sequence[float]] = CHECK_MEDIANS,
 ) -> RangeBook:
     """The shipped classes with every class (and family pool) the records move replaced."""
     by_key: dict[str, list[RecordRatio]] = defaultdict(list)
@@ -148,7 +178,7 @@ def updated_book(
             by_key[key].append(found)
     classes = dict(shipped)
     for key, found in by_key.items():
-        updated = updated_class(key, checks.get(key, ()), found)
+        updated = updated_class(key, checks.get(key, ()), found, medians.get(key, ()))
         if updated is not None:
             classes[key] = updated
     records = len({found.record_id for values in by_key.values() for found in values})
