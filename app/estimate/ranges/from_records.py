@@ -20,9 +20,9 @@ The interval is the weighted quantile that, with equal weights, is the shipped o
 interpolation between sorted ratios), reaching, as the shipped one does, each checking
 publisher's median and each counted submitter's median (`reach_publishers`): records that
 agree with the estimate put weight near its middle and pull the percentiles in; records
-that disagree push them out, and a submitter whose own median lies outside widens it. `held` is the
-weighted share of the union inside the range. The rule is pure: the records' ratios are
-gathered by a service and passed in.
+that disagree push them out, and a submitter whose own median lies outside widens it.
+`held` is the weighted share of the union inside the range. The rule is pure: the records'
+ratios are gathered by a service and passed in.
 """
 
 from __future__ import annotations
@@ -112,28 +112,21 @@ def weighted_quantile(values: Sequence[tuple[float, float]], q: float) -> float:
     return ordered[-1][0]
 
 
-def submitter_weights(ratios: Iterable[RecordRatio]) -> list[tuple[float, float]]:
-    """(ratio, weight) of a class's record points, each submitter's total capped."""
+def counted_submitters(ratios: Iterable[RecordRatio]) -> dict[str, list[float]]:
+    """A class's record ratios by submitter; none while fewer than MIN_SUBMITTERS submit."""
     by_submitter: dict[str, list[float]] = defaultdict(list)
     for found in ratios:
         by_submitter[found.submitter].append(found.ratio)
-    if len(by_submitter) < MIN_SUBMITTERS:
-        return []
+    return dict(by_submitter) if len(by_submitter) >= MIN_SUBMITTERS else {}
+
+
+def submitter_weights(ratios: Iterable[RecordRatio]) -> list[tuple[float, float]]:
+    """(ratio, weight) of a class's record points, each submitter's total capped."""
     weighted = []
-    for values in by_submitter.values():
+    for values in counted_submitters(ratios).values():
         weight = min(1.0, SUBMITTER_CAP / len(values))
         weighted += [(value, weight) for value in values]
     return weighted
-
-
-def submitter_medians(ratios: Iterable[RecordRatio]) -> list[float]:
-    """Each submitter's median ratio, where enough submitters count (`submitter_weights`)."""
-    by_submitter: dict[str, list[float]] = defaultdict(list)
-    for found in ratios:
-        by_submitter[found.submitter].append(found.ratio)
-    if len(by_submitter) < MIN_SUBMITTERS:
-        return []
-    return publisher_medians(by_submitter)
 
 
 def updated_class(
@@ -157,7 +150,7 @@ def updated_class(
         key,
         weighted_quantile(union, tail),
         weighted_quantile(union, 1 - tail),
-        [*check_medians, *submitter_medians(records)],
+        [*check_medians, *publisher_medians(counted_submitters(records))],
     )
     low, high = round(low, 2), round(high, 2)
     held = sum(weight for value, weight in union if low <= value <= high) / total
